@@ -1,0 +1,31 @@
+"""tumble: 3D rigid-body dynamics for Python.
+
+The public names below are the whole API (see API.md); everything else is internal. Quaternions are
+(w, x, y, z) body → world, SI units, z up, angular part first in 6-vectors.
+"""
+
+from .body import Body
+from .dynamics.ode import ode
+from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
+from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
+from .trajectory import Trajectory
+from .world import World
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Body",
+    "Box",
+    "Capsule",
+    "ConvexHull",
+    "Cylinder",
+    "Ellipsoid",
+    "MassProperties",
+    "Sphere",
+    "Trajectory",
+    "World",
+    "mass_properties",
+    "ode",
+    "spatial_inertia",
+    "spatial_inertia_inv",
+]

@@ -1,0 +1,212 @@
+"""Body: a thin handle (world, index) whose properties read and write the World's arrays.
+
+Getters return copies (changing them does not move the body); setters validate and write through.
+Loads applied with ``apply_force``/``apply_torque`` accumulate until the next step consumes them;
+``apply_impulse`` changes the velocities at once (Baraff II (8-12)).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _checks
+from .rotations import quat_to_matrix
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+class Body:
+    """Handle to one rigid body of a ``World``. Obtain it from ``world.add_body`` or ``world.bodies``."""
+
+    __slots__ = ("_world", "_index")
+
+    def __init__(self, world: World, index: int) -> None:
+        self._world = world
+        self._index = index
+
+    def _row(self, name: str) -> np.ndarray:
+        return getattr(self._world._body, name)[self._index]
+
+    @property
+    def world(self) -> World:
+        """The world this body belongs to."""
+        return self._world
+
+    @property
+    def index(self) -> int:
+        """Row of this body in the world's arrays (its creation order)."""
+        return self._index
+
+    @property
+    def name(self) -> str | None:
+        """The name given at creation, or None."""
+        return self._world._names[self._index]
+
+    # ------------------------------------------------------------------ state
+    @property
+    def position(self) -> np.ndarray:
+        """COM position x (3,) [m], world frame."""
+        return self._row("x").copy()
+
+    @position.setter
+    def position(self, value: Any) -> None:
+        self._row("x")[:] = _checks.vector3("position", value)
+
+    @property
+    def orientation(self) -> np.ndarray:
+        """Unit quaternion q (4,) (w, x, y, z), body → world. A non-unit value set here is normalized."""
+        return self._row("q").copy()
+
+    @orientation.setter
+    def orientation(self, value: Any) -> None:
+        self._row("q")[:] = _checks.quaternion("orientation", value)
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """COM velocity v (3,) [m/s], world frame."""
+        return self._row("v").copy()
+
+    @velocity.setter
+    def velocity(self, value: Any) -> None:
+        self._set_motion("velocity", "v", value)
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        """Angular velocity ω (3,) [rad/s], world frame."""
+        return self._row("w").copy()
+
+    @angular_velocity.setter
+    def angular_velocity(self, value: Any) -> None:
+        self._set_motion("angular_velocity", "w", value)
+
+    def _set_motion(self, name: str, field: str, value: Any) -> None:
+        vec = _checks.vector3(name, value)
+        if self.fixed and np.any(vec):
+            raise ValueError(f"{name} of a fixed body must stay zero, got {vec.tolist()}")
+        self._row(field)[:] = vec
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def fixed(self) -> bool:
+        """True for a fixed (static) body: zero inverse mass and inertia."""
+        return bool(self._row("inv_mass") == 0.0)
+
+    @property
+    def mass(self) -> float:
+        """Mass M [kg]."""
+        return float(self._row("mass"))
+
+    @property
+    def inv_mass(self) -> float:
+        """1/M [1/kg]; zero for a fixed body."""
+        return float(self._row("inv_mass"))
+
+    @property
+    def inertia_body(self) -> np.ndarray:
+        """Ibody (3, 3) [kg m²] about the COM, body axes."""
+        return self._row("inertia_body").copy()
+
+    @property
+    def rotation_matrix(self) -> np.ndarray:
+        """R(q) (3, 3): body → world."""
+        return quat_to_matrix(self._row("q"))
+
+    @property
+    def inertia_world(self) -> np.ndarray:
+        """I = R Ibody Rᵀ (3, 3) [kg m²], world axes (Baraff I (2-39))."""
+        R = self.rotation_matrix
+        return R @ self._row("inertia_body") @ R.T
+
+    @property
+    def inv_inertia_world(self) -> np.ndarray:
+        """I⁻¹ = R Ibody⁻¹ Rᵀ (3, 3) [1/(kg m²)]; zero for a fixed body."""
+        R = self.rotation_matrix
+        return R @ self._row("inv_inertia_body") @ R.T
+
+    @property
+    def friction(self) -> float:
+        """Coulomb friction coefficient μ."""
+        return float(self._row("friction"))
+
+    @property
+    def restitution(self) -> float:
+        """Coefficient of restitution e."""
+        return float(self._row("restitution"))
+
+    @property
+    def linear_momentum(self) -> np.ndarray:
+        """P = M v (3,) [kg m/s] (Baraff I (2-27))."""
+        return self.mass * self._row("v")
+
+    @property
+    def angular_momentum(self) -> np.ndarray:
+        """L = I ω (3,) [kg m²/s] about the COM, world frame (Baraff I 2.9)."""
+        return self.inertia_world @ self._row("w")
+
+    # ------------------------------------------------------------------ loads
+    def _point_arm(self, point: Any) -> np.ndarray:
+        return np.zeros(3) if point is None else _checks.vector3("point", point) - self._row("x")
+
+    def apply_force(self, f: Any, point: Any = None) -> None:
+        """Add a world-frame force f (3,) [N] at a world point (the COM if None) for the next step.
+        The torque about the COM is (point − x) × f (Baraff I (2-21))."""
+        f = _checks.vector3("f", f)
+        arm = self._point_arm(point)
+        self._row("force")[:] += f
+        self._row("torque")[:] += np.cross(arm, f)
+
+    def apply_torque(self, tau: Any) -> None:
+        """Add a world-frame torque τ (3,) [N m] for the next step."""
+        self._row("torque")[:] += _checks.vector3("tau", tau)
+
+    def apply_impulse(self, j: Any, point: Any = None) -> None:
+        """Apply a world-frame impulse j (3,) [N s] at a world point (the COM if None), now:
+        Δv = j / M, Δω = I⁻¹ ((point − x) × j) (Baraff II (8-12)). No effect on a fixed body."""
+        j = _checks.vector3("j", j)
+        arm = self._point_arm(point)
+        self._row("v")[:] += self.inv_mass * j
+        self._row("w")[:] += self.inv_inertia_world @ np.cross(arm, j)
+
+    def clear_loads(self) -> None:
+        """Discard the force and torque accumulated for the next step."""
+        self._row("force")[:] = 0.0
+        self._row("torque")[:] = 0.0
+
+    # ------------------------------------------------------------------ kinematics
+    def point_velocity(self, p: Any) -> np.ndarray:
+        """Velocity (3,) [m/s] of the body point at world position p: v + ω × (p − x) (Baraff I (2-17))."""
+        return self._row("v") + np.cross(self._row("w"), _checks.vector3("p", p) - self._row("x"))
+
+    def linear_acceleration(self) -> np.ndarray:
+        """v̇ (3,) [m/s²] = F/M + g under the loads accumulated now (Baraff I (2-30))."""
+        return self.inv_mass * self._row("force") + (0.0 if self.fixed else 1.0) * self._world._gravity
+
+    def angular_acceleration(self) -> np.ndarray:
+        """ω̇ (3,) [rad/s²] = I⁻¹ (τ + L × ω) under the torque accumulated now (Baraff II (C-10))."""
+        L = self.angular_momentum
+        return self.inv_inertia_world @ (self._row("torque") + np.cross(L, self._row("w")))
+
+    def point_acceleration(self, p: Any) -> np.ndarray:
+        """Acceleration (3,) [m/s²] of the body point at world p under the loads accumulated now:
+        v̇ + ω̇ × r + ω × (ω × r), r = p − x (Baraff II (C-12))."""
+        r = _checks.vector3("p", p) - self._row("x")
+        w = self._row("w")
+        return self.linear_acceleration() + np.cross(self.angular_acceleration(), r) + np.cross(w, np.cross(w, r))
+
+    def kinetic_energy(self) -> float:
+        """½ M |v|² + ½ ωᵀ I ω [J] (Baraff II (C-3))."""
+        v, w = self._row("v"), self._row("w")
+        return float(0.5 * self.mass * (v @ v) + 0.5 * (w @ self.inertia_world @ w))
+
+    def __repr__(self) -> str:
+        label = f"{self.name!r}, " if self.name is not None else ""
+        return f"Body({label}index={self._index}, position={self._row('x').tolist()})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Body) and other._world is self._world and other._index == self._index
+
+    def __hash__(self) -> int:
+        return hash((id(self._world), self._index))

@@ -1,0 +1,90 @@
+"""The rules of tumble, stated once.
+
+- SI units everywhere: metres, kilograms, seconds, radians, newtons.
+- z is up; the default gravity is (0, 0, -9.81) m/s².
+- Quaternions are (w, x, y, z), unit length, and rotate body → world:
+  ``p_world = R(q) p_body + x`` (Baraff I (2-1), section 4).
+- A body's frame origin is its centre of mass; ``inertia_body`` is about the COM in body axes.
+- Linear velocity ``v`` and angular velocity ``w`` (ω) are world-frame vectors (Baraff I 2.3).
+- 6-vectors put the angular part first: twist (ω, v), wrench (m, f) (lecture, Modern Robotics ch. 8).
+- Contact normals point from body B toward body A (Baraff II 8).
+- All state and parameters are float64.
+
+Named tolerances live here, each with the reason for its value.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+FLOAT = np.float64
+"""dtype of every real-valued array in the engine."""
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+"""m/s², z up."""
+
+DEFAULT_DENSITY = 1000.0
+"""kg/m³ (water), the density used when neither density nor mass is given."""
+
+DEFAULT_FRICTION = 0.5
+DEFAULT_RESTITUTION = 0.0
+
+QUAT_NORM_MIN = 1e-12
+"""A quaternion shorter than this cannot be normalized: it is rejected as 'zero'. Any longer one is
+normalized, as API.md promises; 1e-12 is far below any orientation a user means to give."""
+
+RPY_SINGULAR_COS = 1e-9
+"""|cos(pitch)| below this makes the roll-pitch-yaw rate matrix (ArtiSynth notes 0.4, eq. 0.2) singular:
+the roll and yaw axes align (gimbal lock). 1e-9 rad from ±90° is where the inverse's entries exceed 1e9."""
+
+SMALL_ANGLE = 1e-8
+"""Below this rotation angle (rad), axis-angle and exponential-map formulas switch to their Taylor series;
+at 1e-8 the next Taylor term (θ²/48 ≈ 2e-18) is below double-precision rounding."""
+
+HULL_MIN_VOLUME_RATIO = 1e-9
+"""A convex hull whose volume is below this fraction of its bounding-box volume is degenerate (flat)."""
+
+
+class GeomType(IntEnum):
+    """Integer geometry codes shared with the Numba kernels (``geom_type`` array)."""
+
+    SPHERE = 0
+    BOX = 1
+    CAPSULE = 2
+    CYLINDER = 3
+    ELLIPSOID = 4
+    CONVEX_HULL = 5
+    PLANE = 6
+
+
+class Integrator(IntEnum):
+    """Integrator codes for the time-stepping method; see ``docs/integrators.md`` for the drift table."""
+
+    SPLITTING = 0
+    """Symplectic Euler for translation, exact principal-axis splitting for rotation (default)."""
+    SYMPLECTIC_EULER = 1
+    """Semi-implicit Euler on (v, ω) with the explicit gyroscopic term, exponential-map orientation."""
+    IMPLICIT_GYRO = 2
+    """Semi-implicit Euler with the gyroscopic term solved implicitly (one Newton step, body frame)."""
+    EULER = 3
+    """Explicit Euler on Baraff's state Y = (x, q, P, L)."""
+    RK4 = 4
+    """Classical Runge–Kutta on Y = (x, q, P, L)."""
+    ADAPTIVE = 5
+    """SciPy ``solve_ivp`` (DOP853, rtol 1e-10) on Y = (x, q, P, L)."""
+
+
+INTEGRATOR_NAMES = {
+    "splitting": Integrator.SPLITTING,
+    "symplectic_euler": Integrator.SYMPLECTIC_EULER,
+    "implicit_gyro": Integrator.IMPLICIT_GYRO,
+    "euler": Integrator.EULER,
+    "rk4": Integrator.RK4,
+    "adaptive": Integrator.ADAPTIVE,
+}
+
+PARALLEL_MIN_BODIES = 256
+"""Worlds with fewer bodies run the serial version of a per-body kernel: below a few hundred bodies the
+fork/join of Numba's thread pool (~10 µs, and far more when a core is busy elsewhere) outweighs the work."""

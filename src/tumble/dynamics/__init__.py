@@ -1,0 +1,1 @@
+"""Dynamics: forces, integrators and the state vector of Baraff I."""

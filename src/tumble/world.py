@@ -1,0 +1,335 @@
+"""The World: a façade that validates input, owns the arrays and delegates stepping to ``step.py``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _checks
+from .arrays import BODY_FIELDS, GEOM_FIELDS, ArrayGroup
+from .body import Body
+from .conventions import (
+    DEFAULT_FRICTION,
+    DEFAULT_GRAVITY,
+    DEFAULT_RESTITUTION,
+    FLOAT,
+    INTEGRATOR_NAMES,
+    GeomType,
+    Integrator,
+)
+from .dynamics import energy as _energy
+from .dynamics import state as _state
+from .mass import MassProperties, compound_parts, mass_properties
+from .rotations import matrix_to_quat
+from .shapes import ConvexHull
+
+if TYPE_CHECKING:
+    from .trajectory import Trajectory
+
+ForceCallback = Callable[["World", float], None]
+
+
+class World:
+    """A set of rigid bodies advanced in time together.
+
+    Args:
+        gravity: (3,) gravitational acceleration [m/s²], world frame; default (0, 0, −9.81).
+        integrator: how a step advances free motion (see ``docs/integrators.md`` for the drift table):
+            "splitting" (default; symplectic Euler for translation, exact principal-axis rotations:
+            |L| conserved to rounding, bounded energy error), "symplectic_euler", "implicit_gyro",
+            "euler", "rk4" or "adaptive" (the last three integrate Baraff's Y = (x, q, P, L) through
+            ``tumble.ode``).
+
+    Bodies live in structure-of-arrays storage (``arrays.BODY_FIELDS``); ``world.bodies`` hands out thin
+    ``Body`` handles that read and write those arrays.
+    """
+
+    def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, integrator: str = "splitting") -> None:
+        self._gravity = _checks.vector3("gravity", gravity)
+        self._integrator = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
+        self._body = ArrayGroup(BODY_FIELDS)
+        self._geom = ArrayGroup(GEOM_FIELDS)
+        self._hull_vertices = np.zeros((0, 3), dtype=FLOAT)
+        self._names: list[str | None] = []
+        self._name_index: dict[str, int] = {}
+        self._handles: list[Body] = []
+        self._force_fns: list[ForceCallback] = []
+        self._views: dict[str, np.ndarray] | None = None
+        self.time = 0.0
+        """Simulated time [s]."""
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def gravity(self) -> np.ndarray:
+        """(3,) gravitational acceleration [m/s²], world frame (a copy; assign to change)."""
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, value: Any) -> None:
+        self._gravity = _checks.vector3("gravity", value)
+
+    @property
+    def integrator(self) -> str:
+        """Name of the integrator in use; assign one of the names ``World`` accepts to change it."""
+        return Integrator(self._integrator).name.lower()
+
+    @integrator.setter
+    def integrator(self, value: str) -> None:
+        self._integrator = _checks.choice("integrator", value, INTEGRATOR_NAMES)
+
+    # ------------------------------------------------------------------ bodies
+    def add_body(self, shape: Any, *, density: float | None = None, mass: float | None = None,
+                 inertia: Any = None, position: Any = (0.0, 0.0, 0.0), orientation: Any = (1.0, 0.0, 0.0, 0.0),
+                 velocity: Any = (0.0, 0.0, 0.0), angular_velocity: Any = (0.0, 0.0, 0.0),
+                 friction: float = DEFAULT_FRICTION, restitution: float = DEFAULT_RESTITUTION,
+                 fixed: bool = False, name: str | None = None) -> Body:
+        """Add a rigid body and return its handle. Every argument is checked before anything changes.
+
+        Args:
+            shape: a shape, or a compound: a list of (shape, position, orientation) in a common frame.
+                The body frame's origin is the centre of mass; a compound's parts are shifted so that
+                its COM is the origin (``body.geom_offsets`` shows where they ended up).
+            density: [kg/m³] (default 1000 when neither density nor mass is given).
+            mass: [kg] total mass instead of density; with ``inertia`` too, both are taken as given.
+            inertia: (3, 3) [kg m²] about the COM in body axes; needs ``mass``.
+            position: (3,) world position of the COM [m].
+            orientation: (4,) quaternion (w, x, y, z), body → world; normalized if not unit length.
+            velocity: (3,) COM velocity [m/s], world frame.
+            angular_velocity: (3,) ω [rad/s], world frame.
+            friction: Coulomb coefficient μ >= 0. restitution: e ∈ [0, 1].
+            fixed: a fixed body never moves: zero inverse mass and inertia (Baraff II 8); its velocities
+                must be zero.
+            name: optional unique name for ``world.body(name)``.
+        """
+        parts = compound_parts(shape)
+        mp, inertia_body = self._check_mass(shape, density, mass, inertia)
+        x = _checks.vector3("position", position)
+        q = _checks.quaternion("orientation", orientation)
+        v = _checks.vector3("velocity", velocity)
+        w = _checks.vector3("angular_velocity", angular_velocity)
+        mu = _checks.non_negative("friction", friction)
+        e = _checks.non_negative("restitution", restitution)
+        if e > 1.0:
+            raise ValueError(f"restitution must be in [0, 1], got {restitution!r}")
+        if not isinstance(fixed, (bool, np.bool_)):
+            raise TypeError(f"fixed must be True or False, got {fixed!r}")
+        if fixed and (np.any(v) or np.any(w)):
+            raise ValueError(f"a fixed body cannot move: velocity and angular_velocity must be zero, "
+                             f"got velocity={v.tolist()}, angular_velocity={w.tolist()}")
+        if name is not None:
+            if not isinstance(name, str):
+                raise TypeError(f"name must be a string or None, got {name!r}")
+            if name in self._name_index:
+                raise ValueError(f"name must be unique in the world, got {name!r}, which is already taken")
+
+        moments, Rp = MassProperties(mp.mass, mp.com, inertia_body).principal()
+        geom_rows, hull_rows = self._geom_rows(parts, mp.com)
+        # ---- nothing above changed the world; everything below only copies validated values
+        index = self._body.count
+        rows = {
+            "mass": [mp.mass],
+            "inv_mass": [0.0 if fixed else 1.0 / mp.mass],
+            "inertia_body": [inertia_body],
+            "inv_inertia_body": [np.zeros((3, 3)) if fixed else np.linalg.inv(inertia_body)],
+            "principal_q": [matrix_to_quat(Rp)],
+            "principal_moments": [moments],
+            "inv_principal_moments": [np.zeros(3) if fixed else 1.0 / moments],
+            "x": [x], "q": [q], "v": [v], "w": [w],
+            "force": [np.zeros(3)], "torque": [np.zeros(3)],
+            "friction": [mu], "restitution": [e],
+        }
+        self._body.append({k: np.asarray(val) for k, val in rows.items()})
+        geom_rows["geom_body"] = np.full(len(parts), index, dtype=np.int32)
+        hull_base = self._hull_vertices.shape[0]
+        geom_rows["geom_hull_start"] = np.where(geom_rows["geom_hull_start"] >= 0,
+                                                geom_rows["geom_hull_start"] + hull_base, -1)
+        self._geom.append(geom_rows)
+        if hull_rows.shape[0]:
+            self._hull_vertices = np.concatenate([self._hull_vertices, hull_rows])
+        self._names.append(name)
+        if name is not None:
+            self._name_index[name] = index
+        handle = Body(self, index)
+        self._handles.append(handle)
+        self._views = None
+        return handle
+
+    @staticmethod
+    def _check_mass(shape: Any, density: Any, mass: Any, inertia: Any) -> tuple[MassProperties, np.ndarray]:
+        if density is not None and mass is not None:
+            raise ValueError(f"give density or mass, not both: got density={density!r}, mass={mass!r}")
+        if inertia is not None and mass is None:
+            raise ValueError("inertia needs mass: give mass= together with inertia=")
+        mp = mass_properties(shape, 1000.0 if density is None else density)
+        if mass is not None:
+            mp = mp.scaled_to_mass(mass)
+        if inertia is not None:
+            return mp, _checks.symmetric_positive_definite("inertia", inertia)
+        return mp, 0.5 * (mp.inertia + mp.inertia.T)
+
+    @staticmethod
+    def _geom_rows(parts: list, com: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Geometry rows for the parts of one body, re-centred so the body's COM is the origin."""
+        k = len(parts)
+        rows = {
+            "geom_type": np.array([int(p[0].geom_type) for p in parts], dtype=np.int32),
+            "geom_pos": np.array([p[1] - com for p in parts], dtype=FLOAT),
+            "geom_quat": np.array([p[2] for p in parts], dtype=FLOAT),
+            "geom_size": np.array([p[0].size for p in parts], dtype=FLOAT),
+            "geom_hull_start": np.full(k, -1, dtype=np.int64),
+            "geom_hull_count": np.zeros(k, dtype=np.int64),
+        }
+        hull_rows = []
+        offset = 0
+        for j, (sub, _, _) in enumerate(parts):
+            if isinstance(sub, ConvexHull):
+                rows["geom_hull_start"][j] = offset
+                rows["geom_hull_count"][j] = sub.vertices.shape[0]
+                hull_rows.append(sub.vertices)
+                offset += sub.vertices.shape[0]
+        return rows, (np.concatenate(hull_rows) if hull_rows else np.zeros((0, 3), dtype=FLOAT))
+
+    @property
+    def bodies(self) -> tuple[Body, ...]:
+        """Handles of all bodies, in creation order."""
+        return tuple(self._handles)
+
+    def body(self, name: str) -> Body:
+        """The body added with ``name``."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {name!r}")
+        if name not in self._name_index:
+            raise ValueError(f"name {name!r} names no body in this world")
+        return self._handles[self._name_index[name]]
+
+    @property
+    def body_count(self) -> int:
+        """Number of bodies."""
+        return self._body.count
+
+    @property
+    def geom_types(self) -> list[GeomType]:
+        """Geometry type of each shape row, in order (compound bodies own several rows)."""
+        return [GeomType(t) for t in self._geom.live("geom_type")]
+
+    def add_force(self, fn: ForceCallback) -> None:
+        """Register ``fn(world, t)``, called once at the start of every step (never per body); it applies
+        loads through ``body.apply_force``/``apply_torque``, which act during that step."""
+        if not callable(fn):
+            raise TypeError(f"fn must be callable as fn(world, t), got {fn!r}")
+        self._force_fns.append(fn)
+
+    # ------------------------------------------------------------------ arrays
+    def _live(self) -> dict[str, np.ndarray]:
+        """Views of the live rows of every body field, rebuilt only when the body count changes."""
+        if self._views is None:
+            self._views = {f.name: self._body.live(f.name) for f in BODY_FIELDS}
+        return self._views
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """Copies of the body state: {"x": (n,3) m, "q": (n,4), "v": (n,3) m/s, "w": (n,3) rad/s}, world frame."""
+        live = self._live()
+        return {k: live[k].copy() for k in ("x", "q", "v", "w")}
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything that changes as time advances (state, accumulated loads, time); see ``restore``."""
+        return {"time": self.time, "body": self._body.snapshot()}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Return to a ``snapshot`` of this world taken with the same bodies."""
+        self._body.restore(snapshot["body"])
+        self.time = float(snapshot["time"])
+
+    def state_to_array(self) -> np.ndarray:
+        """Baraff's state vector Y = (x, q, P, L) per body, (13 n,) (Baraff I section 3)."""
+        live = self._live()
+        y = np.empty(_state.STATE_SIZE * self._body.count)
+        _state.bodies_to_array(live["mass"], live["inertia_body"], live["x"], live["q"], live["v"], live["w"], y)
+        return y
+
+    def array_to_state(self, y: Any) -> None:
+        """Set the bodies' state from Y (13 n,) (Baraff I section 3); quaternions are normalized and
+        v = P/M, ω = I⁻¹ L recomputed. Fixed bodies stay at rest."""
+        y = _checks.array("y", y, (_state.STATE_SIZE * self._body.count,))
+        live = self._live()
+        _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y,
+                               live["x"], live["q"], live["v"], live["w"])
+
+    def state_derivative(self, y: Any, t: float | None = None) -> np.ndarray:
+        """dY/dt (13 n,) of Baraff I (2-43) under the loads accumulated now and gravity (``dydt`` for ``ode``)."""
+        y = _checks.array("y", y, (_state.STATE_SIZE * self._body.count,))
+        live = self._live()
+        ydot = np.empty_like(y)
+        _state.state_derivative(live["mass"], live["inv_mass"], live["inv_inertia_body"], live["force"],
+                                live["torque"], self._gravity, y, ydot)
+        return ydot
+
+    # ------------------------------------------------------------------ time
+    def step(self, dt: float) -> None:
+        """Advance the world by ``dt`` seconds (> 0): force callbacks, then the integrator."""
+        if not (isinstance(dt, float) and 0.0 < dt < math.inf):
+            dt = _checks.positive("dt", dt)
+        from .step import step
+
+        step(self, dt)
+
+    def simulate(self, duration: float, dt: float, *, record_every: int = 1,
+                 progress: bool = False) -> Trajectory:
+        """Step for ``duration`` seconds with steps of ``dt`` and record the state.
+
+        Args:
+            duration: simulated time [s] >= 0; must be a whole number of steps (to 1e-9 relative).
+            dt: step [s] > 0.
+            record_every: record every k-th step (the initial state is always recorded).
+            progress: show a progress bar (tqdm) on stderr.
+
+        Returns:
+            A ``Trajectory`` with times (T,) and per-body arrays (T, n, ...).
+        """
+        from .trajectory import record_simulation
+
+        duration = _checks.non_negative("duration", duration)
+        dt = _checks.positive("dt", dt)
+        steps = round(duration / dt)
+        if abs(steps * dt - duration) > 1e-9 * max(duration, dt):
+            raise ValueError(f"duration must be a whole number of steps of dt={dt!r}, got duration={duration!r}")
+        if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
+            raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
+        return record_simulation(self, steps, dt, record_every, bool(progress))
+
+    # ------------------------------------------------------------------ energy and momentum
+    def _totals(self, point: np.ndarray) -> np.ndarray:
+        a = self._live()
+        out = np.empty(_energy.SIZE)
+        _energy.energy_momentum(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"],
+                                self._gravity, point, out)
+        return out
+
+    def kinetic_energy(self) -> float:
+        """Σ ½ M |v|² + ½ ωᵀ I ω [J] over all bodies (Baraff II (C-3))."""
+        return float(self._totals(np.zeros(3))[_energy.KINETIC])
+
+    def potential_energy(self) -> float:
+        """Gravitational potential −Σ M g·x [J] of the moving bodies (zero at the world origin)."""
+        return float(self._totals(np.zeros(3))[_energy.POTENTIAL])
+
+    def energy(self) -> float:
+        """Kinetic plus potential energy [J]."""
+        t = self._totals(np.zeros(3))
+        return float(t[_energy.KINETIC] + t[_energy.POTENTIAL])
+
+    def linear_momentum(self) -> np.ndarray:
+        """Σ P = Σ M v (3,) [kg m/s] (Baraff I (2-27))."""
+        return self._totals(np.zeros(3))[_energy.MOMENTUM].copy()
+
+    def angular_momentum(self, point: Any = (0.0, 0.0, 0.0)) -> np.ndarray:
+        """Σ [(x − point) × M v + I ω] (3,) [kg m²/s] about a world ``point`` (Baraff I 2.9)."""
+        return self._totals(_checks.vector3("point", point))[_energy.ANGULAR_MOMENTUM].copy()
+
+    def __repr__(self) -> str:
+        return (f"World(bodies={self._body.count}, time={self.time:g} s, gravity={self._gravity.tolist()}, "
+                f"integrator={self.integrator!r})")
+
