@@ -79,7 +79,7 @@ def quaternion(name: str, value: Any) -> np.ndarray:
 def rotation_matrix(name: str, value: Any, tol: float = 1e-6) -> np.ndarray:
     """A proper rotation matrix (RᵀR = 1 and det R = +1 to within ``tol``)."""
     R = array(name, value, (3, 3))
-    if not np.allclose(R.T @ R, np.eye(3), atol=tol) or np.linalg.det(R) < 0.0:
+    if not np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=tol) or np.linalg.det(R) < 0.0:
         raise ValueError(f"{name} must be a proper rotation matrix (orthonormal, det +1), got {_show(value)}")
     return R
 

@@ -228,7 +228,7 @@ def exp_map_t(wx, wy, wz, h):
     """
     wn = np.sqrt(wx * wx + wy * wy + wz * wz)
     half = 0.5 * h * wn
-    if half < SMALL_ANGLE:
+    if abs(half) < SMALL_ANGLE:
         c = 1.0 - 0.5 * half * half
         s = 0.5 * h * (1.0 - half * half / 6.0)
     else:

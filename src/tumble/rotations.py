@@ -60,7 +60,7 @@ def matrix_to_quat(R: Any) -> np.ndarray:
     """Unit quaternion (4,) of a rotation matrix, Baraff I section 4 (four branches)."""
     out = np.empty(4)
     _k.matrix_to_quat(_checks.rotation_matrix("R", R), out)
-    return out
+    return out / np.sqrt(out @ out)  # R is accepted to within 1e-6 of orthonormal: make q exactly unit
 
 
 def axis_angle_to_quat(axis: Any, angle: float) -> np.ndarray:
