@@ -228,7 +228,7 @@ def test_many_bodies_conserve_total_momentum_and_energy():
     # No gravity, no contacts: each body is free; totals conserved to the splitting's bounded error.
     rng = np.random.default_rng(1)
     world = tb.World(gravity=(0, 0, 0))
-    for k in range(300):  # above the parallel threshold, so the prange kernel runs
+    for _ in range(300):  # above the parallel threshold, so the prange kernel runs
         world.add_body(tb.Box(*rng.uniform(0.1, 1.0, 3)), position=rng.normal(size=3) * 10,
                        orientation=rng.normal(size=4), velocity=rng.normal(size=3),
                        angular_velocity=rng.normal(size=3) * 3)
