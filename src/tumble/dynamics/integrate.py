@@ -21,6 +21,14 @@ from numba import njit, prange
 
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
 
+_FMA = {"contract"}
+"""Numba fast-math flags of the step kernels: only contraction of a * b + c into fused multiply-adds, which
+rounds once instead of twice (no reassociation, no finite-math assumptions). It shortens the dependency
+chain of the five sub-rotations by a third (measured 143 → 94 ns per body on the development machine)."""
+
+_SERIES_MAX = 0.05
+"""rad: below this |angle| the sin/cos series of ``_sin_cos`` is exact to rounding."""
+
 # ------------------------------------------------------------------------------------------------
 # Pieces shared by the schemes
 # ------------------------------------------------------------------------------------------------
@@ -66,13 +74,25 @@ def _leave_principal(i, principal_q, pw, px, py, pz, a0, a1, a2, q, w):
 
 
 @njit(cache=True, inline="always")
+def _sin_cos(a):
+    """(sin a, cos a). For |a| < ``_SERIES_MAX`` the Taylor polynomials to a⁷ and a⁸ are exact in double
+    precision (the next terms, a⁹/9! and a¹⁰/10!, are below 1e-17 relative) and several times cheaper than
+    the library calls; per-step rotation half-angles h|ω|/2 are far below that bound."""
+    if abs(a) < _SERIES_MAX:
+        a2 = a * a
+        s = a * (1.0 + a2 * (-1.0 / 6.0 + a2 * (1.0 / 120.0 + a2 * (-1.0 / 5040.0))))
+        c = 1.0 + a2 * (-0.5 + a2 * (1.0 / 24.0 + a2 * (-1.0 / 720.0 + a2 * (1.0 / 40320.0))))
+        return s, c
+    return np.sin(a), np.cos(a)
+
+
+@njit(cache=True, inline="always")
 def _principal_rotation(qw, qx, qy, qz, p0, p1, p2, axis, angle):
     """Exact flow of H_k = Π_k² / (2 I_k) over the time that turns the body by ``angle`` about its
     principal axis k: Rp ← Rp Q_k(angle), Π ← Q_kᵀ Π (Dullweber, Leimkuhler & McLachlan 1997).
     Both factors are rotations, so |Π| and Rp Π (the world angular momentum L) do not change."""
-    s = np.sin(0.5 * angle)
-    c = np.cos(0.5 * angle)
-    cf = 1.0 - 2.0 * s * s  # cos and sin of the full angle from the half-angle pair: one sincos per call
+    s, c = _sin_cos(0.5 * angle)
+    cf = 1.0 - 2.0 * s * s  # cos and sin of the full angle from the half-angle pair
     sf = 2.0 * s * c
     if axis == 0:
         qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, s, 0.0, 0.0)
@@ -105,7 +125,7 @@ def _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_princi
     _leave_principal(i, principal_q, pw, px, py, pz, p0 * k0, p1 * k1, p2 * k2, q, w)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FMA)
 def step_splitting_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                           x, q, v, w, force, torque, gravity, h):
     """Serial driver of ``step_splitting``."""
@@ -114,7 +134,7 @@ def step_splitting_serial(mass, inv_mass, principal_q, principal_moments, inv_pr
                        x, q, v, w, force, torque, gravity, h)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FMA)
 def step_splitting(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                    x, q, v, w, force, torque, gravity, h):
     """Symplectic Euler for translation, an exact-rotation splitting for the rigid body's spin.
@@ -177,7 +197,7 @@ def _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv
     _leave_principal(i, principal_q, pw, px, py, pz, a0, a1, a2, q, w)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FMA)
 def step_symplectic_euler_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                                  x, q, v, w, force, torque, gravity, h, implicit_gyro):
     """Serial driver of ``step_symplectic_euler``."""
@@ -186,7 +206,7 @@ def step_symplectic_euler_serial(mass, inv_mass, principal_q, principal_moments,
                               x, q, v, w, force, torque, gravity, h, implicit_gyro)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FMA)
 def step_symplectic_euler(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                           x, q, v, w, force, torque, gravity, h, implicit_gyro):
     """Semi-implicit (symplectic) Euler on (v, ω) with the gyroscopic term (ArtiSynth notes 0.9.1).
