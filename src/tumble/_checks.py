@@ -100,6 +100,15 @@ def symmetric_positive_definite(name: str, value: Any) -> np.ndarray:
     return J
 
 
+def bits32(name: str, value: Any) -> int:
+    """An integer bit field in [0, 2³² − 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer bit field, got {_show(value)}")
+    if not 0 <= int(value) <= 0xFFFFFFFF:
+        raise ValueError(f"{name} must fit in 32 bits (0 to 0xFFFFFFFF), got {_show(value)}")
+    return int(value)
+
+
 def choice(name: str, value: Any, options: dict[str, Any]) -> Any:
     """One of a fixed set of string options."""
     if not isinstance(value, str):

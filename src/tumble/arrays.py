@@ -50,6 +50,7 @@ BODY_FIELDS: tuple[Field, ...] = (
           "external torque τ(t) about the COM accumulated for the next step", state=True),
     Field("friction", FLOAT, (), "-", "-", "add_body", "Coulomb friction coefficient μ"),
     Field("restitution", FLOAT, (), "-", "-", "add_body", "coefficient of restitution e ∈ [0, 1]"),
+    Field("collide", np.bool_, (), "-", "-", "add_body", "False: the body takes part in no contact"),
 )
 
 # Geometry: one row per shape; a compound body owns several rows. Local pose is in the body frame.
@@ -61,8 +62,16 @@ GEOM_FIELDS: tuple[Field, ...] = (
     Field("geom_size", FLOAT, (3,), "m", "shape", "add_body",
           "sphere (r,0,0); box half extents; capsule (r, half length, 0); cylinder (r, half height, 0); "
           "ellipsoid semi-axes; hull bounding half extents"),
-    Field("geom_hull_start", np.int64, (), "-", "-", "add_body", "first row in hull_vertices, −1 if not a hull"),
-    Field("geom_hull_count", np.int64, (), "-", "-", "add_body", "number of hull vertices"),
+    Field("geom_vert_start", np.int64, (), "-", "-", "add_body",
+          "first row of the shape's polytope in the polytope table (box, hull, cylinder prism), −1 otherwise"),
+    Field("geom_vert_count", np.int64, (), "-", "-", "add_body", "number of polytope vertices"),
+    Field("geom_face_start", np.int64, (), "-", "-", "add_body", "first polytope face row, −1 if none"),
+    Field("geom_face_count", np.int64, (), "-", "-", "add_body", "number of polytope faces"),
+    Field("geom_edge_start", np.int64, (), "-", "-", "add_body", "first polytope edge row, −1 if none"),
+    Field("geom_edge_count", np.int64, (), "-", "-", "add_body", "number of polytope edges"),
+    Field("geom_group", np.uint32, (), "-", "-", "add_body", "collision group bits (default 1)"),
+    Field("geom_mask", np.uint32, (), "-", "-", "add_body",
+          "collision mask bits: a pair collides iff group_a & mask_b and group_b & mask_a (default all)"),
 )
 
 

@@ -88,3 +88,8 @@ INTEGRATOR_NAMES = {
 PARALLEL_MIN_BODIES = 256
 """Worlds with fewer bodies run the serial version of a per-body kernel: below a few hundred bodies the
 fork/join of Numba's thread pool (~10 µs, and far more when a core is busy elsewhere) outweighs the work."""
+
+DEFAULT_CONTACT_MARGIN = 0.005
+"""m. Pairs closer than this are reported as (speculative) contacts: 5 mm is a quarter of the smallest
+BENCH.md box edge's tenth, small against the bodies yet larger than what a body moves in one step at the
+speeds of a settling pile (1 m/s × 1/240 s ≈ 4 mm)."""

@@ -11,7 +11,10 @@ import numpy as np
 from . import _checks
 from .arrays import BODY_FIELDS, GEOM_FIELDS, ArrayGroup
 from .body import Body
+from .collision.detect import CollisionDetector, Contacts
+from .collision.polytope import PolytopeTable, polytope_of
 from .conventions import (
+    DEFAULT_CONTACT_MARGIN,
     DEFAULT_FRICTION,
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
@@ -24,7 +27,6 @@ from .dynamics import energy as _energy
 from .dynamics import state as _state
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
-from .shapes import ConvexHull
 
 if TYPE_CHECKING:
     from .trajectory import Trajectory
@@ -42,17 +44,22 @@ class World:
             |L| conserved to rounding, bounded energy error), "symplectic_euler", "implicit_gyro",
             "euler", "rk4" or "adaptive" (the last three integrate Baraff's Y = (x, q, P, L) through
             ``tumble.ode``).
+        contact_margin: [m] pairs closer than this are reported as contacts with a negative depth
+            (speculative contacts), so touching and nearly touching bodies are both seen. Default 5 mm.
 
     Bodies live in structure-of-arrays storage (``arrays.BODY_FIELDS``); ``world.bodies`` hands out thin
     ``Body`` handles that read and write those arrays.
     """
 
-    def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, integrator: str = "splitting") -> None:
+    def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, integrator: str = "splitting",
+                 contact_margin: float = DEFAULT_CONTACT_MARGIN) -> None:
         self._gravity = _checks.vector3("gravity", gravity)
         self._integrator = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
+        self._contact_margin = _checks.non_negative("contact_margin", contact_margin)
         self._body = ArrayGroup(BODY_FIELDS)
         self._geom = ArrayGroup(GEOM_FIELDS)
-        self._hull_vertices = np.zeros((0, 3), dtype=FLOAT)
+        self._polytopes = PolytopeTable()
+        self._collision: CollisionDetector | None = None
         self._names: list[str | None] = []
         self._name_index: dict[str, int] = {}
         self._handles: list[Body] = []
@@ -85,7 +92,8 @@ class World:
                  inertia: Any = None, position: Any = (0.0, 0.0, 0.0), orientation: Any = (1.0, 0.0, 0.0, 0.0),
                  velocity: Any = (0.0, 0.0, 0.0), angular_velocity: Any = (0.0, 0.0, 0.0),
                  friction: float = DEFAULT_FRICTION, restitution: float = DEFAULT_RESTITUTION,
-                 fixed: bool = False, name: str | None = None) -> Body:
+                 fixed: bool = False, name: str | None = None, collide: bool = True,
+                 collision_group: int = 1, collision_mask: int = 0xFFFFFFFF) -> Body:
         """Add a rigid body and return its handle. Every argument is checked before anything changes.
 
         Args:
@@ -103,6 +111,9 @@ class World:
             fixed: a fixed body never moves: zero inverse mass and inertia (Baraff II 8); its velocities
                 must be zero.
             name: optional unique name for ``world.body(name)``.
+            collide: False takes the body out of collision detection altogether.
+            collision_group, collision_mask: 32-bit fields; two bodies' shapes can touch iff
+                group_a & mask_b and group_b & mask_a are both non-zero (Box2D's rule).
         """
         parts = compound_parts(shape)
         mp, inertia_body = self._check_mass(shape, density, mass, inertia)
@@ -119,42 +130,81 @@ class World:
         if fixed and (np.any(v) or np.any(w)):
             raise ValueError(f"a fixed body cannot move: velocity and angular_velocity must be zero, "
                              f"got velocity={v.tolist()}, angular_velocity={w.tolist()}")
+        self._check_name(name)
+        if not isinstance(collide, (bool, np.bool_)):
+            raise TypeError(f"collide must be True or False, got {collide!r}")
+        group = _checks.bits32("collision_group", collision_group)
+        mask = _checks.bits32("collision_mask", collision_mask)
+
+        moments, Rp = MassProperties(mp.mass, mp.com, inertia_body).principal()
+        geom_rows, polys = self._geom_rows(parts, mp.com, group, mask)
+        # ---- nothing above changed the world; everything below only copies validated values
+        return self._append_body({
+            "mass": mp.mass,
+            "inv_mass": 0.0 if fixed else 1.0 / mp.mass,
+            "inertia_body": inertia_body,
+            "inv_inertia_body": np.zeros((3, 3)) if fixed else np.linalg.inv(inertia_body),
+            "principal_q": matrix_to_quat(Rp),
+            "principal_moments": moments,
+            "inv_principal_moments": np.zeros(3) if fixed else 1.0 / moments,
+            "x": x, "q": q, "v": v, "w": w, "force": np.zeros(3), "torque": np.zeros(3),
+            "friction": mu, "restitution": e, "collide": bool(collide),
+        }, geom_rows, polys, name)
+
+    def add_ground(self, height: float = 0.0, *, friction: float = DEFAULT_FRICTION,
+                   restitution: float = DEFAULT_RESTITUTION, name: str | None = "ground") -> Body:
+        """Add the static ground: the half-space z <= ``height`` [m], bounded by a plane with normal +z.
+
+        It is a fixed body (zero inverse mass and inertia) with one plane shape. A plane has no mass:
+        its ``mass`` is 0 and its principal moments are placeholders (1 kg m²) that no computation
+        reads, since every dynamics kernel uses the zero inverses.
+        """
+        z = _checks.real("height", height)
+        mu = _checks.non_negative("friction", friction)
+        e = _checks.non_negative("restitution", restitution)
+        if e > 1.0:
+            raise ValueError(f"restitution must be in [0, 1], got {restitution!r}")
+        self._check_name(name)
+        geom_rows = {
+            "geom_type": np.array([int(GeomType.PLANE)], dtype=np.int32),
+            "geom_pos": np.zeros((1, 3)), "geom_quat": np.array([[1.0, 0.0, 0.0, 0.0]]), "geom_size": np.zeros((1, 3)),
+            "geom_group": np.array([1], dtype=np.uint32), "geom_mask": np.array([0xFFFFFFFF], dtype=np.uint32),
+        }
+        return self._append_body({
+            "mass": 0.0, "inv_mass": 0.0, "inertia_body": np.zeros((3, 3)), "inv_inertia_body": np.zeros((3, 3)),
+            "principal_q": np.array([1.0, 0.0, 0.0, 0.0]), "principal_moments": np.ones(3),
+            "inv_principal_moments": np.zeros(3), "x": np.array([0.0, 0.0, z]), "q": np.array([1.0, 0.0, 0.0, 0.0]),
+            "v": np.zeros(3), "w": np.zeros(3), "force": np.zeros(3), "torque": np.zeros(3),
+            "friction": mu, "restitution": e, "collide": True,
+        }, geom_rows, [None], name)
+
+    def _check_name(self, name: Any) -> None:
         if name is not None:
             if not isinstance(name, str):
                 raise TypeError(f"name must be a string or None, got {name!r}")
             if name in self._name_index:
                 raise ValueError(f"name must be unique in the world, got {name!r}, which is already taken")
 
-        moments, Rp = MassProperties(mp.mass, mp.com, inertia_body).principal()
-        geom_rows, hull_rows = self._geom_rows(parts, mp.com)
-        # ---- nothing above changed the world; everything below only copies validated values
+    def _append_body(self, row: dict[str, Any], geom_rows: dict[str, np.ndarray], polys: list,
+                     name: str | None) -> Body:
+        """Copy one validated body and its shapes into the arrays."""
         index = self._body.count
-        rows = {
-            "mass": [mp.mass],
-            "inv_mass": [0.0 if fixed else 1.0 / mp.mass],
-            "inertia_body": [inertia_body],
-            "inv_inertia_body": [np.zeros((3, 3)) if fixed else np.linalg.inv(inertia_body)],
-            "principal_q": [matrix_to_quat(Rp)],
-            "principal_moments": [moments],
-            "inv_principal_moments": [np.zeros(3) if fixed else 1.0 / moments],
-            "x": [x], "q": [q], "v": [v], "w": [w],
-            "force": [np.zeros(3)], "torque": [np.zeros(3)],
-            "friction": [mu], "restitution": [e],
-        }
-        self._body.append({k: np.asarray(val) for k, val in rows.items()})
-        geom_rows["geom_body"] = np.full(len(parts), index, dtype=np.int32)
-        hull_base = self._hull_vertices.shape[0]
-        geom_rows["geom_hull_start"] = np.where(geom_rows["geom_hull_start"] >= 0,
-                                                geom_rows["geom_hull_start"] + hull_base, -1)
+        self._body.append({k: np.asarray([val]) for k, val in row.items()})
+        k = len(polys)
+        table = np.array([self._polytopes.append(p) if p is not None else (-1, 0, -1, 0, -1, 0) for p in polys],
+                         dtype=np.int64).reshape(k, 6)
+        for j, field in enumerate(("geom_vert_start", "geom_vert_count", "geom_face_start", "geom_face_count",
+                                   "geom_edge_start", "geom_edge_count")):
+            geom_rows[field] = table[:, j]
+        geom_rows["geom_body"] = np.full(k, index, dtype=np.int32)
         self._geom.append(geom_rows)
-        if hull_rows.shape[0]:
-            self._hull_vertices = np.concatenate([self._hull_vertices, hull_rows])
         self._names.append(name)
         if name is not None:
             self._name_index[name] = index
         handle = Body(self, index)
         self._handles.append(handle)
         self._views = None
+        self._collision = None
         return handle
 
     @staticmethod
@@ -171,26 +221,19 @@ class World:
         return mp, 0.5 * (mp.inertia + mp.inertia.T)
 
     @staticmethod
-    def _geom_rows(parts: list, com: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Geometry rows for the parts of one body, re-centred so the body's COM is the origin."""
+    def _geom_rows(parts: list, com: np.ndarray, group: int, mask: int) -> tuple[dict[str, np.ndarray], list]:
+        """Geometry rows for the parts of one body, re-centred so the body's COM is the origin, and each
+        part's collision polytope (None for shapes handled in closed form)."""
         k = len(parts)
         rows = {
             "geom_type": np.array([int(p[0].geom_type) for p in parts], dtype=np.int32),
             "geom_pos": np.array([p[1] - com for p in parts], dtype=FLOAT),
             "geom_quat": np.array([p[2] for p in parts], dtype=FLOAT),
             "geom_size": np.array([p[0].size for p in parts], dtype=FLOAT),
-            "geom_hull_start": np.full(k, -1, dtype=np.int64),
-            "geom_hull_count": np.zeros(k, dtype=np.int64),
+            "geom_group": np.full(k, group, dtype=np.uint32),
+            "geom_mask": np.full(k, mask, dtype=np.uint32),
         }
-        hull_rows = []
-        offset = 0
-        for j, (sub, _, _) in enumerate(parts):
-            if isinstance(sub, ConvexHull):
-                rows["geom_hull_start"][j] = offset
-                rows["geom_hull_count"][j] = sub.vertices.shape[0]
-                hull_rows.append(sub.vertices)
-                offset += sub.vertices.shape[0]
-        return rows, (np.concatenate(hull_rows) if hull_rows else np.zeros((0, 3), dtype=FLOAT))
+        return rows, [polytope_of(p[0]) for p in parts]
 
     @property
     def bodies(self) -> tuple[Body, ...]:
@@ -266,6 +309,26 @@ class World:
         _state.state_derivative(live["mass"], live["inv_mass"], live["inv_inertia_body"], live["force"],
                                 live["torque"], self._gravity, y, ydot)
         return ydot
+
+    # ------------------------------------------------------------------ contacts
+    @property
+    def contact_margin(self) -> float:
+        """[m] distance below which separated pairs are reported as contacts (negative depth)."""
+        return self._contact_margin
+
+    def contacts(self) -> Contacts:
+        """Detect the contacts of the current state: broadphase (sweep and sort, Baraff II 7.2), then the
+        narrowphase of each candidate pair. Calling it every step keeps the broadphase order and the
+        separating-axis witnesses coherent, which makes it O(n + c) (see ``collision_stats``)."""
+        if self._collision is None:
+            self._collision = CollisionDetector(self)
+        return self._collision.detect(self)
+
+    @property
+    def collision_stats(self) -> dict[str, int]:
+        """Counters of the last ``contacts()`` call: candidate pairs, polytope pair tests, tests decided by
+        the cached separating axis alone, broadphase swaps, and pairs with no narrowphase test yet."""
+        return {} if self._collision is None else dict(self._collision.stats)
 
     # ------------------------------------------------------------------ time
     def step(self, dt: float) -> None:

@@ -19,7 +19,7 @@ def world_with_one_body():
 
 def frozen(world):
     """Everything add_body could touch, copied."""
-    return (world.body_count, world._geom.count, world._hull_vertices.shape, list(world._names),
+    return (world.body_count, world._geom.count, world._polytopes.arrays()["vertices"].shape, list(world._names),
             dict(world._name_index), {f.name: world._body.live(f.name).copy() for f in world._body.fields})
 
 
@@ -54,6 +54,10 @@ BAD_ADD_BODY = [
     (dict(fixed=True, velocity=(1, 0, 0)), ValueError, "fixed"),
     (dict(name=3), TypeError, "name"),
     (dict(name="first"), ValueError, "name"),
+    (dict(collide=1), TypeError, "collide"),
+    (dict(collision_group=-1), ValueError, "collision_group"),
+    (dict(collision_mask=2**32), ValueError, "collision_mask"),
+    (dict(collision_mask=1.5), TypeError, "collision_mask"),
 ]
 
 
@@ -94,6 +98,9 @@ def test_add_body_rejects_bad_input_and_changes_nothing(kwargs, error, text):
     (lambda: tb.World(gravity=(0, 0, NAN)), ValueError, "gravity"),
     (lambda: tb.World(integrator="verlet"), ValueError, "integrator"),
     (lambda: tb.World(integrator=3), TypeError, "integrator"),
+    (lambda: tb.World(contact_margin=-0.01), ValueError, "contact_margin"),
+    (lambda: tb.World().add_ground(height=NAN), ValueError, "height"),
+    (lambda: tb.World().add_ground(friction=-1), ValueError, "friction"),
     (lambda: tb.ode(np.zeros(2), 0.0, 1.0, lambda t, y: y, method="rk45"), ValueError, "method"),
     (lambda: tb.ode(np.zeros(2), 1.0, 0.0, lambda t, y: y), ValueError, "t1"),
 ])

@@ -1,0 +1,259 @@
+"""Closed-form contact tests for spheres, capsules and planes, and polytopes against a plane.
+
+Every function takes shape A first and B second and writes contacts whose normal points from B toward A
+(Baraff II 8), whose ``depth`` is the penetration along it (negative: a gap, reported because it is
+within ``margin``), and whose point is midway between the two surfaces. Returns the number written.
+World frame throughout; a plane is {p : n · p = d} with unit normal n, solid below.
+A capsule is the segment [c0, c1] swept by a sphere of radius r.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..math3d import qrot_inv_t, qrot_t
+from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold
+
+
+@njit(cache=True, inline="always")
+def _write(point_out, normal_out, depth_out, kind_out, feature_out, row, px, py, pz, nx, ny, nz, depth, kind, feature):
+    point_out[row, 0], point_out[row, 1], point_out[row, 2] = px, py, pz
+    normal_out[row, 0], normal_out[row, 1], normal_out[row, 2] = nx, ny, nz
+    depth_out[row] = depth
+    kind_out[row] = kind
+    feature_out[row] = feature
+
+
+@njit(cache=True)
+def spheres(ax, ay, az, ra, bx, by, bz, rb, margin, feature, point_out, normal_out, depth_out, kind_out,
+            feature_out, base):
+    """Sphere A (centre a, radius ra) against sphere B: n = (a − b)/|a − b|, depth = ra + rb − |a − b|.
+    Concentric spheres get n = +z (any unit vector is a valid normal there)."""
+    dx, dy, dz = ax - bx, ay - by, az - bz
+    dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+    depth = ra + rb - dist
+    if depth < -margin:
+        return 0
+    if dist > 0.0:
+        nx, ny, nz = dx / dist, dy / dist, dz / dist
+    else:
+        nx, ny, nz = 0.0, 0.0, 1.0
+    # midpoint of the surface points b + rb n and a − ra n
+    s = 0.5 * (rb - ra + dist)
+    _write(point_out, normal_out, depth_out, kind_out, feature_out, base,
+           bx + s * nx, by + s * ny, bz + s * nz, nx, ny, nz, depth, KIND_SPHERE, feature)
+    return 1
+
+
+@njit(cache=True)
+def sphere_plane(cx, cy, cz, r, nx, ny, nz, d, margin, feature, point_out, normal_out, depth_out, kind_out,
+                 feature_out, base):
+    """Sphere A against plane B: depth = r − (n · c − d)."""
+    height = nx * cx + ny * cy + nz * cz - d
+    depth = r - height
+    if depth < -margin:
+        return 0
+    s = 0.5 * (height + r)  # from the centre down to the midpoint of plane and sphere bottom
+    _write(point_out, normal_out, depth_out, kind_out, feature_out, base,
+           cx - s * nx, cy - s * ny, cz - s * nz, nx, ny, nz, depth, KIND_SPHERE, feature)
+    return 1
+
+
+@njit(cache=True, inline="always")
+def _closest_on_segment(px, py, pz, ax, ay, az, bx, by, bz):
+    """Parameter t ∈ [0, 1] of the point of segment [a, b] closest to p."""
+    ex, ey, ez = bx - ax, by - ay, bz - az
+    ee = ex * ex + ey * ey + ez * ez
+    if ee <= 0.0:
+        return 0.0
+    t = ((px - ax) * ex + (py - ay) * ey + (pz - az) * ez) / ee
+    return min(max(t, 0.0), 1.0)
+
+
+@njit(cache=True)
+def capsule_sphere(c0, c1, ra, sx, sy, sz, rb, margin, point_out, normal_out, depth_out, kind_out, feature_out,
+                   base):
+    """Capsule A against sphere B: the sphere against the closest point of the capsule's segment."""
+    t = _closest_on_segment(sx, sy, sz, c0[0], c0[1], c0[2], c1[0], c1[1], c1[2])
+    return spheres(c0[0] + t * (c1[0] - c0[0]), c0[1] + t * (c1[1] - c0[1]), c0[2] + t * (c1[2] - c0[2]), ra,
+                   sx, sy, sz, rb, margin, 0, point_out, normal_out, depth_out, kind_out, feature_out, base)
+
+
+@njit(cache=True)
+def capsule_plane(c0, c1, r, nx, ny, nz, d, margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Capsule A against plane B: each end sphere against the plane (two contacts when it lies flat);
+    features 0 and 1 name the ends."""
+    n = sphere_plane(c0[0], c0[1], c0[2], r, nx, ny, nz, d, margin, 0,
+                     point_out, normal_out, depth_out, kind_out, feature_out, base)
+    n += sphere_plane(c1[0], c1[1], c1[2], r, nx, ny, nz, d, margin, 1,
+                      point_out, normal_out, depth_out, kind_out, feature_out, base + n)
+    for k in range(n):
+        kind_out[base + k] = KIND_CAPSULE
+    return n
+
+
+@njit(cache=True)
+def capsules(a0, a1, ra, b0, b1, rb, margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Capsule A against capsule B: spheres at the closest points of the two segments; when the segments
+    are parallel and overlap along their length, two contacts at the ends of the overlap (features 0, 1)."""
+    da = a1 - a0
+    db = b1 - b0
+    la2 = da @ da
+    lb2 = db @ db
+    cross = np.cross(da, db)
+    if cross @ cross <= 1e-12 * la2 * lb2:
+        # parallel: project B's ends onto A's line and keep the overlap interval [t0, t1] of A
+        t0 = max(0.0, min((b0 - a0) @ da, (b1 - a0) @ da) / la2)
+        t1 = min(1.0, max((b0 - a0) @ da, (b1 - a0) @ da) / la2)
+        if t1 > t0:
+            n = 0
+            for f, t in ((0, t0), (1, t1)):
+                p = a0 + t * da
+                u = _closest_on_segment(p[0], p[1], p[2], b0[0], b0[1], b0[2], b1[0], b1[1], b1[2])
+                q = b0 + u * db
+                n += spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, f,
+                             point_out, normal_out, depth_out, kind_out, feature_out, base + n)
+            for k in range(n):
+                kind_out[base + k] = KIND_CAPSULE
+            return n
+    # general position: closest points of the segments (Ericson 5.1.9), clamped
+    r = a0 - b0
+    b = da @ db
+    c = da @ r
+    f = db @ r
+    denom = la2 * lb2 - b * b
+    s = min(max((b * f - c * lb2) / denom, 0.0), 1.0) if denom > 0.0 else 0.0
+    t = (b * s + f) / lb2
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / la2, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / la2, 0.0), 1.0)
+    p = a0 + s * da
+    q = b0 + t * db
+    n = spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, 2,
+                point_out, normal_out, depth_out, kind_out, feature_out, base)
+    if n:
+        kind_out[base] = KIND_CAPSULE
+    return n
+
+
+@njit(cache=True)
+def sphere_box(cx, cy, cz, r, bx, by, bz, qw, qx, qy, qz, hx, hy, hz, margin, point_out, normal_out, depth_out,
+               kind_out, feature_out, base):
+    """Sphere A against box B (centre b, orientation q, half extents h). The closest box point to the
+    centre, found in the box frame by clamping; a centre inside the box is pushed out through the
+    nearest face. Feature: which of the 27 box regions (faces, edges, corners, inside) the centre is in."""
+    lx, ly, lz = qrot_inv_t(qw, qx, qy, qz, cx - bx, cy - by, cz - bz)
+    px, py, pz = min(max(lx, -hx), hx), min(max(ly, -hy), hy), min(max(lz, -hz), hz)
+    region = _region(lx, hx) * 9 + _region(ly, hy) * 3 + _region(lz, hz)
+    dx, dy, dz = lx - px, ly - py, lz - pz
+    dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+    if dist > 0.0:
+        depth = r - dist
+        if depth < -margin:
+            return 0
+        nlx, nly, nlz = dx / dist, dy / dist, dz / dist
+    else:
+        # inside: leave through the face with the least penetration
+        gx, gy, gz = hx - abs(lx), hy - abs(ly), hz - abs(lz)
+        if gx <= gy and gx <= gz:
+            nlx, nly, nlz, gap = (1.0 if lx >= 0 else -1.0), 0.0, 0.0, gx
+            px = nlx * hx
+        elif gy <= gz:
+            nlx, nly, nlz, gap = 0.0, (1.0 if ly >= 0 else -1.0), 0.0, gy
+            py = nly * hy
+        else:
+            nlx, nly, nlz, gap = 0.0, 0.0, (1.0 if lz >= 0 else -1.0), gz
+            pz = nlz * hz
+        depth = r + gap
+        dist = -gap
+    nx, ny, nz = qrot_t(qw, qx, qy, qz, nlx, nly, nlz)
+    wx, wy, wz = qrot_t(qw, qx, qy, qz, px, py, pz)
+    s = 0.5 * (dist - r)  # from the box point along n to the midpoint with the sphere's surface point
+    _write(point_out, normal_out, depth_out, kind_out, feature_out, base,
+           bx + wx + s * nx, by + wy + s * ny, bz + wz + s * nz, nx, ny, nz, depth, KIND_SPHERE, region)
+    return 1
+
+
+@njit(cache=True, inline="always")
+def _region(x, h):
+    """0 below −h, 1 within [−h, h], 2 above h."""
+    return 0 if x < -h else (2 if x > h else 1)
+
+
+@njit(cache=True)
+def polytope_plane(wv, nv, nx, ny, nz, d, margin, pts, dep, feat, keep, point_out, normal_out, depth_out,
+                   kind_out, feature_out, base):
+    """Polytope A (world vertices wv[:nv]) against plane B: every vertex within ``margin`` of the plane is a
+    vertex–face contact (feature: vertex index); more than 4 are reduced to the 4 spanning the largest area."""
+    m = 0
+    for k in range(nv):
+        height = nx * wv[k, 0] + ny * wv[k, 1] + nz * wv[k, 2] - d
+        if height > margin:
+            continue
+        for c in range(3):
+            pts[m, c] = wv[k, c]
+        pts[m, 0] -= 0.5 * height * nx
+        pts[m, 1] -= 0.5 * height * ny
+        pts[m, 2] -= 0.5 * height * nz
+        dep[m] = -height
+        feat[m] = k
+        m += 1
+    count = reduce_manifold(pts, dep, m, nx, ny, nz, keep)
+    for k in range(count):
+        j = keep[k]
+        _write(point_out, normal_out, depth_out, kind_out, feature_out, base + k,
+               pts[j, 0], pts[j, 1], pts[j, 2], nx, ny, nz, dep[j], KIND_VERTEX_FACE, feat[j])
+    return count
+
+
+@njit(cache=True)
+def sphere_polytope(cx, cy, cz, r, wv, wn, wd, nf, face_vstart, face_vcount, face_verts, f0, edges, e0, ne, margin,
+                    point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Sphere A against polytope B (world vertices wv, face normals wn, offsets wd). Centre outside: the
+    closest point of B over its face interiors and its edges (vertices are edge ends), exact. Centre
+    inside: out through the face of least penetration. Feature: face f → f, edge e → 2¹⁶ + e."""
+    inside, best_face, best_gap = True, -1, -np.inf
+    for f in range(nf):
+        h = wn[f, 0] * cx + wn[f, 1] * cy + wn[f, 2] * cz - wd[f]
+        if h > 0.0:
+            inside = False
+        if h > best_gap:
+            best_face, best_gap = f, h
+    if inside:
+        nx, ny, nz = wn[best_face, 0], wn[best_face, 1], wn[best_face, 2]
+        return sphere_plane(cx, cy, cz, r, nx, ny, nz, wd[best_face], margin, best_face,
+                            point_out, normal_out, depth_out, kind_out, feature_out, base)
+    if best_gap > r + margin:
+        return 0
+    best, bx, by, bz, feature = np.inf, 0.0, 0.0, 0.0, -1
+    for f in range(nf):
+        h = wn[f, 0] * cx + wn[f, 1] * cy + wn[f, 2] * cz - wd[f]
+        if h <= 0.0 or h >= best:
+            continue
+        px, py, pz = cx - h * wn[f, 0], cy - h * wn[f, 1], cz - h * wn[f, 2]
+        s0, ns = face_vstart[f0 + f], face_vcount[f0 + f]
+        within = True
+        for k in range(ns):  # inside the face polygon: on the inner side of every edge
+            a, b = face_verts[s0 + k], face_verts[s0 + (k + 1) % ns]
+            ex, ey, ez = wv[b, 0] - wv[a, 0], wv[b, 1] - wv[a, 1], wv[b, 2] - wv[a, 2]
+            sx, sy, sz = ey * wn[f, 2] - ez * wn[f, 1], ez * wn[f, 0] - ex * wn[f, 2], ex * wn[f, 1] - ey * wn[f, 0]
+            if sx * (px - wv[a, 0]) + sy * (py - wv[a, 1]) + sz * (pz - wv[a, 2]) > 0.0:
+                within = False
+                break
+        if within:
+            best, bx, by, bz, feature = h, px, py, pz, f
+    for e in range(ne):
+        a, b = edges[e0 + e, 0], edges[e0 + e, 1]
+        t = _closest_on_segment(cx, cy, cz, wv[a, 0], wv[a, 1], wv[a, 2], wv[b, 0], wv[b, 1], wv[b, 2])
+        px = wv[a, 0] + t * (wv[b, 0] - wv[a, 0])
+        py = wv[a, 1] + t * (wv[b, 1] - wv[a, 1])
+        pz = wv[a, 2] + t * (wv[b, 2] - wv[a, 2])
+        dist = np.sqrt((cx - px) ** 2 + (cy - py) ** 2 + (cz - pz) ** 2)
+        if dist < best:
+            best, bx, by, bz, feature = dist, px, py, pz, (1 << 16) + e
+    return spheres(cx, cy, cz, r, bx, by, bz, 0.0, margin, feature, point_out, normal_out, depth_out, kind_out,
+                   feature_out, base)

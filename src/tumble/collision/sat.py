@@ -1,0 +1,386 @@
+"""Convex polyhedra by separating axes (Baraff II 7.1), with contact manifolds by polygon clipping.
+
+Two convex polyhedra are disjoint iff some face normal of either, or some cross product of an edge of
+one with an edge of the other, separates them. The axis of greatest separation s is found (s > 0:
+apart by s; s < 0: penetrating by −s). Only edge pairs whose Gauss-map arcs cross (those that form a
+face of the Minkowski difference) can give that axis, which prunes most pairs (Gregorius, GDC 2013).
+The best axis is kept per pair as a *witness*: next step it is tried first, and if it still separates the
+pair the test ends there (Baraff II 7.1: "the separating plane ... is cached").
+
+Contacts (all in world coordinates):
+- face axis: the face is the reference; the most anti-parallel face of the other polyhedron (incident)
+  is clipped against the reference face's side planes (Sutherland–Hodgman). Clipped points that came
+  from incident vertices are vertex–face contacts, points made by cutting an incident edge with a
+  reference side plane are edge–edge contacts (Baraff II 8). At most 4 are kept, spanning the largest area.
+- edge–edge axis: one contact at the midpoint of the closest points of the two edges.
+
+The contact point is the midpoint between the incident point and its projection on the reference
+plane; ``depth`` is the penetration along the normal (negative: separated by that much, reported because
+it is within the contact margin). Normals point from body B toward body A.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..math3d import qrot_t
+
+# Contact kinds (also used by the closed-form pairs); ``contacts.KIND_NAMES`` maps them to strings.
+KIND_VERTEX_FACE = 0
+KIND_EDGE_EDGE = 1
+KIND_SPHERE = 2
+KIND_CAPSULE = 3
+
+# Witness axis types
+WITNESS_NONE = -1
+WITNESS_FACE_A = 0
+WITNESS_FACE_B = 1
+WITNESS_EDGES = 2
+
+FACE_PREFERENCE = 1e-3
+"""m. A face axis is used unless an edge pair separates more by this much: near-ties go to faces, whose
+clipped manifolds are stable when boxes rest on each other (edge axes then tie with face axes)."""
+
+MAX_CONTACTS = 4
+
+
+@njit(cache=True)
+def transform_polytope(vertices, face_normal, face_offset, v0, nv, f0, nf, px, py, pz, qw, qx, qy, qz,
+                       wv_out, wn_out, wd_out):
+    """World vertices (nv, 3), face normals (nf, 3) and plane offsets (nf,) of a polytope at pose (p, q)."""
+    for k in range(nv):
+        x, y, z = qrot_t(qw, qx, qy, qz, vertices[v0 + k, 0], vertices[v0 + k, 1], vertices[v0 + k, 2])
+        wv_out[k, 0] = x + px
+        wv_out[k, 1] = y + py
+        wv_out[k, 2] = z + pz
+    for k in range(nf):
+        x, y, z = qrot_t(qw, qx, qy, qz, face_normal[f0 + k, 0], face_normal[f0 + k, 1], face_normal[f0 + k, 2])
+        wn_out[k, 0] = x
+        wn_out[k, 1] = y
+        wn_out[k, 2] = z
+        wd_out[k] = face_offset[f0 + k] + x * px + y * py + z * pz
+
+
+@njit(cache=True, inline="always")
+def _face_separation(wn, wd, f, wv_other, nv_other):
+    """min over the other polytope's vertices of n_f · v − d_f: how far it lies outside face f."""
+    best = np.inf
+    for k in range(nv_other):
+        s = wn[f, 0] * wv_other[k, 0] + wn[f, 1] * wv_other[k, 1] + wn[f, 2] * wv_other[k, 2]
+        if s < best:
+            best = s
+    return best - wd[f]
+
+
+@njit(cache=True)
+def face_query(wn, wd, nf, wv_other, nv_other):
+    """(greatest separation, its face) over the faces of one polytope."""
+    best, best_f = -np.inf, -1
+    for f in range(nf):
+        s = _face_separation(wn, wd, f, wv_other, nv_other)
+        if s > best:
+            best, best_f = s, f
+    return best, best_f
+
+
+@njit(cache=True, inline="always")
+def _edge_axis(wvA, eA0, eA1, cA, wvB, eB0, eB1):
+    """Unit axis along (edge A) × (edge B), pointing out of A; separation of B along it. Returns
+    (ok, ax, ay, az, s); ok is False for (near-)parallel edges, which give no axis."""
+    dax, day, daz = wvA[eA1, 0] - wvA[eA0, 0], wvA[eA1, 1] - wvA[eA0, 1], wvA[eA1, 2] - wvA[eA0, 2]
+    dbx, dby, dbz = wvB[eB1, 0] - wvB[eB0, 0], wvB[eB1, 1] - wvB[eB0, 1], wvB[eB1, 2] - wvB[eB0, 2]
+    ax, ay, az = day * dbz - daz * dby, daz * dbx - dax * dbz, dax * dby - day * dbx
+    n2 = ax * ax + ay * ay + az * az
+    la = dax * dax + day * day + daz * daz
+    lb = dbx * dbx + dby * dby + dbz * dbz
+    if n2 <= 1e-12 * la * lb:  # sin² of the angle between the edges below 1e-12: parallel
+        return False, 0.0, 0.0, 0.0, 0.0
+    inv = 1.0 / np.sqrt(n2)
+    ax, ay, az = ax * inv, ay * inv, az * inv
+    if ax * (wvA[eA0, 0] - cA[0]) + ay * (wvA[eA0, 1] - cA[1]) + az * (wvA[eA0, 2] - cA[2]) < 0.0:
+        ax, ay, az = -ax, -ay, -az
+    s = ax * (wvB[eB0, 0] - wvA[eA0, 0]) + ay * (wvB[eB0, 1] - wvA[eA0, 1]) + az * (wvB[eB0, 2] - wvA[eA0, 2])
+    return True, ax, ay, az, s
+
+
+@njit(cache=True, inline="always")
+def _is_minkowski_face(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """Do the Gauss-map arcs (a, b) of edge A and (c, d) = (−normals of edge B) cross? (Gregorius 2013)"""
+    bxa_x, bxa_y, bxa_z = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+    dxc_x, dxc_y, dxc_z = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+    cba = cx * bxa_x + cy * bxa_y + cz * bxa_z
+    dba = dx * bxa_x + dy * bxa_y + dz * bxa_z
+    adc = ax * dxc_x + ay * dxc_y + az * dxc_z
+    bdc = bx * dxc_x + by * dxc_y + bz * dxc_z
+    return cba * dba < 0.0 and adc * bdc < 0.0 and cba * bdc > 0.0
+
+
+@njit(cache=True)
+def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
+    """(greatest separation, edge of A, edge of B) over Minkowski-face edge pairs; edges are local
+    vertex pairs into wv*, edge_faces local face pairs into wn*."""
+    best, best_i, best_j = -np.inf, -1, -1
+    for i in range(neA):
+        fa0, fa1 = edge_faces[eA0 + i, 0], edge_faces[eA0 + i, 1]
+        for j in range(neB):
+            fb0, fb1 = edge_faces[eB0 + j, 0], edge_faces[eB0 + j, 1]
+            if not _is_minkowski_face(wnA[fa0, 0], wnA[fa0, 1], wnA[fa0, 2], wnA[fa1, 0], wnA[fa1, 1], wnA[fa1, 2],
+                                      -wnB[fb0, 0], -wnB[fb0, 1], -wnB[fb0, 2],
+                                      -wnB[fb1, 0], -wnB[fb1, 1], -wnB[fb1, 2]):
+                continue
+            ok, _, _, _, s = _edge_axis(wvA, edges[eA0 + i, 0], edges[eA0 + i, 1], cA,
+                                        wvB, edges[eB0 + j, 0], edges[eB0 + j, 1])
+            if ok and s > best:
+                best, best_i, best_j = s, i, j
+    return best, best_i, best_j
+
+
+@njit(cache=True, inline="always")
+def _centroid(wv, nv):
+    cx = cy = cz = 0.0
+    for k in range(nv):
+        cx += wv[k, 0]
+        cy += wv[k, 1]
+        cz += wv[k, 2]
+    return np.array([cx / nv, cy / nv, cz / nv])
+
+
+@njit(cache=True)
+def witness_separation(kind, i, j, edges, eA0, eB0, wvA, nvA, wnA, wdA, wvB, nvB, wnB, wdB):
+    """Separation along a cached witness axis at the current poses: positive only if that axis still
+    separates the two polytopes (−inf if there is no usable witness)."""
+    if kind == WITNESS_FACE_A:
+        return _face_separation(wnA, wdA, i, wvB, nvB)
+    if kind == WITNESS_FACE_B:
+        return _face_separation(wnB, wdB, j, wvA, nvA)
+    if kind == WITNESS_EDGES:
+        ok, ax, ay, az, _ = _edge_axis(wvA, edges[eA0 + i, 0], edges[eA0 + i, 1], _centroid(wvA, nvA),
+                                       wvB, edges[eB0 + j, 0], edges[eB0 + j, 1])
+        if ok:
+            # The edges may no longer be the supporting features: use the supports of the whole polytopes.
+            hi_a = -np.inf
+            for k in range(nvA):
+                hi_a = max(hi_a, ax * wvA[k, 0] + ay * wvA[k, 1] + az * wvA[k, 2])
+            lo_b = np.inf
+            for k in range(nvB):
+                lo_b = min(lo_b, ax * wvB[k, 0] + ay * wvB[k, 1] + az * wvB[k, 2])
+            return lo_b - hi_a
+    return -np.inf
+
+
+@njit(cache=True)
+def reduce_manifold(points, depth, n, nx, ny, nz, keep_out):
+    """Indices (written to keep_out, returns their count ≤ 4) of the contact points to keep: the deepest,
+    the farthest from it, the one spanning the largest triangle with those two, and the one farthest
+    outside that triangle — the quadrilateral of (nearly) largest area."""
+    if n <= MAX_CONTACTS:
+        for k in range(n):
+            keep_out[k] = k
+        return n
+    a = 0
+    for k in range(1, n):
+        if depth[k] > depth[a]:
+            a = k
+    b, best = -1, -1.0
+    for k in range(n):
+        d = (points[k, 0] - points[a, 0]) ** 2 + (points[k, 1] - points[a, 1]) ** 2 + (points[k, 2] - points[a, 2]) ** 2
+        if k != a and d > best:
+            b, best = k, d
+    c, best = -1, -1.0
+    for k in range(n):
+        if k == a or k == b:
+            continue
+        area = abs(_signed_area(points, a, b, k, nx, ny, nz))
+        if area > best:
+            c, best = k, area
+    # orient (a, b, c) counter-clockwise about n, then take the point most outside one of its edges
+    if _signed_area(points, a, b, c, nx, ny, nz) < 0.0:
+        b, c = c, b
+    d, best = -1, 0.0
+    for k in range(n):
+        if k == a or k == b or k == c:
+            continue
+        outside = min(_signed_area(points, a, b, k, nx, ny, nz), _signed_area(points, b, c, k, nx, ny, nz),
+                      _signed_area(points, c, a, k, nx, ny, nz))
+        if outside < best:
+            d, best = k, outside
+    keep_out[0], keep_out[1], keep_out[2] = a, b, c
+    if d < 0:
+        return 3
+    keep_out[3] = d
+    return 4
+
+
+@njit(cache=True, inline="always")
+def _signed_area(p, i, j, k, nx, ny, nz):
+    """n · ((p_j − p_i) × (p_k − p_i)): twice the signed area of triangle (i, j, k) about n."""
+    ux, uy, uz = p[j, 0] - p[i, 0], p[j, 1] - p[i, 1], p[j, 2] - p[i, 2]
+    vx, vy, vz = p[k, 0] - p[i, 0], p[k, 1] - p[i, 1], p[k, 2] - p[i, 2]
+    return nx * (uy * vz - uz * vy) + ny * (uz * vx - ux * vz) + nz * (ux * vy - uy * vx)
+
+
+@njit(cache=True)
+def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, header, pts, feat, kind, tmp_pts, tmp_feat,
+                   tmp_kind):
+    """Clip the incident face (ni vertices, local ids face_verts[i0:i0+ni] into wvI) against the side planes of
+    the reference face (nr vertices face_verts[r0:r0+nr] into wvR, outward normal n). Writes the polygon
+    to pts/feat/kind and returns its size. Features: incident vertex → its index (vertex–face); a cut
+    of segment (P, Q) by side plane s → a code built from s, P's and Q's features (edge–edge)."""
+    m = ni
+    for k in range(ni):
+        v = face_verts[i0 + k]
+        pts[k, 0], pts[k, 1], pts[k, 2] = wvI[v, 0], wvI[v, 1], wvI[v, 2]
+        feat[k] = header | v
+        kind[k] = KIND_VERTEX_FACE
+    for s in range(nr):
+        a = face_verts[r0 + s]
+        b = face_verts[r0 + (s + 1) % nr]
+        ex, ey, ez = wvR[b, 0] - wvR[a, 0], wvR[b, 1] - wvR[a, 1], wvR[b, 2] - wvR[a, 2]
+        # side plane normal (edge × n) points out of the reference polygon (it is CCW about n)
+        sx, sy, sz = ey * nz - ez * ny, ez * nx - ex * nz, ex * ny - ey * nx
+        sd = sx * wvR[a, 0] + sy * wvR[a, 1] + sz * wvR[a, 2]
+        out = 0
+        for k in range(m):
+            kn = (k + 1) % m
+            dp = sx * pts[k, 0] + sy * pts[k, 1] + sz * pts[k, 2] - sd
+            dq = sx * pts[kn, 0] + sy * pts[kn, 1] + sz * pts[kn, 2] - sd
+            if dp <= 0.0:
+                tmp_pts[out, 0], tmp_pts[out, 1], tmp_pts[out, 2] = pts[k, 0], pts[k, 1], pts[k, 2]
+                tmp_feat[out] = feat[k]
+                tmp_kind[out] = kind[k]
+                out += 1
+            if (dp < 0.0 and dq > 0.0) or (dp > 0.0 and dq < 0.0):
+                t = dp / (dp - dq)
+                for c in range(3):
+                    tmp_pts[out, c] = pts[k, c] + t * (pts[kn, c] - pts[k, c])
+                lo, hi = min(feat[k] & 0xFFF, feat[kn] & 0xFFF), max(feat[k] & 0xFFF, feat[kn] & 0xFFF)
+                tmp_feat[out] = header | ((s + 1) << 24) | (lo << 12) | hi
+                tmp_kind[out] = KIND_EDGE_EDGE
+                out += 1
+        m = out
+        for k in range(m):
+            pts[k, 0], pts[k, 1], pts[k, 2] = tmp_pts[k, 0], tmp_pts[k, 1], tmp_pts[k, 2]
+            feat[k] = tmp_feat[k]
+            kind[k] = tmp_kind[k]
+        if m == 0:
+            break
+    return m
+
+
+@njit(cache=True)
+def _segments_closest(p1, q1, p2, q2):
+    """Closest points of segments [p1, q1] and [p2, q2] (Ericson, Real-Time Collision Detection 5.1.9)."""
+    d1 = q1 - p1
+    d2 = q2 - p2
+    r = p1 - p2
+    a = d1 @ d1
+    e = d2 @ d2
+    f = d2 @ r
+    c = d1 @ r
+    b = d1 @ d2
+    denom = a * e - b * b
+    s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > 1e-14 * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0)
+    return p1 + s * d1, p2 + t * d2
+
+
+@njit(cache=True)
+def collide_polytopes(vA, nvA, fA, nfA, eA, neA, vB, nvB, fB, nfB, eB, neB,
+                      face_vstart, face_vcount, face_verts, edges, edge_faces,
+                      wvA, wnA, wdA, wvB, wnB, wdB, margin, witness,
+                      pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
+                      point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Contacts between polytopes A and B already transformed to world (wv*, wn*, wd*).
+
+    v*/f*/e*: first vertex/face/edge rows of A and B in the packed tables, n*: their counts.
+    ``witness`` (3,) int64 [kind, i, j] is read and updated in place. Writes up to 4 contacts at
+    ``base`` in the outputs. Returns (number of contacts, True if the cached witness alone decided).
+    """
+    if witness[0] != WITNESS_NONE:
+        if witness_separation(witness[0], witness[1], witness[2], edges, eA, eB,
+                              wvA, nvA, wnA, wdA, wvB, nvB, wnB, wdB) > margin:
+            return 0, True
+    sa, fa = face_query(wnA, wdA, nfA, wvB, nvB)
+    if sa > margin:
+        witness[0], witness[1], witness[2] = WITNESS_FACE_A, fa, -1
+        return 0, False
+    sb, fb = face_query(wnB, wdB, nfB, wvA, nvA)
+    if sb > margin:
+        witness[0], witness[1], witness[2] = WITNESS_FACE_B, -1, fb
+        return 0, False
+    cA = _centroid(wvA, nvA)
+    se, ia, ib = edge_query(edges, edge_faces, eA, neA, wvA, wnA, cA, eB, neB, wvB, wnB)
+    if se > margin:
+        witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
+        return 0, False
+    face_best = max(sa, sb)
+    if se > face_best + FACE_PREFERENCE:
+        witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
+        ok, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
+                                       wvB, edges[eB + ib, 0], edges[eB + ib, 1])
+        pa, pb = _segments_closest(wvA[edges[eA + ia, 0]], wvA[edges[eA + ia, 1]],
+                                   wvB[edges[eB + ib, 0]], wvB[edges[eB + ib, 1]])
+        for c in range(3):
+            point_out[base, c] = 0.5 * (pa[c] + pb[c])
+        normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # axis is A → B
+        depth_out[base] = -s
+        kind_out[base] = KIND_EDGE_EDGE
+        feature_out[base] = (1 << 58) | (ia << 12) | ib
+        return 1, False
+    # Face contact. The reference is A's face if it separates at least as much as B's (ties to A).
+    ref_is_a = sa >= sb
+    if ref_is_a:
+        witness[0], witness[1], witness[2] = WITNESS_FACE_A, fa, -1
+        return _face_contact(fA + fa, wvA, wnA[fa], wdA[fa], fB, nfB, wnB, wvB, face_vstart, face_vcount, face_verts,
+                             fa, 1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
+                             point_out, normal_out, depth_out, kind_out, feature_out, base), False
+    witness[0], witness[1], witness[2] = WITNESS_FACE_B, -1, fb
+    return _face_contact(fB + fb, wvB, wnB[fb], wdB[fb], fA, nfA, wnA, wvA, face_vstart, face_vcount, face_verts,
+                         fb | (1 << 12), -1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
+                         point_out, normal_out, depth_out, kind_out, feature_out, base), False
+
+
+@njit(cache=True)
+def _face_contact(ref_row, wvR, nref, dref, fI, nfI, wnI, wvI, face_vstart, face_vcount, face_verts, ref_code, sign,
+                  margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
+                  point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Clip the incident face against reference face ``ref_row`` and write ≤ 4 contacts. ``sign`` is +1 when
+    the reference belongs to A (its normal points A → B, so the B → A contact normal is −n), −1 otherwise."""
+    nx, ny, nz = nref[0], nref[1], nref[2]
+    inc, best = 0, np.inf
+    for g in range(nfI):  # incident face: the most anti-parallel to the reference normal
+        d = wnI[g, 0] * nx + wnI[g, 1] * ny + wnI[g, 2] * nz
+        if d < best:
+            inc, best = g, d
+    header = ((ref_code << 12) | inc) << 32
+    m = _clip_incident(wvR, face_verts, face_vstart[ref_row], face_vcount[ref_row], nx, ny, nz,
+                       wvI, face_vstart[fI + inc], face_vcount[fI + inc], header, pts, feat, kind,
+                       tmp_pts, tmp_feat, tmp_kind)
+    n = 0
+    for k in range(m):
+        dist = nx * pts[k, 0] + ny * pts[k, 1] + nz * pts[k, 2] - dref
+        if dist > margin:
+            continue
+        for c in range(3):  # midpoint between the incident point and its projection on the reference plane
+            tmp_pts[n, c] = pts[k, c] - 0.5 * dist * nref[c]
+        tmp_feat[n] = feat[k]
+        tmp_kind[n] = kind[k]
+        dep[n] = -dist
+        n += 1
+    count = reduce_manifold(tmp_pts, dep, n, nx, ny, nz, keep)
+    for k in range(count):
+        j = keep[k]
+        for c in range(3):
+            point_out[base + k, c] = tmp_pts[j, c]
+            normal_out[base + k, c] = -sign * nref[c]
+        depth_out[base + k] = dep[j]
+        kind_out[base + k] = tmp_kind[j]
+        feature_out[base + k] = tmp_feat[j]
+    return count
