@@ -125,7 +125,8 @@ def test_sphere_pairs_closed_forms():
 def test_capsule_lying_on_ground_gives_two_contacts():
     world = tb.World()
     world.add_ground()
-    world.add_body(tb.Capsule(0.1, 1.0), position=(0, 0, 0.098), orientation=(np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0))
+    lying = (np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0)  # body z turned onto world x
+    world.add_body(tb.Capsule(0.1, 1.0), position=(0, 0, 0.098), orientation=lying)
     c = world.contacts()
     assert len(c) == 2
     np.testing.assert_allclose(c.depth, 0.002, atol=1e-12)
