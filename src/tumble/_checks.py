@@ -100,6 +100,15 @@ def symmetric_positive_definite(name: str, value: Any) -> np.ndarray:
     return J
 
 
+def material(friction: Any, restitution: Any) -> tuple[float, float]:
+    """A Coulomb friction coefficient μ >= 0 and a coefficient of restitution e ∈ [0, 1]."""
+    mu = non_negative("friction", friction)
+    e = non_negative("restitution", restitution)
+    if e > 1.0:
+        raise ValueError(f"restitution must be in [0, 1], got {_show(restitution)}")
+    return mu, e
+
+
 def bits32(name: str, value: Any) -> int:
     """An integer bit field in [0, 2³² − 1]."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

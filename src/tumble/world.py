@@ -99,7 +99,7 @@ class World:
         Args:
             shape: a shape, or a compound: a list of (shape, position, orientation) in a common frame.
                 The body frame's origin is the centre of mass; a compound's parts are shifted so that
-                its COM is the origin (``body.geom_offsets`` shows where they ended up).
+                its COM is the origin.
             density: [kg/m³] (default 1000 when neither density nor mass is given).
             mass: [kg] total mass instead of density; with ``inertia`` too, both are taken as given.
             inertia: (3, 3) [kg m²] about the COM in body axes; needs ``mass``.
@@ -121,10 +121,7 @@ class World:
         q = _checks.quaternion("orientation", orientation)
         v = _checks.vector3("velocity", velocity)
         w = _checks.vector3("angular_velocity", angular_velocity)
-        mu = _checks.non_negative("friction", friction)
-        e = _checks.non_negative("restitution", restitution)
-        if e > 1.0:
-            raise ValueError(f"restitution must be in [0, 1], got {restitution!r}")
+        mu, e = _checks.material(friction, restitution)
         if not isinstance(fixed, (bool, np.bool_)):
             raise TypeError(f"fixed must be True or False, got {fixed!r}")
         if fixed and (np.any(v) or np.any(w)):
@@ -160,10 +157,7 @@ class World:
         reads, since every dynamics kernel uses the zero inverses.
         """
         z = _checks.real("height", height)
-        mu = _checks.non_negative("friction", friction)
-        e = _checks.non_negative("restitution", restitution)
-        if e > 1.0:
-            raise ValueError(f"restitution must be in [0, 1], got {restitution!r}")
+        mu, e = _checks.material(friction, restitution)
         self._check_name(name)
         geom_rows = {
             "geom_type": np.array([int(GeomType.PLANE)], dtype=np.int32),

@@ -242,10 +242,29 @@ def test_margin_inflates_every_side(x, q, gpos, gquat, s, margin, t):
     np.testing.assert_allclose(hi, hi0 + margin, rtol=0, atol=tol)
 
 
-def test_plane_is_infinite_on_every_axis():
+@pytest.mark.parametrize(("gquat", "axis", "side"), [
+    ((1.0, 0, 0, 0), 2, +1),                            # normal +z: the ground
+    ((0.0, 1, 0, 0), 2, -1),                            # turned 180° about x: normal −z, solid above
+    ((0.5, 0.5, 0.5, 0.5), 0, +1),                      # 120° about (1,1,1), exact in binary: normal +x
+    ((0.5, 0.5, 0.5, -0.5), 1, -1),                     # normal −y, exactly
+    ((np.cos(0.1), np.sin(0.1), 0, 0), None, 0),        # tilted: unbounded on every axis
+    ((0.5**0.5, 0, 0.5**0.5, 0), None, 0),              # 90° about y: normal +x up to rounding (n_z ≈ 2e-16),
+])                                                      # so treated as tilted: safe, only less tight
+def test_plane_half_space_is_bounded_only_on_its_outward_side(gquat, axis, side):
+    """A plane row bounds the solid half-space n · (p − c) <= 0: with n = ±e_j the box ends at c_j + margin on
+    the side n faces (a point just beyond is outside the half-space, so nothing is lost); on every other
+    side, and for a tilted normal on every axis, the half-space is unbounded."""
+    c, margin = np.array([1.0, 2.0, 3.0]), 0.1
     rows = one_row(GeomType.PLANE, (0, 0, 0))
-    lo, hi = kernel_box(rows, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3), np.array([1.0, 0, 0, 0]), 0.1)
-    assert np.all(lo == -np.inf) and np.all(hi == np.inf)
+    lo, hi = kernel_box(rows, c, np.array([1.0, 0, 0, 0]), np.zeros(3), np.array(gquat), margin)
+    want_lo, want_hi = np.full(3, -np.inf), np.full(3, np.inf)
+    if axis is not None:
+        if side > 0:
+            want_hi[axis] = c[axis] + margin
+        else:
+            want_lo[axis] = c[axis] - margin
+    np.testing.assert_array_equal(lo, want_lo)
+    np.testing.assert_array_equal(hi, want_hi)
 
 
 def test_unknown_type_gives_nan_not_a_silent_box():
@@ -307,14 +326,15 @@ def test_world_compound_pose_is_body_pose_after_local_pose():
 @pytest.mark.parametrize("kernel", [geom_aabbs, geom_aabbs_serial])
 def test_world_rows_contain_their_shapes(kernel):
     """Through the World's own arrays: each hull's vertices and each box's corners span exactly its row's box;
-    the ground plane's box is infinite."""
+    the ground's box is the half-space z <= 0."""
     world = _mixed_world(25)
     lo, hi = world_aabbs(world, 0.0, kernel)
     geom, live = world._geom, world._live()
     for i in range(geom.count):
         t = GeomType(geom.live("geom_type")[i])
-        if t == GeomType.PLANE:
-            assert np.all(lo[i] == -np.inf) and np.all(hi[i] == np.inf)
+        if t == GeomType.PLANE:  # the ground z <= 0: bounded above only
+            np.testing.assert_array_equal(lo[i], [-np.inf, -np.inf, -np.inf])
+            np.testing.assert_array_equal(hi[i], [np.inf, np.inf, 0.0])
             continue
         if t == GeomType.CONVEX_HULL:
             s, n = geom.live("geom_vert_start")[i], geom.live("geom_vert_count")[i]

@@ -234,18 +234,19 @@ def test_filters_through_a_world():
     world.add_body(Sphere(0.5), position=(10, 0, 1.5), collide=False)                   # row 4 (body 3)
     world.add_body(Sphere(0.5), position=(10.9, 0, 1.4))                                 # row 5 (body 4)
     world.add_body(Sphere(0.5), position=(0.3, 0, 5.8), collision_group=2, collision_mask=2)  # row 6 (body 5)
-    world.add_ground()                                                                   # row 7 (body 6)
+    world.add_body(Sphere(0.5), position=(20, 0, 0.3))                                   # row 7 (body 6)
+    world.add_body(Sphere(0.5), position=(30, 0, 0.3), collision_group=2, collision_mask=2)  # row 8 (body 7)
+    world.add_ground()                                                                   # row 9 (body 8)
     lo, hi, filt = world_boxes(world, 0.005)
     sap = SweepAndSort()
     sap.reset(lo, hi)
     got, want = both(sap, lo, hi, filt)
     np.testing.assert_array_equal(got, want)
-    # Overlapping boxes: the ground (infinite) with everything, 0-1, 0-6, 1-6, 2-3, 2-4, 2-5, 3-4, 3-5, 4-5.
-    # Rejected: 0-1 same body; 2-3, 2-7, 3-7 both fixed; every pair of 4 (collide=False); 0-6, 1-6 and 6-7
-    # (row 6 is in group 2 only and collides with group 2 only). Kept: the compound and 5 with the ground,
-    # 5 with the two fixed boxes below it.
-    np.testing.assert_array_equal(got, [[0, 7], [1, 7], [2, 5], [3, 5], [5, 7]])
-    assert sap.pair_count == 7 + 9
+    # Overlapping boxes: 0-1, 0-6, 1-6, 2-3, 2-4, 2-5, 3-4, 3-5, 4-5, and the ground (z <= 0 + margin) with
+    # rows 2, 3, 7, 8. Rejected: 0-1 same body; 2-3, 2-9, 3-9 both fixed; every pair of 4 (collide=False);
+    # 0-6, 1-6 and 8-9 (rows 6 and 8 are in group 2 only and collide with group 2 only).
+    np.testing.assert_array_equal(got, [[2, 5], [3, 5], [7, 9]])
+    assert sap.pair_count == 9 + 4
 
 
 # ------------------------------------------------------------------------------------------------
@@ -396,3 +397,13 @@ def test_planes_overlap_everything_and_each_other():
     sap.update(lo + shift, hi + shift)
     assert sap.last_swaps > 0
     np.testing.assert_array_equal(sap.pairs(**no_filter(4)), [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3]])
+
+
+@pytest.mark.parametrize("g", [0, 1])
+def test_empty_and_single_row_worlds(g):
+    lo, hi = np.zeros((g, 3)), np.ones((g, 3))
+    sap = SweepAndSort()
+    sap.reset(lo, hi)
+    sap.update(lo, hi)
+    assert sap.pairs(**no_filter(g)).shape == (0, 2)
+    assert brute_force_pairs(lo, hi, **no_filter(g)).shape == (0, 2)
