@@ -9,6 +9,7 @@ r (1 − cos(π / CYLINDER_SIDES)) on the side.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,9 +58,13 @@ def _from_faces(vertices: np.ndarray, faces: list[list[int]]) -> Polytope:
     keys = sorted(edges)
     if any(len(edges[k]) != 2 for k in keys):
         raise ValueError("faces do not form a closed polyhedron: an edge does not join exactly two faces")
-    return Polytope(vertices.astype(np.float64), np.concatenate(faces).astype(np.int64), start,
+    poly = Polytope(vertices.astype(np.float64), np.concatenate(faces).astype(np.int64), start,
                     np.array(normals), np.array(offsets), np.array(keys, dtype=np.int64),
                     np.array([edges[k] for k in keys], dtype=np.int64))
+    for arr in (poly.vertices, poly.face_vertices, poly.face_start, poly.face_normal, poly.face_offset, poly.edges,
+                poly.edge_faces):
+        arr.flags.writeable = False  # shared between all bodies of equal shape
+    return poly
 
 
 def box_polytope(half: np.ndarray) -> Polytope:
@@ -116,8 +121,10 @@ def hull_polytope(hull: ConvexHull) -> Polytope:
     return _from_faces(verts, faces)
 
 
+@functools.lru_cache(maxsize=4096)
 def polytope_of(shape: object) -> Polytope | None:
-    """The collision polyhedron of a shape, or None for shapes handled in closed form."""
+    """The collision polyhedron of a shape, or None for shapes handled in closed form. Shapes are frozen
+    values, so equal boxes and cylinders share one (read-only) polytope."""
     if isinstance(shape, Box):
         return box_polytope(shape.half_extents)
     if isinstance(shape, ConvexHull):
@@ -144,12 +151,17 @@ class PolytopeTable:
         self._chunks: dict[str, list[np.ndarray]] = {name: [] for name in self.NAMES}
         self._joined: dict[str, np.ndarray] | None = None
         self._counts = [0, 0, 0, 0]  # vertices, faces, face_verts, edges so far
+        self._rows: dict[int, tuple[int, int, int, int, int, int]] = {}  # id(polytope) -> its rows
+        self._kept: list[Polytope] = []  # keeps each stored polytope alive, so its id stays unique
         self.max_vertices = 0
         self.max_faces = 0
         self.max_face_vertices = 0
 
     def append(self, poly: Polytope) -> tuple[int, int, int, int, int, int]:
-        """Append one polytope; returns (vert_start, vert_count, face_start, face_count, edge_start, edge_count)."""
+        """Store one polytope (once: the same object again gets the same rows); returns
+        (vert_start, vert_count, face_start, face_count, edge_start, edge_count)."""
+        if id(poly) in self._rows:
+            return self._rows[id(poly)]
         nv, nf, ne = poly.vertices.shape[0], poly.face_normal.shape[0], poly.edges.shape[0]
         v0, f0, k0, e0 = self._counts
         sizes = np.diff(poly.face_start)
@@ -163,7 +175,9 @@ class PolytopeTable:
         self.max_vertices = max(self.max_vertices, nv)
         self.max_faces = max(self.max_faces, nf)
         self.max_face_vertices = max(self.max_face_vertices, int(sizes.max()))
-        return v0, nv, f0, nf, e0, ne
+        self._rows[id(poly)] = (v0, nv, f0, nf, e0, ne)
+        self._kept.append(poly)
+        return self._rows[id(poly)]
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The packed arrays, by the names in ``NAMES``."""
