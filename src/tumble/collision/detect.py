@@ -8,6 +8,7 @@ the sorted pair keys, so no Python loop runs per pair or per contact.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,10 +81,11 @@ class CollisionDetector:
         self._witness = np.zeros((0, 3), dtype=np.int64)
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
         self._first = True
-        self.stats: dict[str, int] = {}
+        self.stats: dict[str, float] = {}
 
     def detect(self, world: World) -> Contacts:
         """Contacts of the world's current state."""
+        t0 = time.perf_counter()
         body, geom = world._live(), world._geom
         g = geom.count
         gl = {f.name: geom.live(f.name) for f in geom.fields}
@@ -92,6 +94,7 @@ class CollisionDetector:
         aabbs(gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
               gl["geom_vert_start"], gl["geom_vert_count"], poly["vertices"], body["x"], body["q"],
               world._contact_margin, self._aabb_lo, self._aabb_hi)
+        t1 = time.perf_counter()
         if self._first:
             self._broadphase.reset(self._aabb_lo, self._aabb_hi)
             self._first = False
@@ -100,6 +103,7 @@ class CollisionDetector:
         pairs = self._broadphase.pairs(gl["geom_body"], body["inv_mass"], body["collide"], gl["geom_group"],
                                        gl["geom_mask"]).copy()
         m = pairs.shape[0]
+        t2 = time.perf_counter()
 
         # carry each surviving pair's witness over from the last call (both key lists are sorted)
         keys = pairs[:, 0] * g + pairs[:, 1]
@@ -122,10 +126,12 @@ class CollisionDetector:
                         self._clip_kind, self._clip_dep, self._keep, per_pair, point, normal, depth, kind, feature,
                         self._stats)
         self._keys, self._witness = keys, witness
+        t3 = time.perf_counter()
         self.stats = {"pairs": m, "polytope_tests": int(self._stats[nph.POLYTOPE_TESTS]),
                       "witness_decided": int(self._stats[nph.WITNESS_DECIDED]),
                       "broadphase_swaps": int(self._broadphase.last_swaps),
-                      "unsupported_pairs": int(self._stats[nph.UNSUPPORTED])}
+                      "unsupported_pairs": int(self._stats[nph.UNSUPPORTED]),
+                      "seconds_aabb": t1 - t0, "seconds_broadphase": t2 - t1, "seconds_narrowphase": t3 - t2}
 
         used = np.arange(slots) % MAX_CONTACTS < np.repeat(per_pair, MAX_CONTACTS)
         pair_of = np.repeat(np.arange(m), MAX_CONTACTS)[used]
