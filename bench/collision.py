@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.adapters.tumble_adapter import import_tumble
+from bench.run import cpu_model
 
 HERE = Path(__file__).resolve().parent
 SPACING = 0.195
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         "# Collision stage alone (issue 3)",
         "",
         f"tumble {tb.__version__}, numpy {np.__version__}, numba {numba.__version__}, Python "
-        f"{platform.python_version()}; {_cpu()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}."
+        f"{platform.python_version()}; {cpu_model()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}."
         + (" QUICK smoke sizes." if args.quick else ""),
         "",
         "`world.contacts()` per step on a jittered, slightly overlapping lattice moved ±0.1 mm and turned ±0.1°",
@@ -146,16 +147,6 @@ def main(argv: list[str] | None = None) -> int:
     os.replace(tmp, out)
     print(f"[collision] wrote {out}", file=sys.stderr)
     return 0
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 if __name__ == "__main__":

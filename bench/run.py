@@ -81,7 +81,8 @@ def _expand_cases(tokens: list[str], quick: bool) -> list[str]:
     return out
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU model name (from /proc/cpuinfo where there is one)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": command.strip(),
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "quick": args.quick,
-            "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "memory": _memory(),
+            "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "memory": _memory(),
                         "os": f"{platform.system()} {platform.release()}"},
             "versions": _versions(adapters),
             "numba_threads": _numba_threads(),

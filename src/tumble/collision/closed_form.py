@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..math3d import qrot_inv_t, qrot_t
-from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold
+from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold, segments_closest
 
 
 @njit(cache=True, inline="always")
@@ -117,22 +117,7 @@ def capsules(a0, a1, ra, b0, b1, rb, margin, point_out, normal_out, depth_out, k
             for k in range(n):
                 kind_out[base + k] = KIND_CAPSULE
             return n
-    # general position: closest points of the segments (Ericson 5.1.9), clamped
-    r = a0 - b0
-    b = da @ db
-    c = da @ r
-    f = db @ r
-    denom = la2 * lb2 - b * b
-    s = min(max((b * f - c * lb2) / denom, 0.0), 1.0) if denom > 0.0 else 0.0
-    t = (b * s + f) / lb2
-    if t < 0.0:
-        t = 0.0
-        s = min(max(-c / la2, 0.0), 1.0)
-    elif t > 1.0:
-        t = 1.0
-        s = min(max((b - c) / la2, 0.0), 1.0)
-    p = a0 + s * da
-    q = b0 + t * db
+    p, q = segments_closest(a0, a1, b0, b1)  # general position
     n = spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, 2,
                 point_out, normal_out, depth_out, kind_out, feature_out, base)
     if n:

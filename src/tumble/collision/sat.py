@@ -269,7 +269,7 @@ def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, header, pts
 
 
 @njit(cache=True)
-def _segments_closest(p1, q1, p2, q2):
+def segments_closest(p1, q1, p2, q2):
     """Closest points of segments [p1, q1] and [p2, q2] (Ericson, Real-Time Collision Detection 5.1.9)."""
     d1 = q1 - p1
     d2 = q2 - p2
@@ -325,7 +325,7 @@ def collide_polytopes(vA, nvA, fA, nfA, eA, neA, vB, nvB, fB, nfB, eB, neB,
         witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
         ok, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
                                        wvB, edges[eB + ib, 0], edges[eB + ib, 1])
-        pa, pb = _segments_closest(wvA[edges[eA + ia, 0]], wvA[edges[eA + ia, 1]],
+        pa, pb = segments_closest(wvA[edges[eA + ia, 0]], wvA[edges[eA + ia, 1]],
                                    wvB[edges[eB + ib, 0]], wvB[edges[eB + ib, 1]])
         for c in range(3):
             point_out[base, c] = 0.5 * (pa[c] + pb[c])
