@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +42,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    root = Path.cwd()
+    if (root / "bench" / "run.py").is_file() and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # a console script does not see the working directory by itself
     try:
         from bench.run import main as bench_main
     except ImportError:

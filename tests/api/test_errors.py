@@ -167,7 +167,7 @@ def test_trajectory_load_rejects_other_files(tmp_path):
         tb.Trajectory.load(garbage)
 
 
-@pytest.mark.parametrize("argv", [["demo", "--dt", "-1"], ["demo", "--duration", "abc"], ["fly"], []])
+@pytest.mark.parametrize("argv", [["demo", "--dt", "-1"], ["demo", "--duration", "abc"], ["fly"], [], ["bench", "S9"]])
 def test_cli_user_errors_print_one_line_and_exit_2(argv):
     proc = subprocess.run([sys.executable, "-m", "tumble", *argv], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
