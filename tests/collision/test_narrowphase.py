@@ -80,6 +80,21 @@ def test_polytope_depth_matches_brute_force_and_moving_by_depth_separates(a, b, 
     assert brute_separation(va2, na, vb, nb, ea, eb) > 0.0
 
 
+@pytest.mark.parametrize("d", [(-0.5, 0.75, 0.5), (-0.5, 0.5, 0.625)])
+def test_deep_overlap_where_clipping_is_empty_still_reports_sat_depth(d):
+    # Found by hypothesis: two copies of one hull, equally turned, overlapping by ~0.55 m. The best axis is a
+    # face, but its incident face lies outside the reference face's prism, so clipping leaves nothing; the
+    # deepest incident vertex must then carry the contact, at SAT's depth (rounding only).
+    hull = POLY_SHAPES[2]
+    q = np.array([-0.39633345, -0.42014651, 0.0472977, -0.8149599])
+    q /= np.linalg.norm(q)
+    contacts = pair_world(hull, np.zeros(3), q, hull, np.array(d), q).contacts()
+    va, na, ea = polytope_world(hull, np.zeros(3), q)
+    vb, nb, eb = polytope_world(hull, np.array(d), q)
+    assert len(contacts) >= 1
+    assert contacts.depth.max() == pytest.approx(-brute_separation(va, na, vb, nb, ea, eb), abs=1.1e-3)
+
+
 @SETTINGS
 @given(a=st.sampled_from(POLY_SHAPES + [tb.Sphere(0.3), tb.Capsule(0.2, 0.5)]),
        b=st.sampled_from(POLY_SHAPES + [tb.Sphere(0.25), tb.Capsule(0.15, 0.4)]),

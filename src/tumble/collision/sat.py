@@ -320,31 +320,67 @@ def collide_polytopes(vA, nvA, fA, nfA, eA, neA, vB, nvB, fB, nfB, eB, neB,
     if se > margin:
         witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
         return 0, False
-    face_best = max(sa, sb)
-    if se > face_best + FACE_PREFERENCE:
+    if se > max(sa, sb) + FACE_PREFERENCE:
         witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
-        ok, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
-                                       wvB, edges[eB + ib, 0], edges[eB + ib, 1])
-        pa, pb = segments_closest(wvA[edges[eA + ia, 0]], wvA[edges[eA + ia, 1]],
-                                   wvB[edges[eB + ib, 0]], wvB[edges[eB + ib, 1]])
-        for c in range(3):
-            point_out[base, c] = 0.5 * (pa[c] + pb[c])
-        normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # axis is A → B
-        depth_out[base] = -s
-        kind_out[base] = KIND_EDGE_EDGE
-        feature_out[base] = (1 << 58) | (ia << 12) | ib
-        return 1, False
+        return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
+                             point_out, normal_out, depth_out, kind_out, feature_out, base), False
     # Face contact. The reference is A's face if it separates at least as much as B's (ties to A).
     ref_is_a = sa >= sb
     if ref_is_a:
         witness[0], witness[1], witness[2] = WITNESS_FACE_A, fa, -1
-        return _face_contact(fA + fa, wvA, wnA[fa], wdA[fa], fB, nfB, wnB, wvB, face_vstart, face_vcount, face_verts,
-                             fa, 1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
-                             point_out, normal_out, depth_out, kind_out, feature_out, base), False
-    witness[0], witness[1], witness[2] = WITNESS_FACE_B, -1, fb
-    return _face_contact(fB + fb, wvB, wnB[fb], wdB[fb], fA, nfA, wnA, wvA, face_vstart, face_vcount, face_verts,
-                         fb | (1 << 12), -1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
-                         point_out, normal_out, depth_out, kind_out, feature_out, base), False
+        n = _face_contact(fA + fa, wvA, wnA[fa], wdA[fa], fB, nfB, wnB, wvB, face_vstart, face_vcount, face_verts,
+                          fa, 1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
+                          point_out, normal_out, depth_out, kind_out, feature_out, base)
+    else:
+        witness[0], witness[1], witness[2] = WITNESS_FACE_B, -1, fb
+        n = _face_contact(fB + fb, wvB, wnB[fb], wdB[fb], fA, nfA, wnA, wvA, face_vstart, face_vcount, face_verts,
+                          fb | (1 << 12), -1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
+                          point_out, normal_out, depth_out, kind_out, feature_out, base)
+    if n == 0:
+        # Clipping can leave nothing when the overlap is deep or edge-on (the most anti-parallel incident
+        # face then lies outside the reference face's prism): report the incident polytope's deepest vertex
+        # along the reference normal, whose depth is exactly the separation SAT found on this axis.
+        if ref_is_a:
+            n = _deepest_vertex(wvB, nvB, wnA[fa], wdA[fa], 1.0, ((fa << 12) | 0xFFF) << 32,
+                                point_out, normal_out, depth_out, kind_out, feature_out, base)
+        else:
+            n = _deepest_vertex(wvA, nvA, wnB[fb], wdB[fb], -1.0, ((fb | (1 << 12)) << 12 | 0xFFF) << 32,
+                                point_out, normal_out, depth_out, kind_out, feature_out, base)
+    return n, False
+
+
+@njit(cache=True)
+def _deepest_vertex(wvI, nvI, nref, dref, sign, header, point_out, normal_out, depth_out, kind_out, feature_out,
+                    base):
+    """One vertex–face contact at the incident vertex deepest below the reference plane (n, d)."""
+    best, k = np.inf, 0
+    for j in range(nvI):
+        h = nref[0] * wvI[j, 0] + nref[1] * wvI[j, 1] + nref[2] * wvI[j, 2] - dref
+        if h < best:
+            best, k = h, j
+    for c in range(3):
+        point_out[base, c] = wvI[k, c] - 0.5 * best * nref[c]
+        normal_out[base, c] = -sign * nref[c]
+    depth_out[base] = -best
+    kind_out[base] = KIND_VERTEX_FACE
+    feature_out[base] = header | k
+    return 1
+
+
+@njit(cache=True)
+def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
+    _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
+                                  wvB, edges[eB + ib, 0], edges[eB + ib, 1])
+    pa, pb = segments_closest(wvA[edges[eA + ia, 0]], wvA[edges[eA + ia, 1]],
+                              wvB[edges[eB + ib, 0]], wvB[edges[eB + ib, 1]])
+    for c in range(3):
+        point_out[base, c] = 0.5 * (pa[c] + pb[c])
+    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # the axis points A → B
+    depth_out[base] = -s
+    kind_out[base] = KIND_EDGE_EDGE
+    feature_out[base] = (1 << 58) | (ia << 12) | ib
+    return 1
 
 
 @njit(cache=True)
