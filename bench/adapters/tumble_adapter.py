@@ -100,10 +100,7 @@ class _TumbleSim(Sim):
                      w=np.asarray(s["w"])[r])
 
     def engine_contact_count(self) -> int | None:
-        try:
-            return len(self.world.contacts().depth)
-        except (AttributeError, NotImplementedError):
-            return None
+        return len(self.world.contacts())
 
     def close(self) -> None:
         if self._restore_threads is not None:

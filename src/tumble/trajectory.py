@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .dynamics import energy as _energy
+from .step import step
 
 if TYPE_CHECKING:
     from .world import World
@@ -134,8 +135,6 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
 
     Buffers are allocated once up front; each record copies array slices and runs one energy kernel.
     """
-    from .step import step
-
     n = world.body_count
     frames = sorted(set(range(0, steps + 1, record_every)) | {steps})
     T = len(frames)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +27,8 @@ from .dynamics import energy as _energy
 from .dynamics import state as _state
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
-
-if TYPE_CHECKING:
-    from .trajectory import Trajectory
+from .step import step
+from .trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
 
@@ -295,8 +294,9 @@ class World:
         _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y,
                                live["x"], live["q"], live["v"], live["w"])
 
-    def state_derivative(self, y: Any, t: float | None = None) -> np.ndarray:
-        """dY/dt (13 n,) of Baraff I (2-43) under the loads accumulated now and gravity (``dydt`` for ``ode``)."""
+    def state_derivative(self, y: Any) -> np.ndarray:
+        """dY/dt (13 n,) of Baraff I (2-43) under the loads accumulated now and gravity. The loads do not
+        depend on time within a step, so ``lambda t, y: world.state_derivative(y)`` is a ``dydt`` for ``ode``."""
         y = _checks.array("y", y, (_state.STATE_SIZE * self._body.count,))
         live = self._live()
         ydot = np.empty_like(y)
@@ -330,8 +330,6 @@ class World:
         """Advance the world by ``dt`` seconds (> 0): force callbacks, then the integrator."""
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
-        from .step import step
-
         step(self, dt)
 
     def simulate(self, duration: float, dt: float, *, record_every: int = 1,
@@ -347,8 +345,6 @@ class World:
         Returns:
             A ``Trajectory`` with times (T,) and per-body arrays (T, n, ...).
         """
-        from .trajectory import record_simulation
-
         duration = _checks.non_negative("duration", duration)
         dt = _checks.positive("dt", dt)
         steps = round(duration / dt)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rotation_reference import Rx, Ry, Rz, rodrigues
 
 from tumble import math3d as k
 from tumble.conventions import SMALL_ANGLE
@@ -39,12 +40,6 @@ def hamilton(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.concatenate([[s1 * s2 - v1 @ v2], s1 * v2 + s2 * v1 + np.cross(v1, v2)])
 
 
-def rodrigues(axis: np.ndarray, angle: float) -> np.ndarray:
-    """R = 1 + sin θ K + (1 − cos θ) K², K the cross-product matrix of the unit axis."""
-    u = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    K = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * K @ K
-
 
 def rot_of_quat(q: np.ndarray) -> np.ndarray:
     """R(q) through Rodrigues: q = [cos(θ/2), sin(θ/2) u]."""
@@ -54,19 +49,7 @@ def rot_of_quat(q: np.ndarray) -> np.ndarray:
     return rodrigues(q[1:], 2.0 * np.arctan2(s, q[0]))
 
 
-def Rx(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
-
-def Ry(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def Rz(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def kq2m(q: np.ndarray) -> np.ndarray:

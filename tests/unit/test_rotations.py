@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rotation_reference import Rx, Ry, Rz, rodrigues
 from scipy.spatial.transform import Rotation
 
 from tumble import _checks
@@ -38,25 +39,8 @@ def scipy_matrix(q: np.ndarray) -> np.ndarray:
     return Rotation.from_quat([q[1], q[2], q[3], q[0]]).as_matrix()
 
 
-def rodrigues(axis: np.ndarray, angle: float) -> np.ndarray:
-    u = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    K = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * K @ K
 
 
-def Rx(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def Ry(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def Rz(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def vee(S: np.ndarray) -> np.ndarray:
