@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..math3d import qrot_inv_t, qrot_t
+from .capsule_polytope import inside_face
 from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold, segments_closest
 
 
@@ -220,15 +221,7 @@ def sphere_polytope(cx, cy, cz, r, wv, wn, wd, nf, face_vstart, face_vcount, fac
         if h <= 0.0 or h >= best:
             continue
         px, py, pz = cx - h * wn[f, 0], cy - h * wn[f, 1], cz - h * wn[f, 2]
-        s0, ns = face_vstart[f0 + f], face_vcount[f0 + f]
-        within = True
-        for k in range(ns):  # inside the face polygon: on the inner side of every edge
-            a, b = face_verts[s0 + k], face_verts[s0 + (k + 1) % ns]
-            ex, ey, ez = wv[b, 0] - wv[a, 0], wv[b, 1] - wv[a, 1], wv[b, 2] - wv[a, 2]
-            sx, sy, sz = ey * wn[f, 2] - ez * wn[f, 1], ez * wn[f, 0] - ex * wn[f, 2], ex * wn[f, 1] - ey * wn[f, 0]
-            if sx * (px - wv[a, 0]) + sy * (py - wv[a, 1]) + sz * (pz - wv[a, 2]) > 0.0:
-                within = False
-                break
+        within = inside_face(wv, wn, f, face_vstart[f0 + f], face_vcount[f0 + f], face_verts, px, py, pz)
         if within:
             best, bx, by, bz, feature = h, px, py, pz, f
     for e in range(ne):

@@ -5,9 +5,10 @@ dispatches on the integer geometry types (no per-object virtual calls). Each pai
 ``compact`` then gathers the used slots into the World's contact buffer.
 
 Pairs handled: sphere–sphere, sphere–plane, sphere–box, sphere–capsule, sphere–hull and sphere–cylinder
-(exact closest point), capsule–capsule, capsule–plane, and every pair of polytopes (box, convex hull,
-cylinder as a 24-gon prism) by separating axes, and polytope–plane. Pairs with no test yet (capsule
-against a polytope, ellipsoids) produce no contacts and are counted in ``stats_out[UNSUPPORTED]``.
+(exact closest point), capsule–capsule, capsule–plane, capsule–polytope (exact, see capsule_polytope),
+every pair of polytopes (box, convex hull, cylinder as a 24-gon prism) by separating axes, and
+polytope–plane. Pairs with no test yet (ellipsoids) produce no contacts and are counted in
+``stats_out[UNSUPPORTED]``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from numba import njit
 from ..conventions import GeomType
 from ..math3d import qmul_t, qrot_t
 from . import closed_form as cf
+from .capsule_polytope import capsule_polytope
 from .sat import MAX_CONTACTS, collide_polytopes, transform_polytope
 
 SPHERE = int(GeomType.SPHERE)
@@ -103,6 +105,21 @@ def _pair(ga, gb, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_ver
             return cf.sphere_polytope(pax, pay, paz, ra, scratch_v[1], scratch_n[1], scratch_d[1],
                                       geom_face_count[gb], face_vstart, face_vcount, face_verts, geom_face_start[gb],
                                       edges, geom_edge_start[gb], geom_edge_count[gb], margin, *args)
+    elif (ta == CAPSULE and _is_polytope(tb)) or (ta == BOX and tb == CAPSULE):
+        # capsule_polytope takes the capsule first; a (box, capsule) pair flips its normals by sign −1
+        gc, gp, sign = (ga, gb, 1.0) if ta == CAPSULE else (gb, ga, -1.0)
+        pcx, pcy, pcz, qcw, qcx, qcy, qcz = (pax, pay, paz, qaw, qax, qay, qaz) if ta == CAPSULE else \
+            (pbx, pby, pbz, qbw, qbx, qby, qbz)
+        ppx, ppy, ppz, qpw, qpx, qpy, qpz = (pbx, pby, pbz, qbw, qbx, qby, qbz) if ta == CAPSULE else \
+            (pax, pay, paz, qaw, qax, qay, qaz)
+        transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gp], geom_vert_count[gp],
+                           geom_face_start[gp], geom_face_count[gp], ppx, ppy, ppz, qpw, qpx, qpy, qpz,
+                           scratch_v[1], scratch_n[1], scratch_d[1])
+        c0, c1 = _axis_points(pcx, pcy, pcz, qcw, qcx, qcy, qcz, geom_size[gc, 1])
+        return capsule_polytope(np.array(c0), np.array(c1), geom_size[gc, 0], scratch_v[1], geom_vert_count[gp],
+                                scratch_n[1], scratch_d[1], geom_face_count[gp], face_vstart, face_vcount,
+                                face_verts, geom_face_start[gp], edges, geom_edge_start[gp], geom_edge_count[gp],
+                                margin, sign, *args)
     elif ta == CAPSULE and tb == CAPSULE:
         a0, a1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
         b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])

@@ -1,0 +1,240 @@
+"""Capsule against a convex polytope (box, convex hull, cylinder prism), exactly.
+
+A capsule is its core segment S = [c0, c1] swept by a sphere of radius r, so it touches polytope B where
+dist(S, B) ≤ r. Two regimes:
+
+- **S outside B.** The closest points of S and B lie on a pair of features: an end of S against a face
+  interior of B, or S against an edge of B (edge ends cover B's vertices, S's ends are clamped). The
+  minimum over those pairs is exact; the normal is (p − q)/|p − q| and the depth r − |p − q|.
+- **S meets B** (found by clipping S against B's face half-spaces, Cyrus–Beck). S and B are both
+  polytopes, so separating axes are complete (Baraff II 7.1): B's face normals and S × (edges of B).
+  The axis of greatest separation s < 0 gives the normal and depth r − s.
+
+When the normal is one of B's face normals, the segment is clipped to that face's prism and each clipped
+end within the margin becomes a contact: a capsule lying on a box face gets two contacts, as Baraff II 8
+asks for a stable resting contact; a tilted capsule keeps only its low end. Otherwise one contact at the
+closest points. Points are midway between the two surfaces, normals point from B toward the capsule A,
+depth is the penetration (negative within the margin). World frame, metres.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .sat import FACE_PREFERENCE, KIND_CAPSULE, segments_closest
+
+FACE_ALIGNED = 1.0 - 1e-6
+"""cos of the angle under which the closest-point normal counts as B's face normal. Closest points on a
+face interior give the face normal to rounding (≈1e-13 here); the slack only absorbs that."""
+
+TOUCHING = 1e-12
+"""m. Below this core distance the closest-point normal is ill-defined; separating axes take over."""
+
+EDGE_FEATURE = 1 << 16
+"""feature = EDGE_FEATURE + edge index for a single contact on an edge of B; face contacts use
+feature = face · 64 + 2·(side that clipped the end, +1 if any) + end."""
+
+
+@njit(cache=True, inline="always")
+def _face_height(wn, wd, f, p):
+    return wn[f, 0] * p[0] + wn[f, 1] * p[1] + wn[f, 2] * p[2] - wd[f]
+
+
+@njit(cache=True, inline="always")
+def _side_normal(wv, wn, f, a, b):
+    """Outward normal (unnormalised) of the side plane through face f's edge a → b: edge × n_f."""
+    ex, ey, ez = wv[b, 0] - wv[a, 0], wv[b, 1] - wv[a, 1], wv[b, 2] - wv[a, 2]
+    return ey * wn[f, 2] - ez * wn[f, 1], ez * wn[f, 0] - ex * wn[f, 2], ex * wn[f, 1] - ey * wn[f, 0]
+
+
+@njit(cache=True)
+def inside_face(wv, wn, f, s0, ns, face_verts, px, py, pz):
+    """True when the point p (on or off the plane of face f) lies within the prism over that face polygon:
+    on the inner side of every side plane (edge × outward normal)."""
+    for k in range(ns):
+        a, b = face_verts[s0 + k], face_verts[s0 + (k + 1) % ns]
+        sx, sy, sz = _side_normal(wv, wn, f, a, b)
+        if sx * (px - wv[a, 0]) + sy * (py - wv[a, 1]) + sz * (pz - wv[a, 2]) > 0.0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _core_meets(c0, c1, wn, wd, nf):
+    """Does segment [c0, c1] meet the polytope ∩ₓ {n_f · x ≤ d_f}? (Cyrus–Beck clipping of the parameter.)"""
+    t_in, t_out = 0.0, 1.0
+    for f in range(nf):
+        h0, h1 = _face_height(wn, wd, f, c0), _face_height(wn, wd, f, c1)
+        if h0 > 0.0 and h1 > 0.0:
+            return False
+        if h0 > 0.0:
+            t_in = max(t_in, h0 / (h0 - h1))
+        elif h1 > 0.0:
+            t_out = min(t_out, h0 / (h0 - h1))
+        if t_in > t_out:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin, sign_flip,
+                   point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Clip the segment to the prism over face f; every clipped end within ``margin`` is a contact with
+    normal n_f, depth r − h (h: height of the end above the face plane). Returns the count (0–2)."""
+    t0, t1, side0, side1 = 0.0, 1.0, -1, -1
+    for k in range(ns):
+        a, b = face_verts[s0 + k], face_verts[s0 + (k + 1) % ns]
+        sx, sy, sz = _side_normal(wv, wn, f, a, b)
+        g0 = sx * (c0[0] - wv[a, 0]) + sy * (c0[1] - wv[a, 1]) + sz * (c0[2] - wv[a, 2])
+        g1 = sx * (c1[0] - wv[a, 0]) + sy * (c1[1] - wv[a, 1]) + sz * (c1[2] - wv[a, 2])
+        if g0 > 0.0 and g1 > 0.0:
+            return 0
+        if g0 > 0.0:
+            t = g0 / (g0 - g1)
+            if t > t0:
+                t0, side0 = t, k
+        elif g1 > 0.0:
+            t = g0 / (g0 - g1)
+            if t < t1:
+                t1, side1 = t, k
+    if t0 > t1:
+        return 0
+    n = 0
+    for end, t, side in ((0, t0, side0), (1, t1, side1)):
+        px = c0[0] + t * (c1[0] - c0[0])
+        py = c0[1] + t * (c1[1] - c0[1])
+        pz = c0[2] + t * (c1[2] - c0[2])
+        h = wn[f, 0] * px + wn[f, 1] * py + wn[f, 2] * pz - wd[f]
+        if h - r > margin or (end == 1 and t1 - t0 <= 0.0):
+            continue
+        s = 0.5 * (h + r)  # from the core point down to the midpoint of the face and the capsule surface
+        row = base + n
+        point_out[row, 0] = px - s * wn[f, 0]
+        point_out[row, 1] = py - s * wn[f, 1]
+        point_out[row, 2] = pz - s * wn[f, 2]
+        for c in range(3):
+            normal_out[row, c] = sign_flip * wn[f, c]
+        depth_out[row] = r - h
+        kind_out[row] = KIND_CAPSULE
+        feature_out[row] = f * 64 + 2 * (side + 1) + end
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, sep, feature, sign_flip,
+                   point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """One contact between core point p and B's point q along n (B → A) with core separation ``sep``:
+    the point midway between q and the capsule surface point p − r n."""
+    point_out[base, 0] = 0.5 * (qx + px - r * nx)
+    point_out[base, 1] = 0.5 * (qy + py - r * ny)
+    point_out[base, 2] = 0.5 * (qz + pz - r * nz)
+    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = sign_flip * nx, sign_flip * ny, sign_flip * nz
+    depth_out[base] = r - sep
+    kind_out[base] = KIND_CAPSULE
+    feature_out[base] = feature
+    return 1
+
+
+@njit(cache=True)
+def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, face_verts, f0, edges, e0, ne,
+                     margin, sign_flip, point_out, normal_out, depth_out, kind_out, feature_out, base):
+    """Contacts of capsule A (core ends c0, c1 (3,), radius r) with polytope B (world vertices wv (nv, 3),
+    face normals wn (nf, 3) and offsets wd (nf,); face rows from f0, edge rows from e0 in the shared
+    tables). Normals point B → A, times ``sign_flip`` (−1 when the caller passed the pair as (B, A)).
+    Returns the number of contacts written (0–2)."""
+    if not _core_meets(c0, c1, wn, wd, nf):
+        best, feature = np.inf, -1
+        px = py = pz = qx = qy = qz = 0.0
+        for end in range(2):  # ends of S over face interiors
+            c = c0 if end == 0 else c1
+            for f in range(nf):
+                h = _face_height(wn, wd, f, c)
+                if h <= 0.0 or h >= best:
+                    continue
+                if inside_face(wv, wn, f, face_vstart[f0 + f], face_vcount[f0 + f], face_verts, c[0], c[1], c[2]):
+                    best, feature = h, f
+                    px, py, pz = c[0], c[1], c[2]
+                    qx, qy, qz = c[0] - h * wn[f, 0], c[1] - h * wn[f, 1], c[2] - h * wn[f, 2]
+        for e in range(ne):  # S against B's edges (and so its vertices)
+            p, q = segments_closest(c0, c1, wv[edges[e0 + e, 0]], wv[edges[e0 + e, 1]])
+            dist = np.sqrt((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2)
+            if dist < best:
+                best, feature = dist, EDGE_FEATURE + e
+                px, py, pz, qx, qy, qz = p[0], p[1], p[2], q[0], q[1], q[2]
+        if best - r > margin:
+            return 0
+        if best > TOUCHING:
+            nx, ny, nz = (px - qx) / best, (py - qy) / best, (pz - qz) / best
+            face, align = -1, FACE_ALIGNED
+            for f in range(nf):
+                a = wn[f, 0] * nx + wn[f, 1] * ny + wn[f, 2] * nz
+                if a > align:
+                    face, align = f, a
+            if face >= 0:
+                n = _face_contacts(c0, c1, r, wv, wn, wd, face, face_vstart[f0 + face], face_vcount[f0 + face],
+                                   face_verts, margin, sign_flip, point_out, normal_out, depth_out, kind_out,
+                                   feature_out, base)
+                if n:
+                    return n
+            return _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, best, feature, sign_flip,
+                                  point_out, normal_out, depth_out, kind_out, feature_out, base)
+    # S meets B: separating axes over B's faces, then S × edges of B (both orientations)
+    best_face, face_sep = -1, -np.inf
+    for f in range(nf):
+        s = min(_face_height(wn, wd, f, c0), _face_height(wn, wd, f, c1))
+        if s > face_sep:
+            best_face, face_sep = f, s
+    ux, uy, uz = c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2]
+    uu = ux * ux + uy * uy + uz * uz
+    best_edge, edge_sep, ex_, ey_, ez_ = -1, -np.inf, 0.0, 0.0, 0.0
+    for e in range(ne):
+        a, b = edges[e0 + e, 0], edges[e0 + e, 1]
+        dx, dy, dz = wv[b, 0] - wv[a, 0], wv[b, 1] - wv[a, 1], wv[b, 2] - wv[a, 2]
+        ax, ay, az = uy * dz - uz * dy, uz * dx - ux * dz, ux * dy - uy * dx
+        aa = ax * ax + ay * ay + az * az
+        if aa <= 1e-12 * uu * (dx * dx + dy * dy + dz * dz):
+            continue  # parallel: the face normals beside this edge already cover the direction
+        inv = 1.0 / np.sqrt(aa)
+        ax, ay, az = ax * inv, ay * inv, az * inv
+        lo, hi = np.inf, -np.inf
+        for k in range(nv):
+            v = ax * wv[k, 0] + ay * wv[k, 1] + az * wv[k, 2]
+            lo, hi = min(lo, v), max(hi, v)
+        s0 = ax * c0[0] + ay * c0[1] + az * c0[2]
+        s1 = ax * c1[0] + ay * c1[1] + az * c1[2]
+        up = min(s0, s1) - hi  # separation with the axis pointing B → A
+        down = lo - max(s0, s1)  # … and with it reversed
+        ea = ax * wv[a, 0] + ay * wv[a, 1] + az * wv[a, 2]
+        eb = ax * wv[b, 0] + ay * wv[b, 1] + az * wv[b, 2]
+        support, proj_a, proj_b = hi, ea, eb
+        if down > up:
+            up, ax, ay, az = down, -ax, -ay, -az
+            support, proj_a, proj_b = -lo, -ea, -eb
+        # The axis is S × e only where e supports B along it (its Gauss-map arc meets S's great circle);
+        # parallel edges elsewhere on B share the direction but not the closest points.
+        tol = 1e-9 * (1.0 + abs(support))
+        if proj_a < support - tol or proj_b < support - tol:
+            continue
+        if up > edge_sep:
+            best_edge, edge_sep, ex_, ey_, ez_ = e, up, ax, ay, az
+    if edge_sep > face_sep + FACE_PREFERENCE:
+        if edge_sep - r > margin:
+            return 0
+        p, q = segments_closest(c0, c1, wv[edges[e0 + best_edge, 0]], wv[edges[e0 + best_edge, 1]])
+        return _point_contact(p[0], p[1], p[2], q[0], q[1], q[2], ex_, ey_, ez_, r, edge_sep,
+                              EDGE_FEATURE + best_edge, sign_flip, point_out, normal_out, depth_out, kind_out,
+                              feature_out, base)
+    if face_sep - r > margin:
+        return 0
+    n = _face_contacts(c0, c1, r, wv, wn, wd, best_face, face_vstart[f0 + best_face], face_vcount[f0 + best_face],
+                       face_verts, margin, sign_flip, point_out, normal_out, depth_out, kind_out, feature_out, base)
+    if n:
+        return n
+    # the segment's deepest end lies outside the face's prism: report it at the axis's separation
+    c = c0 if _face_height(wn, wd, best_face, c0) <= _face_height(wn, wd, best_face, c1) else c1
+    h = _face_height(wn, wd, best_face, c)
+    return _point_contact(c[0], c[1], c[2], c[0] - h * wn[best_face, 0], c[1] - h * wn[best_face, 1],
+                          c[2] - h * wn[best_face, 2], wn[best_face, 0], wn[best_face, 1], wn[best_face, 2], r, h,
+                          best_face * 64, sign_flip, point_out, normal_out, depth_out, kind_out, feature_out, base)
