@@ -78,7 +78,7 @@ def _core_meets(c0, c1, wn, wd, nf):
 
 
 @njit(cache=True)
-def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin, sign_flip,
+def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin,
                    point_out, normal_out, depth_out, kind_out, feature_out, base):
     """Clip the segment to the prism over face f; every clipped end within ``margin`` is a contact with
     normal n_f, depth r − h (h: height of the end above the face plane). Returns the count (0–2)."""
@@ -114,7 +114,7 @@ def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin, sign_fl
         point_out[row, 1] = py - s * wn[f, 1]
         point_out[row, 2] = pz - s * wn[f, 2]
         for c in range(3):
-            normal_out[row, c] = sign_flip * wn[f, c]
+            normal_out[row, c] = wn[f, c]
         depth_out[row] = r - h
         kind_out[row] = KIND_CAPSULE
         feature_out[row] = f * 64 + 2 * (side + 1) + end
@@ -123,14 +123,14 @@ def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin, sign_fl
 
 
 @njit(cache=True)
-def _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, sep, feature, sign_flip,
+def _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, sep, feature,
                    point_out, normal_out, depth_out, kind_out, feature_out, base):
     """One contact between core point p and B's point q along n (B → A) with core separation ``sep``:
     the point midway between q and the capsule surface point p − r n."""
     point_out[base, 0] = 0.5 * (qx + px - r * nx)
     point_out[base, 1] = 0.5 * (qy + py - r * ny)
     point_out[base, 2] = 0.5 * (qz + pz - r * nz)
-    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = sign_flip * nx, sign_flip * ny, sign_flip * nz
+    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = nx, ny, nz
     depth_out[base] = r - sep
     kind_out[base] = KIND_CAPSULE
     feature_out[base] = feature
@@ -139,10 +139,10 @@ def _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, sep, feature, sign_fli
 
 @njit(cache=True)
 def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, face_verts, f0, edges, e0, ne,
-                     margin, sign_flip, point_out, normal_out, depth_out, kind_out, feature_out, base):
+                     margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
     """Contacts of capsule A (core ends c0, c1 (3,), radius r) with polytope B (world vertices wv (nv, 3),
     face normals wn (nf, 3) and offsets wd (nf,); face rows from f0, edge rows from e0 in the shared
-    tables). Normals point B → A, times ``sign_flip`` (−1 when the caller passed the pair as (B, A)).
+    tables). Normals point B → A.
     Returns the number of contacts written (0–2)."""
     if not _core_meets(c0, c1, wn, wd, nf):
         best, feature = np.inf, -1
@@ -174,11 +174,11 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
                     face, align = f, a
             if face >= 0:
                 n = _face_contacts(c0, c1, r, wv, wn, wd, face, face_vstart[f0 + face], face_vcount[f0 + face],
-                                   face_verts, margin, sign_flip, point_out, normal_out, depth_out, kind_out,
+                                   face_verts, margin, point_out, normal_out, depth_out, kind_out,
                                    feature_out, base)
                 if n:
                     return n
-            return _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, best, feature, sign_flip,
+            return _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, best, feature,
                                   point_out, normal_out, depth_out, kind_out, feature_out, base)
     # S meets B: separating axes over B's faces, then S × edges of B (both orientations)
     best_face, face_sep = -1, -np.inf
@@ -224,12 +224,12 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
             return 0
         p, q = segments_closest(c0, c1, wv[edges[e0 + best_edge, 0]], wv[edges[e0 + best_edge, 1]])
         return _point_contact(p[0], p[1], p[2], q[0], q[1], q[2], ex_, ey_, ez_, r, edge_sep,
-                              EDGE_FEATURE + best_edge, sign_flip, point_out, normal_out, depth_out, kind_out,
+                              EDGE_FEATURE + best_edge, point_out, normal_out, depth_out, kind_out,
                               feature_out, base)
     if face_sep - r > margin:
         return 0
     n = _face_contacts(c0, c1, r, wv, wn, wd, best_face, face_vstart[f0 + best_face], face_vcount[f0 + best_face],
-                       face_verts, margin, sign_flip, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                       face_verts, margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
     if n:
         return n
     # the segment's deepest end lies outside the face's prism: report it at the axis's separation
@@ -237,4 +237,4 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
     h = _face_height(wn, wd, best_face, c)
     return _point_contact(c[0], c[1], c[2], c[0] - h * wn[best_face, 0], c[1] - h * wn[best_face, 1],
                           c[2] - h * wn[best_face, 2], wn[best_face, 0], wn[best_face, 1], wn[best_face, 2], r, h,
-                          best_face * 64, sign_flip, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                          best_face * 64, point_out, normal_out, depth_out, kind_out, feature_out, base)

@@ -69,14 +69,9 @@ class CollisionDetector:
         nf = max(poly.max_faces, 1)
         # A convex polygon clipped by r planes gains at most r vertices; vertices of a face-vs-plane pass too.
         nclip = max(2 * poly.max_face_vertices + 4, nv)
-        self._scratch_v = np.empty((2, nv, 3))
-        self._scratch_n = np.empty((2, nf, 3))
-        self._scratch_d = np.empty((2, nf))
-        self._clip_pts = np.empty((2, nclip, 3))
-        self._clip_feat = np.empty((2, nclip), dtype=np.int64)
-        self._clip_kind = np.empty((2, nclip), dtype=np.int64)
-        self._clip_dep = np.empty(nclip)
-        self._keep = np.empty(nclip, dtype=np.int64)
+        self._scratch = (np.empty((2, nv, 3)), np.empty((2, nf, 3)), np.empty((2, nf)), np.empty((2, nclip, 3)),
+                         np.empty((2, nclip), dtype=np.int64), np.empty((2, nclip), dtype=np.int64),
+                         np.empty(nclip), np.empty(nclip, dtype=np.int64))
         self._keys = np.zeros(0, dtype=np.int64)      # pair keys a * g + b of the last call, sorted
         self._witness = np.zeros((0, 3), dtype=np.int64)
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
@@ -117,14 +112,13 @@ class CollisionDetector:
         per_pair = np.zeros(m, dtype=np.int64)
         point, normal = np.empty((slots, 3)), np.empty((slots, 3))
         depth, kind, feature = np.empty(slots), np.empty(slots, dtype=np.int64), np.empty(slots, dtype=np.int64)
-        nph.narrowphase(pairs, gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
-                        gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"], gl["geom_face_count"],
-                        gl["geom_edge_start"], gl["geom_edge_count"], poly["vertices"], poly["face_normal"],
-                        poly["face_offset"], poly["face_vstart"], poly["face_vcount"], poly["face_verts"],
-                        poly["edges"], poly["edge_faces"], body["x"], body["q"], world._contact_margin, witness,
-                        self._scratch_v, self._scratch_n, self._scratch_d, self._clip_pts, self._clip_feat,
-                        self._clip_kind, self._clip_dep, self._keep, per_pair, point, normal, depth, kind, feature,
-                        self._stats)
+        geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
+                     gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"], gl["geom_face_count"],
+                     gl["geom_edge_start"], gl["geom_edge_count"])
+        tables = (poly["vertices"], poly["face_normal"], poly["face_offset"], poly["face_vstart"],
+                  poly["face_vcount"], poly["face_verts"], poly["edges"], poly["edge_faces"])
+        nph.narrowphase(pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin, witness,
+                        self._scratch, per_pair, (point, normal, depth, kind, feature), self._stats)
         self._keys, self._witness = keys, witness
         t3 = time.perf_counter()
         self.stats = {"pairs": m, "polytope_tests": int(self._stats[nph.POLYTOPE_TESTS]),

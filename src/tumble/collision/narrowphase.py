@@ -60,121 +60,127 @@ def _axis_points(px, py, pz, qw, qx, qy, qz, half):
 
 
 @njit(cache=True)
-def _pair(ga, gb, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-          geom_face_start, geom_face_count, geom_edge_start, geom_edge_count,
-          poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces,
-          x, q, margin, witness, scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep, keep,
-          point_out, normal_out, depth_out, kind_out, feature_out, base, stats_out):
-    """Contacts of one pair with ``geom_type[ga] <= geom_type[gb]`` (normals B → A). Returns the count."""
-    ta, tb = geom_type[ga], geom_type[gb]
-    pax, pay, paz, qaw, qax, qay, qaz = _geom_pose(ga, geom_body, geom_pos, geom_quat, x, q)
-    pbx, pby, pbz, qbw, qbx, qby, qbz = _geom_pose(gb, geom_body, geom_pos, geom_quat, x, q)
-    args = (point_out, normal_out, depth_out, kind_out, feature_out, base)
-    if tb == PLANE:
-        nx, ny, nz = qrot_t(qbw, qbx, qby, qbz, 0.0, 0.0, 1.0)
-        d = nx * pbx + ny * pby + nz * pbz
-        if ta == SPHERE:
-            return cf.sphere_plane(pax, pay, paz, geom_size[ga, 0], nx, ny, nz, d, margin, 0, *args)
-        if ta == CAPSULE:
-            c0, c1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
-            return cf.capsule_plane(np.array(c0), np.array(c1), geom_size[ga, 0], nx, ny, nz, d, margin, *args)
-        if _is_polytope(ta):
-            nv = geom_vert_count[ga]
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], nv, geom_face_start[ga],
-                               0, pax, pay, paz, qaw, qax, qay, qaz, scratch_v[0], scratch_n[0], scratch_d[0])
-            return cf.polytope_plane(scratch_v[0], nv, nx, ny, nz, d, margin, clip_pts[0], clip_dep, clip_feat[0],
-                                     keep, *args)
-    elif ta == SPHERE:
-        ra = geom_size[ga, 0]
-        if tb == SPHERE:
-            return cf.spheres(pax, pay, paz, ra, pbx, pby, pbz, geom_size[gb, 0], margin, 0, *args)
-        if tb == BOX:
-            return cf.sphere_box(pax, pay, paz, ra, pbx, pby, pbz, qbw, qbx, qby, qbz,
-                                 geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2], margin, *args)
-        if tb == CAPSULE:  # capsule_sphere takes the capsule first: swap, then flip the normal
-            c0, c1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
-            n = cf.capsule_sphere(np.array(c0), np.array(c1), geom_size[gb, 0], pax, pay, paz, ra, margin, *args)
-            for k in range(n):
-                for c in range(3):
-                    normal_out[base + k, c] = -normal_out[base + k, c]
-            return n
-        if tb == CYLINDER or tb == HULL:
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb], geom_vert_count[gb],
-                               geom_face_start[gb], geom_face_count[gb], pbx, pby, pbz, qbw, qbx, qby, qbz,
-                               scratch_v[1], scratch_n[1], scratch_d[1])
-            return cf.sphere_polytope(pax, pay, paz, ra, scratch_v[1], scratch_n[1], scratch_d[1],
-                                      geom_face_count[gb], face_vstart, face_vcount, face_verts, geom_face_start[gb],
-                                      edges, geom_edge_start[gb], geom_edge_count[gb], margin, *args)
-    elif (ta == CAPSULE and _is_polytope(tb)) or (ta == BOX and tb == CAPSULE):
-        # capsule_polytope takes the capsule first; a (box, capsule) pair flips its normals by sign −1
-        gc, gp, sign = (ga, gb, 1.0) if ta == CAPSULE else (gb, ga, -1.0)
-        pcx, pcy, pcz, qcw, qcx, qcy, qcz = (pax, pay, paz, qaw, qax, qay, qaz) if ta == CAPSULE else \
-            (pbx, pby, pbz, qbw, qbx, qby, qbz)
-        ppx, ppy, ppz, qpw, qpx, qpy, qpz = (pbx, pby, pbz, qbw, qbx, qby, qbz) if ta == CAPSULE else \
-            (pax, pay, paz, qaw, qax, qay, qaz)
-        transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gp], geom_vert_count[gp],
-                           geom_face_start[gp], geom_face_count[gp], ppx, ppy, ppz, qpw, qpx, qpy, qpz,
-                           scratch_v[1], scratch_n[1], scratch_d[1])
-        c0, c1 = _axis_points(pcx, pcy, pcz, qcw, qcx, qcy, qcz, geom_size[gc, 1])
-        return capsule_polytope(np.array(c0), np.array(c1), geom_size[gc, 0], scratch_v[1], geom_vert_count[gp],
-                                scratch_n[1], scratch_d[1], geom_face_count[gp], face_vstart, face_vcount,
-                                face_verts, geom_face_start[gp], edges, geom_edge_start[gp], geom_edge_count[gp],
-                                margin, sign, *args)
-    elif ta == CAPSULE and tb == CAPSULE:
-        a0, a1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
-        b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
-        return cf.capsules(np.array(a0), np.array(a1), geom_size[ga, 0], np.array(b0), np.array(b1),
-                           geom_size[gb, 0], margin, *args)
-    elif _is_polytope(ta) and _is_polytope(tb):
-        stats_out[POLYTOPE_TESTS] += 1
-        for side, g, px, py, pz, qw, qx, qy, qz in ((0, ga, pax, pay, paz, qaw, qax, qay, qaz),
-                                                    (1, gb, pbx, pby, pbz, qbw, qbx, qby, qbz)):
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[g], geom_vert_count[g],
-                               geom_face_start[g], geom_face_count[g], px, py, pz, qw, qx, qy, qz,
-                               scratch_v[side], scratch_n[side], scratch_d[side])
-        n, decided = collide_polytopes(
-            geom_vert_start[ga], geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
-            geom_edge_start[ga], geom_edge_count[ga],
-            geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
-            geom_edge_start[gb], geom_edge_count[gb],
-            face_vstart, face_vcount, face_verts, edges, edge_faces,
-            scratch_v[0], scratch_n[0], scratch_d[0], scratch_v[1], scratch_n[1], scratch_d[1], margin, witness,
-            clip_pts[0], clip_feat[0], clip_kind[0], clip_pts[1], clip_feat[1], clip_kind[1], clip_dep, keep, *args)
-        if decided:
-            stats_out[WITNESS_DECIDED] += 1
-        return n
-    stats_out[UNSUPPORTED] += 1
-    return 0
-
-
-@njit(cache=True)
-def narrowphase(pairs, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-                geom_face_start, geom_face_count, geom_edge_start, geom_edge_count,
-                poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces,
-                x, q, margin, witness, scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep, keep,
-                pair_contacts_out, point_out, normal_out, depth_out, kind_out, feature_out, stats_out):
+def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out, stats_out):
     """Contacts for every candidate pair (m, 2) of geometry rows; pair k writes into slots 4k … 4k+3.
 
     Pairs are put in canonical order (lower geometry type first) and the normals of a swapped pair are
     flipped back, so contact normals always point from the pair's second geometry toward its first.
-    ``witness`` (m, 3) holds each pair's cached separating axis, read and updated.
-    Outputs: pair_contacts_out (m,) contacts per pair; point/normal (4m, 3) world; depth (4m,) m;
-    kind, feature (4m,); stats_out (3,) polytope tests, tests decided by the witness, unsupported pairs.
+    Array groups (tuples, unpacked once per call):
+    geom = (geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
+    geom_face_start, geom_face_count, geom_edge_start, geom_edge_count): the World's geometry rows;
+    poly = (vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces):
+    the shared polytope tables (PolytopeTable.arrays()); x (n, 3), q (n, 4): body poses;
+    scratch = (vertices (2, V, 3), normals (2, F, 3), offsets (2, F), clip points (2, C, 3), clip features
+    (2, C), clip kinds (2, C), depths (C,), kept indices (C,)); ``witness`` (m, 3) holds each pair's
+    cached separating axis, read and updated.
+    Outputs: pair_contacts_out (m,) contacts per pair; out = (point (4m, 3), normal (4m, 3) world, depth
+    (4m,) m, kind (4m,), feature (4m,)); stats_out (3,) polytope tests, tests decided by the witness,
+    unsupported pairs.
+
+    The dispatch is written out in the loop, with every array bound once before it: binding ~40 arrays per
+    pair (a call, or an inlined function's parameters) costs ~1 µs of reference counting, more than most
+    pair tests take.
     """
-    for k in range(STATS_SIZE):
-        stats_out[k] = 0
+    (geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
+     geom_face_start, geom_face_count, geom_edge_start, geom_edge_count) = geom
+    poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces = poly
+    scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, _, clip_dep, keep = scratch
+    point_out, normal_out, depth_out, kind_out, feature_out = out
+    wv0, wn0, wd0 = scratch_v[0], scratch_n[0], scratch_d[0]
+    wv1, wn1, wd1 = scratch_v[1], scratch_n[1], scratch_d[1]
+    pts0, feat0 = clip_pts[0], clip_feat[0]
+    for j in range(STATS_SIZE):
+        stats_out[j] = 0
     for k in range(pairs.shape[0]):
         ga, gb = pairs[k, 0], pairs[k, 1]
-        swap = geom_type[ga] > geom_type[gb]
-        if swap:
+        flip = geom_type[ga] > geom_type[gb]  # canonical order: lower type is A; flip the normals back
+        if flip:
             ga, gb = gb, ga
+        ta, tb = geom_type[ga], geom_type[gb]
         base = MAX_CONTACTS * k
-        n = _pair(ga, gb, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-                  geom_face_start, geom_face_count, geom_edge_start, geom_edge_count,
-                  poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces,
-                  x, q, margin, witness[k], scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep,
-                  keep, point_out, normal_out, depth_out, kind_out, feature_out, base, stats_out)
-        if swap:
+        pax, pay, paz, qaw, qax, qay, qaz = _geom_pose(ga, geom_body, geom_pos, geom_quat, x, q)
+        pbx, pby, pbz, qbw, qbx, qby, qbz = _geom_pose(gb, geom_body, geom_pos, geom_quat, x, q)
+        n = 0
+        if tb == PLANE:
+            nx, ny, nz = qrot_t(qbw, qbx, qby, qbz, 0.0, 0.0, 1.0)
+            d = nx * pbx + ny * pby + nz * pbz
+            if ta == SPHERE:
+                n = cf.sphere_plane(pax, pay, paz, geom_size[ga, 0], nx, ny, nz, d, margin, 0,
+                                    point_out, normal_out, depth_out, kind_out, feature_out, base)
+            elif ta == CAPSULE:
+                c0, c1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
+                n = cf.capsule_plane(np.array(c0), np.array(c1), geom_size[ga, 0], nx, ny, nz, d, margin,
+                                     point_out, normal_out, depth_out, kind_out, feature_out, base)
+            elif _is_polytope(ta):
+                nv = geom_vert_count[ga]
+                transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], nv,
+                                   geom_face_start[ga], 0, pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
+                n = cf.polytope_plane(wv0, nv, nx, ny, nz, d, margin, pts0, clip_dep, feat0, keep,
+                                      point_out, normal_out, depth_out, kind_out, feature_out, base)
+            else:
+                stats_out[UNSUPPORTED] += 1
+        elif ta == SPHERE and tb == SPHERE:
+            n = cf.spheres(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, geom_size[gb, 0], margin, 0,
+                           point_out, normal_out, depth_out, kind_out, feature_out, base)
+        elif ta == SPHERE and tb == BOX:
+            n = cf.sphere_box(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, qbw, qbx, qby, qbz,
+                              geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2], margin,
+                              point_out, normal_out, depth_out, kind_out, feature_out, base)
+        elif ta == SPHERE and tb == CAPSULE:  # capsule_sphere takes the capsule first: flip its normal
+            c0, c1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
+            n = cf.capsule_sphere(np.array(c0), np.array(c1), geom_size[gb, 0], pax, pay, paz, geom_size[ga, 0],
+                                  margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+            flip = not flip
+        elif ta == SPHERE and (tb == CYLINDER or tb == HULL):
+            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb], geom_vert_count[gb],
+                               geom_face_start[gb], geom_face_count[gb], pbx, pby, pbz, qbw, qbx, qby, qbz,
+                               wv1, wn1, wd1)
+            n = cf.sphere_polytope(pax, pay, paz, geom_size[ga, 0], wv1, wn1, wd1, geom_face_count[gb],
+                                   face_vstart, face_vcount, face_verts, geom_face_start[gb], edges,
+                                   geom_edge_start[gb], geom_edge_count[gb], margin,
+                                   point_out, normal_out, depth_out, kind_out, feature_out, base)
+        elif (ta == CAPSULE and _is_polytope(tb)) or (ta == BOX and tb == CAPSULE):
+            # capsule_polytope takes the capsule first: a (box, capsule) pair swaps and flips
+            gc, gp = ga, gb
+            pcx, pcy, pcz, qcw, qcx, qcy, qcz = pax, pay, paz, qaw, qax, qay, qaz
+            ppx, ppy, ppz, qpw, qpx, qpy, qpz = pbx, pby, pbz, qbw, qbx, qby, qbz
+            if ta == BOX:
+                gc, gp = gb, ga
+                pcx, pcy, pcz, qcw, qcx, qcy, qcz = pbx, pby, pbz, qbw, qbx, qby, qbz
+                ppx, ppy, ppz, qpw, qpx, qpy, qpz = pax, pay, paz, qaw, qax, qay, qaz
+                flip = not flip
+            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gp], geom_vert_count[gp],
+                               geom_face_start[gp], geom_face_count[gp], ppx, ppy, ppz, qpw, qpx, qpy, qpz,
+                               wv1, wn1, wd1)
+            c0, c1 = _axis_points(pcx, pcy, pcz, qcw, qcx, qcy, qcz, geom_size[gc, 1])
+            n = capsule_polytope(np.array(c0), np.array(c1), geom_size[gc, 0], wv1, geom_vert_count[gp],
+                                 wn1, wd1, geom_face_count[gp], face_vstart, face_vcount, face_verts,
+                                 geom_face_start[gp], edges, geom_edge_start[gp], geom_edge_count[gp], margin,
+                                 point_out, normal_out, depth_out, kind_out, feature_out, base)
+        elif ta == CAPSULE and tb == CAPSULE:
+            a0, a1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
+            b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
+            n = cf.capsules(np.array(a0), np.array(a1), geom_size[ga, 0], np.array(b0), np.array(b1),
+                            geom_size[gb, 0], margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+        elif _is_polytope(ta) and _is_polytope(tb):
+            stats_out[POLYTOPE_TESTS] += 1
+            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], geom_vert_count[ga],
+                               geom_face_start[ga], geom_face_count[ga], pax, pay, paz, qaw, qax, qay, qaz,
+                               wv0, wn0, wd0)
+            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb], geom_vert_count[gb],
+                               geom_face_start[gb], geom_face_count[gb], pbx, pby, pbz, qbw, qbx, qby, qbz,
+                               wv1, wn1, wd1)
+            rows_a = (geom_vert_start[ga], geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
+                      geom_edge_start[ga], geom_edge_count[ga])
+            rows_b = (geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
+                      geom_edge_start[gb], geom_edge_count[gb])
+            n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), margin,
+                                           witness, k, scratch, out, base)
+            if decided:
+                stats_out[WITNESS_DECIDED] += 1
+        else:
+            stats_out[UNSUPPORTED] += 1
+        if flip:
             for j in range(n):
                 for c in range(3):
                     normal_out[base + j, c] = -normal_out[base + j, c]

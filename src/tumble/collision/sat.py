@@ -73,7 +73,7 @@ def _face_separation(wn, wd, f, wv_other, nv_other):
     return best - wd[f]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def face_query(wn, wd, nf, wv_other, nv_other):
     """(greatest separation, its face) over the faces of one polytope."""
     best, best_f = -np.inf, -1
@@ -116,7 +116,7 @@ def _is_minkowski_face(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return cba * dba < 0.0 and adc * bdc < 0.0 and cba * bdc > 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
     """(greatest separation, edge of A, edge of B) over Minkowski-face edge pairs; edges are local
     vertex pairs into wv*, edge_faces local face pairs into wn*."""
@@ -138,15 +138,16 @@ def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
 
 @njit(cache=True, inline="always")
 def _centroid(wv, nv):
+    """Mean of the vertices wv[:nv], as a tuple (no allocation)."""
     cx = cy = cz = 0.0
     for k in range(nv):
         cx += wv[k, 0]
         cy += wv[k, 1]
         cz += wv[k, 2]
-    return np.array([cx / nv, cy / nv, cz / nv])
+    return cx / nv, cy / nv, cz / nv
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def witness_separation(kind, i, j, edges, eA0, eB0, wvA, nvA, wnA, wdA, wvB, nvB, wnB, wdB):
     """Separation along a cached witness axis at the current poses: positive only if that axis still
     separates the two polytopes (−inf if there is no usable witness)."""
@@ -220,7 +221,7 @@ def _signed_area(p, i, j, k, nx, ny, nz):
     return nx * (uy * vz - uz * vy) + ny * (uz * vx - ux * vz) + nz * (ux * vy - uy * vx)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, header, pts, feat, kind, tmp_pts, tmp_feat,
                    tmp_kind):
     """Clip the incident face (ni vertices, local ids face_verts[i0:i0+ni] into wvI) against the side planes of
@@ -291,65 +292,68 @@ def segments_closest(p1, q1, p2, q2):
     return p1 + s * d1, p2 + t * d2
 
 
-@njit(cache=True)
-def collide_polytopes(vA, nvA, fA, nfA, eA, neA, vB, nvB, fB, nfB, eB, neB,
-                      face_vstart, face_vcount, face_verts, edges, edge_faces,
-                      wvA, wnA, wdA, wvB, wnB, wdB, margin, witness,
-                      pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
-                      point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """Contacts between polytopes A and B already transformed to world (wv*, wn*, wd*).
+@njit(cache=True, inline="always")
+def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k, scratch, out, base):
+    """Contacts between polytopes A and B already transformed to world.
 
-    v*/f*/e*: first vertex/face/edge rows of A and B in the packed tables, n*: their counts.
-    ``witness`` (3,) int64 [kind, i, j] is read and updated in place. Writes up to 4 contacts at
-    ``base`` in the outputs. Returns (number of contacts, True if the cached witness alone decided).
+    rows_* = (first vertex row, vertex count, first face row, face count, first edge row, edge count) of each
+    in the packed tables ``poly`` (see narrowphase); world_* = (vertices (nv, 3), face normals (nf, 3),
+    plane offsets (nf,)) in world. ``witness[k]`` = [kind, i, j] is read and updated in place. ``scratch``
+    and ``out`` are the narrowphase's scratch and output tuples; writes up to 4 contacts at row ``base``.
+    Returns (number of contacts, True if the cached witness alone decided).
     """
-    if witness[0] != WITNESS_NONE:
-        if witness_separation(witness[0], witness[1], witness[2], edges, eA, eB,
+    vA, nvA, fA, nfA, eA, neA = rows_a
+    vB, nvB, fB, nfB, eB, neB = rows_b
+    _, _, _, face_vstart, face_vcount, face_verts, edges, edge_faces = poly
+    wvA, wnA, wdA = world_a
+    wvB, wnB, wdB = world_b
+    point_out, normal_out, depth_out, kind_out, feature_out = out
+    if witness[k, 0] != WITNESS_NONE:
+        if witness_separation(witness[k, 0], witness[k, 1], witness[k, 2], edges, eA, eB,
                               wvA, nvA, wnA, wdA, wvB, nvB, wnB, wdB) > margin:
             return 0, True
     sa, fa = face_query(wnA, wdA, nfA, wvB, nvB)
     if sa > margin:
-        witness[0], witness[1], witness[2] = WITNESS_FACE_A, fa, -1
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
         return 0, False
     sb, fb = face_query(wnB, wdB, nfB, wvA, nvA)
     if sb > margin:
-        witness[0], witness[1], witness[2] = WITNESS_FACE_B, -1, fb
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
         return 0, False
     cA = _centroid(wvA, nvA)
     se, ia, ib = edge_query(edges, edge_faces, eA, neA, wvA, wnA, cA, eB, neB, wvB, wnB)
     if se > margin:
-        witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
         return 0, False
     if se > max(sa, sb) + FACE_PREFERENCE:
-        witness[0], witness[1], witness[2] = WITNESS_EDGES, ia, ib
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
         return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
                              point_out, normal_out, depth_out, kind_out, feature_out, base), False
     # Face contact. The reference is A's face if it separates at least as much as B's (ties to A).
     ref_is_a = sa >= sb
     if ref_is_a:
-        witness[0], witness[1], witness[2] = WITNESS_FACE_A, fa, -1
-        n = _face_contact(fA + fa, wvA, wnA[fa], wdA[fa], fB, nfB, wnB, wvB, face_vstart, face_vcount, face_verts,
-                          fa, 1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
-                          point_out, normal_out, depth_out, kind_out, feature_out, base)
-    else:
-        witness[0], witness[1], witness[2] = WITNESS_FACE_B, -1, fb
-        n = _face_contact(fB + fb, wvB, wnB[fb], wdB[fb], fA, nfA, wnA, wvA, face_vstart, face_vcount, face_verts,
-                          fb | (1 << 12), -1.0, margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
-                          point_out, normal_out, depth_out, kind_out, feature_out, base)
-    if n == 0:
-        # Clipping can leave nothing when the overlap is deep or edge-on (the most anti-parallel incident
-        # face then lies outside the reference face's prism): report the incident polytope's deepest vertex
-        # along the reference normal, whose depth is exactly the separation SAT found on this axis.
-        if ref_is_a:
-            n = _deepest_vertex(wvB, nvB, wnA[fa], wdA[fa], 1.0, ((fa << 12) | 0xFFF) << 32,
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
+        nref, dref = (wnA[fa, 0], wnA[fa, 1], wnA[fa, 2]), wdA[fa]
+        n = _face_contact(fA + fa, wvA, nref, dref, fB, nfB, wnB, wvB, face_vstart, face_vcount, face_verts,
+                          fa, 1.0, margin, scratch, out, base)
+        if n == 0:
+            # Clipping can leave nothing when the overlap is deep or edge-on (the most anti-parallel incident
+            # face then lies outside the reference face's prism): report the incident polytope's deepest
+            # vertex along the reference normal, whose depth is exactly the separation SAT found on this axis.
+            n = _deepest_vertex(wvB, nvB, nref, dref, 1.0, ((fa << 12) | 0xFFF) << 32,
                                 point_out, normal_out, depth_out, kind_out, feature_out, base)
-        else:
-            n = _deepest_vertex(wvA, nvA, wnB[fb], wdB[fb], -1.0, ((fb | (1 << 12)) << 12 | 0xFFF) << 32,
+    else:
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
+        nref, dref = (wnB[fb, 0], wnB[fb, 1], wnB[fb, 2]), wdB[fb]
+        n = _face_contact(fB + fb, wvB, nref, dref, fA, nfA, wnA, wvA, face_vstart, face_vcount, face_verts,
+                          fb | (1 << 12), -1.0, margin, scratch, out, base)
+        if n == 0:
+            n = _deepest_vertex(wvA, nvA, nref, dref, -1.0, ((fb | (1 << 12)) << 12 | 0xFFF) << 32,
                                 point_out, normal_out, depth_out, kind_out, feature_out, base)
     return n, False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _deepest_vertex(wvI, nvI, nref, dref, sign, header, point_out, normal_out, depth_out, kind_out, feature_out,
                     base):
     """One vertex–face contact at the incident vertex deepest below the reference plane (n, d)."""
@@ -367,7 +371,7 @@ def _deepest_vertex(wvI, nvI, nref, dref, sign, header, point_out, normal_out, d
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, depth_out, kind_out, feature_out, base):
     """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
     _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
@@ -383,12 +387,16 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _face_contact(ref_row, wvR, nref, dref, fI, nfI, wnI, wvI, face_vstart, face_vcount, face_verts, ref_code, sign,
-                  margin, pts, feat, kind, tmp_pts, tmp_feat, tmp_kind, dep, keep,
-                  point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """Clip the incident face against reference face ``ref_row`` and write ≤ 4 contacts. ``sign`` is +1 when
-    the reference belongs to A (its normal points A → B, so the B → A contact normal is −n), −1 otherwise."""
+                  margin, scratch, out, base):
+    """Clip the incident face against reference face ``ref_row`` (unit normal ``nref`` as a tuple, offset
+    ``dref``) and write ≤ 4 contacts. ``sign`` is +1 when the reference belongs to A (its normal points
+    A → B, so the B → A contact normal is −n), −1 otherwise."""
+    _, _, _, clip_pts, clip_feat, clip_kind, dep, keep = scratch
+    pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
+    tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
+    point_out, normal_out, depth_out, kind_out, feature_out = out
     nx, ny, nz = nref[0], nref[1], nref[2]
     inc, best = 0, np.inf
     for g in range(nfI):  # incident face: the most anti-parallel to the reference normal
