@@ -8,16 +8,18 @@ pairs and contacts per step, pairs tested per second, the share of polytope test
 decided, and broadphase swaps per step. Scaling: boxes at n = 125, 1000, 8000 with the fitted exponent of
 time against n. Contrast: the O(n²) brute-force pair search on the same boxes.
 
-Run: ``python -m bench.collision [--quick]``; writes ``bench/RESULTS-collision.md`` (atomically).
+Run: part of ``python -m bench [--quick]`` (section "Collision stage alone" of RESULTS.md, figures under
+"collision" in results.json), or alone with ``python -m bench.collision [--quick]``, which re-measures this
+stage and re-renders RESULTS.md from results.json with the scene figures kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -101,51 +103,75 @@ def brute_force_ms(n: int, repeats: int = 5) -> float:
     return 1e3 * float(np.median(times))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.collision", description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes, few steps (smoke run)")
-    args = ap.parse_args(argv)
-    steps = 5 if args.quick else 30
-    sizes = (64, 216) if args.quick else (125, 1000, 8000)
-    rows = []
-    for kind in ("boxes", "spheres"):
-        n = 216 if args.quick else 1000
-        rows.append(measure(kind, n, steps))
-        print(f"[collision] {kind} n={rows[-1]['n']}: {rows[-1]['ms']:.2f} ms", file=sys.stderr)
-    scaling = [measure("boxes", n, steps) for n in sizes]
-    slope = float(np.polyfit(np.log([r["n"] for r in scaling]), np.log([r["ms"] for r in scaling]), 1)[0])
-    brute = {r["n"]: brute_force_ms(r["n"]) for r in scaling}
+def run_collision(quick: bool) -> dict:
+    """Every figure of the collision-stage benchmark as a JSON-ready dict (``results["collision"]``)."""
     import numba
 
     tb = import_tumble()
+    steps = 5 if quick else 30
+    sizes = (64, 216) if quick else (125, 1000, 8000)
+    rows = []
+    for kind in ("boxes", "spheres"):
+        rows.append(measure(kind, 216 if quick else 1000, steps))
+        print(f"[collision] {kind} n={rows[-1]['n']}: {rows[-1]['ms']:.2f} ms", file=sys.stderr, flush=True)
+    scaling = [measure("boxes", n, steps) for n in sizes]
+    slope = float(np.polyfit(np.log([r["n"] for r in scaling]), np.log([r["ms"] for r in scaling]), 1)[0])
+    for r in scaling:
+        r["brute_ms"] = brute_force_ms(r["n"])
+    return {"quick": quick, "steps": steps, "date": time.strftime("%Y-%m-%d"),
+            "versions": {"tumble": tb.__version__, "numpy": np.__version__, "numba": numba.__version__,
+                         "python": platform.python_version()},
+            "machine": f"{cpu_model()}, {os.cpu_count()} cores", "piles": rows, "scaling": scaling,
+            "exponent": slope}
+
+
+def render_collision(fig: dict) -> list[str]:
+    """The RESULTS.md section for ``run_collision``'s figures."""
+    v = fig["versions"]
     lines = [
-        "# Collision stage alone (issue 3)",
+        "## Collision stage alone",
         "",
-        f"tumble {tb.__version__}, numpy {np.__version__}, numba {numba.__version__}, Python "
-        f"{platform.python_version()}; {cpu_model()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}."
-        + (" QUICK smoke sizes." if args.quick else ""),
+        f"tumble {v['tumble']}, numpy {v['numpy']}, numba {v['numba']}, Python {v['python']}; {fig['machine']}; "
+        f"{fig['date']}." + (" QUICK smoke sizes." if fig["quick"] else ""),
         "",
         "`world.contacts()` per step on a jittered, slightly overlapping lattice moved ±0.1 mm and turned ±0.1°",
-        f"per step (see `bench/collision.py`); median of {steps} steps. Single run on a shared 2-core machine.",
+        f"per step (see `bench/collision.py`); median of {fig['steps']} steps. Single run on a shared 2-core "
+        "machine. No peer column: PyBullet and MuJoCo do not expose their collision stage alone.",
         "",
         "| state | bodies | ms / step | pairs | contacts | pairs tested / s | witness-decided | swaps / step |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows + scaling:
+    for r in fig["piles"] + fig["scaling"]:
         lines.append(f"| {r['kind']} | {r['n']} | {r['ms']:.2f} | {r['pairs']:.0f} | {r['contacts']:.0f} | "
                      f"{r['pairs_per_s']:.3g} | {100 * r['witness']:.1f} % | {r['swaps']:.0f} |")
-    lines += ["", f"Scaling (boxes): fitted exponent of time vs n = **{slope:.2f}** (1 = linear).", "",
+    lines += ["", f"Scaling (boxes): fitted exponent of time vs n = **{fig['exponent']:.2f}** (1 = linear).", "",
               "Broadphase alone: the incremental sweep and sort (update + filtered pairs) against the O(n²)",
               "brute-force pair search on the same boxes.", "",
               "| bodies | whole stage, ms | sweep and sort, ms | brute force, ms |", "|---|---|---|---|"]
-    for r in scaling:
-        lines.append(f"| {r['n']} | {r['ms']:.2f} | {r['broad_ms']:.3f} | {brute[r['n']]:.3f} |")
-    out = HERE / ("RESULTS-collision-quick.md" if args.quick else "RESULTS-collision.md")
-    fd, tmp = tempfile.mkstemp(dir=HERE, prefix=".collision.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    os.replace(tmp, out)
-    print(f"[collision] wrote {out}", file=sys.stderr)
+    for r in fig["scaling"]:
+        lines.append(f"| {r['n']} | {r['ms']:.2f} | {r['broad_ms']:.3f} | {r['brute_ms']:.3f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the collision stage and fold it into the harness's results (json, then RESULTS.md rendered
+    from it), keeping the scene figures already there."""
+    from bench.report import render_markdown, write_atomic, write_json
+
+    ap = argparse.ArgumentParser(prog="python -m bench.collision", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, few steps (smoke run)")
+    args = ap.parse_args(argv)
+    md = HERE / ("RESULTS-quick.md" if args.quick else "RESULTS.md")
+    js = HERE / ("results-quick.json" if args.quick else "results.json")
+    if not js.exists():
+        print(f"python -m bench.collision: error: {js} does not exist; run `python -m bench"
+              f"{' --quick' if args.quick else ''}` first", file=sys.stderr)
+        return 2
+    results = json.loads(js.read_text())
+    results["collision"] = run_collision(args.quick)
+    write_json(js, results)
+    write_atomic(md, render_markdown(results))
+    print(f"[collision] wrote the collision section of {md} and {js}", file=sys.stderr)
     return 0
 
 

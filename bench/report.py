@@ -326,4 +326,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             lines += _scaling_table(by_scene[sid])
         if notes:
             lines += [""] + [f"- {n}" for n in notes]
+    if results.get("collision"):
+        from bench.collision import render_collision
+
+        lines += [""] + render_collision(results["collision"])
     return "\n".join(lines) + "\n"

@@ -238,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         print(_progress(case_id, case["engines"], time.perf_counter() - t0), file=sys.stderr, flush=True)
     if startup:
         results["tumble_startup"] = startup
+    if not args.scenes and tumble is not None:  # the collision stage alone (issue 3), tumble only
+        from bench.collision import run_collision
+
+        results["collision"] = run_collision(args.quick)
     results["meta"]["wall_s"] = time.perf_counter() - started
     md_path, json_path = _output_paths(args, all_scenes=not args.scenes)
     write_json(json_path, results)
