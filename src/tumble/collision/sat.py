@@ -105,15 +105,17 @@ def _edge_axis(wvA, eA0, eA1, cA, wvB, eB0, eB1):
 
 
 @njit(cache=True, inline="always")
-def _is_minkowski_face(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
-    """Do the Gauss-map arcs (a, b) of edge A and (c, d) = (−normals of edge B) cross? (Gregorius 2013)"""
-    bxa_x, bxa_y, bxa_z = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
-    dxc_x, dxc_y, dxc_z = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+def _is_minkowski_face(ax, ay, az, bx, by, bz, bxa_x, bxa_y, bxa_z, cx, cy, cz, dx, dy, dz):
+    """Do the Gauss-map arcs (a, b) of edge A and (c, d) = (−normals of edge B) cross? (Gregorius 2013)
+    b × a is passed in, computed once per edge of A; the test on it rejects most pairs before d × c."""
     cba = cx * bxa_x + cy * bxa_y + cz * bxa_z
     dba = dx * bxa_x + dy * bxa_y + dz * bxa_z
+    if cba * dba >= 0.0:
+        return False
+    dxc_x, dxc_y, dxc_z = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
     adc = ax * dxc_x + ay * dxc_y + az * dxc_z
     bdc = bx * dxc_x + by * dxc_y + bz * dxc_z
-    return cba * dba < 0.0 and adc * bdc < 0.0 and cba * bdc > 0.0
+    return adc * bdc < 0.0 and cba * bdc > 0.0
 
 
 @njit(cache=True, inline="always")
@@ -123,9 +125,12 @@ def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
     best, best_i, best_j = -np.inf, -1, -1
     for i in range(neA):
         fa0, fa1 = edge_faces[eA0 + i, 0], edge_faces[eA0 + i, 1]
+        ax, ay, az = wnA[fa0, 0], wnA[fa0, 1], wnA[fa0, 2]
+        bx, by, bz = wnA[fa1, 0], wnA[fa1, 1], wnA[fa1, 2]
+        bxa_x, bxa_y, bxa_z = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
         for j in range(neB):
             fb0, fb1 = edge_faces[eB0 + j, 0], edge_faces[eB0 + j, 1]
-            if not _is_minkowski_face(wnA[fa0, 0], wnA[fa0, 1], wnA[fa0, 2], wnA[fa1, 0], wnA[fa1, 1], wnA[fa1, 2],
+            if not _is_minkowski_face(ax, ay, az, bx, by, bz, bxa_x, bxa_y, bxa_z,
                                       -wnB[fb0, 0], -wnB[fb0, 1], -wnB[fb0, 2],
                                       -wnB[fb1, 0], -wnB[fb1, 1], -wnB[fb1, 2]):
                 continue
