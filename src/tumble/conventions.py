@@ -89,6 +89,11 @@ PARALLEL_MIN_BODIES = 256
 """Worlds with fewer bodies run the serial version of a per-body kernel: below a few hundred bodies the
 fork/join of Numba's thread pool (~10 µs, and far more when a core is busy elsewhere) outweighs the work."""
 
+PARALLEL_MIN_GEOMS_AABB = 16384
+"""The AABB pass takes ~25 ns per shape serially (24 µs for 1000 spheres), so below this many shapes it
+costs < 0.4 ms, small next to the narrowphase, while a parallel region can wait a whole scheduler slice
+(measured: 3.1 ms for 1000 shapes) when another process holds one of the cores."""
+
 DEFAULT_CONTACT_MARGIN = 0.005
 """m. Pairs closer than this are reported as (speculative) contacts. 5 mm is larger than what a body moves
 in one step at the speeds of a settling pile (1 m/s × 1/240 s ≈ 4 mm), so a contact is seen before it

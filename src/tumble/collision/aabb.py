@@ -32,7 +32,7 @@ have polytopes for the narrowphase, use their exact closed forms here);
 x (n,3) m, world; q (n,4) body → world; margin scalar [m] >= 0; aabb_lo_out, aabb_hi_out (g,3) m, world.
 
 ``geom_aabbs`` runs its rows in parallel (``prange``); ``geom_aabbs_serial`` is the same per-row function in
-a plain loop, for worlds with fewer than ``conventions.PARALLEL_MIN_BODIES`` rows. Both give bitwise-equal
+a plain loop, for worlds with fewer than ``conventions.PARALLEL_MIN_GEOMS_AABB`` rows. Both give bitwise-equal
 results.
 """
 

@@ -14,17 +14,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..conventions import PARALLEL_MIN_BODIES
+from ..conventions import PARALLEL_MIN_GEOMS_AABB
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial
 from .broadphase import SweepAndSort
-from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE, MAX_CONTACTS, WITNESS_NONE
+from .ellipsoid import KIND_ELLIPSOID
+from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE, MAX_CONTACTS
 
 if TYPE_CHECKING:
     from ..world import World
 
 KIND_NAMES = {KIND_VERTEX_FACE: "vertex-face", KIND_EDGE_EDGE: "edge-edge", KIND_SPHERE: "sphere",
-              KIND_CAPSULE: "capsule"}
+              KIND_CAPSULE: "capsule", KIND_ELLIPSOID: "ellipsoid"}
 _KIND_TABLE = np.array([KIND_NAMES[k] for k in sorted(KIND_NAMES)])
 
 
@@ -37,9 +38,10 @@ class Contacts:
     geom_a, geom_b (c,) int: the shape rows that touch (compound bodies own several).
     point (c, 3) [m]: midway between the two surfaces. normal (c, 3): unit, B → A.
     depth (c,) [m]: penetration along the normal; negative for a gap smaller than the contact margin.
-    kind (c,) str: "vertex-face", "edge-edge", "sphere" (a sphere or capsule end against anything) or
-    "capsule" (capsule segment contacts). feature (c,) int64: an id, unique within its pair, that stays the
-    same while the same features touch (for warm starting).
+    kind (c,) str: "vertex-face", "edge-edge", "sphere" (a sphere or capsule end against anything),
+    "capsule" (capsule segment contacts) or "ellipsoid" (an ellipsoid against anything).
+    feature (c,) int64: an id, unique within its pair, that stays the same while the same features touch
+    (for warm starting).
     """
 
     body_a: np.ndarray
@@ -85,7 +87,7 @@ class CollisionDetector:
         g = geom.count
         gl = {f.name: geom.live(f.name) for f in geom.fields}
         poly = world._polytopes.arrays()
-        aabbs = geom_aabbs if g >= PARALLEL_MIN_BODIES else geom_aabbs_serial
+        aabbs = geom_aabbs if g >= PARALLEL_MIN_GEOMS_AABB else geom_aabbs_serial
         aabbs(gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
               gl["geom_vert_start"], gl["geom_vert_count"], poly["vertices"], body["x"], body["q"],
               world._contact_margin, self._aabb_lo, self._aabb_hi)
@@ -100,13 +102,9 @@ class CollisionDetector:
         m = pairs.shape[0]
         t2 = time.perf_counter()
 
-        # carry each surviving pair's witness over from the last call (both key lists are sorted)
-        keys = pairs[:, 0] * g + pairs[:, 1]
-        witness = np.full((m, 3), WITNESS_NONE, dtype=np.int64)
-        if self._keys.size and m:
-            at = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
-            found = self._keys[at] == keys
-            witness[found] = self._witness[at[found]]
+        keys = pairs[:, 0] * g + pairs[:, 1]  # sorted, as the broadphase returns pairs sorted
+        witness = np.empty((m, 3), dtype=np.int64)
+        nph.carry_witnesses(self._keys, self._witness, keys, witness)
 
         slots = MAX_CONTACTS * m
         per_pair = np.zeros(m, dtype=np.int64)
@@ -127,16 +125,9 @@ class CollisionDetector:
                       "unsupported_pairs": int(self._stats[nph.UNSUPPORTED]),
                       "seconds_aabb": t1 - t0, "seconds_broadphase": t2 - t1, "seconds_narrowphase": t3 - t2}
 
-        used = np.arange(slots) % MAX_CONTACTS < np.repeat(per_pair, MAX_CONTACTS)
-        pair_of = np.repeat(np.arange(m), MAX_CONTACTS)[used]
-        geom_a, geom_b = pairs[pair_of, 0], pairs[pair_of, 1]
-        normal = normal[used]
-        # A fixed body is always B, so a contact with the ground has its normal pointing up, into A.
         fixed = body["inv_mass"][gl["geom_body"]] == 0.0
-        flip = fixed[geom_a] & ~fixed[geom_b]
-        geom_a, geom_b = np.where(flip, geom_b, geom_a), np.where(flip, geom_a, geom_b)
-        normal[flip] *= -1.0
+        geom_a, geom_b, point, normal, depth, kind, feature = nph.gather_contacts(
+            pairs, per_pair, (point, normal, depth, kind, feature), fixed)
         body_of = gl["geom_body"].astype(np.int64)
         return Contacts(body_a=body_of[geom_a], body_b=body_of[geom_b], geom_a=geom_a, geom_b=geom_b,
-                        point=point[used], normal=normal, depth=depth[used], kind=_KIND_TABLE[kind[used]],
-                        feature=feature[used])
+                        point=point, normal=normal, depth=depth, kind=_KIND_TABLE[kind], feature=feature)

@@ -2,13 +2,14 @@
 
 One kernel loops over the pairs, builds each geometry's world pose (body pose ∘ local pose) and
 dispatches on the integer geometry types (no per-object virtual calls). Each pair owns 4 output slots;
-``compact`` then gathers the used slots into the World's contact buffer.
+detect.py then gathers the used ones.
 
 Pairs handled: sphere–sphere, sphere–plane, sphere–box, sphere–capsule, sphere–hull and sphere–cylinder
 (exact closest point), capsule–capsule, capsule–plane, capsule–polytope (exact, see capsule_polytope),
 every pair of polytopes (box, convex hull, cylinder as a 24-gon prism) by separating axes, and
-polytope–plane. Pairs with no test yet (ellipsoids) produce no contacts and are counted in
-``stats_out[UNSUPPORTED]``.
+polytope–plane, ellipsoid–plane (closed form) and the ellipsoid against every other shape (GJK/EPA, see
+ellipsoid.py). Every pair of shapes has a test; ``stats_out[UNSUPPORTED]`` stays as a guard for types
+added later.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from numba import njit
 from ..conventions import GeomType
 from ..math3d import qmul_t, qrot_t
 from . import closed_form as cf
+from . import gjk
 from .capsule_polytope import capsule_polytope
-from .sat import MAX_CONTACTS, collide_polytopes, transform_polytope
+from .ellipsoid import convex_pair, ellipsoid_plane
+from .sat import MAX_CONTACTS, WITNESS_NONE, collide_polytopes, transform_polytope
 
 SPHERE = int(GeomType.SPHERE)
 BOX = int(GeomType.BOX)
@@ -57,6 +60,26 @@ def _axis_points(px, py, pz, qw, qx, qy, qz, half):
     c0 = (px - ax, py - ay, pz - az)
     c1 = (px + ax, py + ay, pz + az)
     return c0, c1
+
+
+@njit(cache=True, inline="always")
+def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_vert_count, geom_face_start,
+          poly_vertices, face_normal, face_offset, wv, wn, wd):
+    """Geometry g (type t, world pose p, q) as a GJK shape: (kind, p, q, s, vertex count, radius). A sphere
+    is its centre and a capsule its segment (c0 in p, c1 in s), each with its radius; an ellipsoid is
+    itself; a polytope is its world vertices, written to wv."""
+    if t == SPHERE:
+        return gjk.KIND_POINT, px, py, pz, qw, qx, qy, qz, 0.0, 0.0, 0.0, 0, geom_size[g, 0]
+    if t == CAPSULE:
+        c0, c1 = _axis_points(px, py, pz, qw, qx, qy, qz, geom_size[g, 1])
+        return gjk.KIND_SEGMENT, c0[0], c0[1], c0[2], qw, qx, qy, qz, c1[0], c1[1], c1[2], 0, geom_size[g, 0]
+    if t == ELLIPSOID:
+        return (gjk.KIND_ELLIPSOID, px, py, pz, qw, qx, qy, qz, geom_size[g, 0], geom_size[g, 1], geom_size[g, 2],
+                0, 0.0)
+    nv = geom_vert_count[g]
+    transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[g], nv, geom_face_start[g], 0,
+                       px, py, pz, qw, qx, qy, qz, wv, wn, wd)
+    return gjk.KIND_POLYTOPE, px, py, pz, qw, qx, qy, qz, 0.0, 0.0, 0.0, nv, 0.0
 
 
 @njit(cache=True)
@@ -111,6 +134,10 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
                 c0, c1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
                 n = cf.capsule_plane(np.array(c0), np.array(c1), geom_size[ga, 0], nx, ny, nz, d, margin,
                                      point_out, normal_out, depth_out, kind_out, feature_out, base)
+            elif ta == ELLIPSOID:
+                n = ellipsoid_plane(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 0], geom_size[ga, 1],
+                                    geom_size[ga, 2], nx, ny, nz, d, margin,
+                                    point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif _is_polytope(ta):
                 nv = geom_vert_count[ga]
                 transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], nv,
@@ -178,6 +205,14 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
                                            witness, k, scratch, out, base)
             if decided:
                 stats_out[WITNESS_DECIDED] += 1
+        elif ta == ELLIPSOID or tb == ELLIPSOID:
+            a = _core(ta, ga, pax, pay, paz, qaw, qax, qay, qaz, geom_size, geom_vert_start, geom_vert_count,
+                      geom_face_start, poly_vertices, face_normal, face_offset, wv0, wn0, wd0)
+            b = _core(tb, gb, pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size, geom_vert_start, geom_vert_count,
+                      geom_face_start, poly_vertices, face_normal, face_offset, wv1, wn1, wd1)
+            n = convex_pair(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], wv0, a[11], a[12],
+                            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], wv1, b[11], b[12],
+                            margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
         else:
             stats_out[UNSUPPORTED] += 1
         if flip:
@@ -185,3 +220,49 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
                 for c in range(3):
                     normal_out[base + j, c] = -normal_out[base + j, c]
         pair_contacts_out[k] = n
+
+
+@njit(cache=True)
+def carry_witnesses(old_keys, old_witness, keys, witness_out):
+    """Each pair's cached witness from the last call: keys (m,) and old_keys are sorted pair keys
+    (a · geom_count + b); a pair that is new gets WITNESS_NONE. One merge pass, O(m + old)."""
+    j = 0
+    for k in range(keys.shape[0]):
+        while j < old_keys.shape[0] and old_keys[j] < keys[k]:
+            j += 1
+        if j < old_keys.shape[0] and old_keys[j] == keys[k]:
+            for c in range(3):
+                witness_out[k, c] = old_witness[j, c]
+        else:
+            for c in range(3):
+                witness_out[k, c] = WITNESS_NONE
+
+
+@njit(cache=True)
+def gather_contacts(pairs, pair_contacts, out, geom_fixed):
+    """The used slots of the narrowphase output, packed in pair order: returns geom_a, geom_b (c,), point,
+    normal (c, 3), depth, kind, feature (c,). A fixed geometry is always B: a pair whose A is fixed and B
+    is not is swapped and its normal negated, so ground contacts point up, into the moving body."""
+    point_in, normal_in, depth_in, kind_in, feature_in = out
+    c = 0
+    for k in range(pairs.shape[0]):
+        c += pair_contacts[k]
+    geom_a = np.empty(c, dtype=np.int64)
+    geom_b = np.empty(c, dtype=np.int64)
+    point, normal = np.empty((c, 3)), np.empty((c, 3))
+    depth, kind, feature = np.empty(c), np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
+    row = 0
+    for k in range(pairs.shape[0]):
+        ga, gb = pairs[k, 0], pairs[k, 1]
+        sign = 1.0
+        if geom_fixed[ga] and not geom_fixed[gb]:
+            ga, gb, sign = gb, ga, -1.0
+        for j in range(pair_contacts[k]):
+            slot = MAX_CONTACTS * k + j
+            geom_a[row], geom_b[row] = ga, gb
+            for i in range(3):
+                point[row, i] = point_in[slot, i]
+                normal[row, i] = sign * normal_in[slot, i]
+            depth[row], kind[row], feature[row] = depth_in[slot], kind_in[slot], feature_in[slot]
+            row += 1
+    return geom_a, geom_b, point, normal, depth, kind, feature

@@ -142,7 +142,7 @@ def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
 
 
 @njit(cache=True, inline="always")
-def _centroid(wv, nv):
+def centroid(wv, nv):
     """Mean of the vertices wv[:nv], as a tuple (no allocation)."""
     cx = cy = cz = 0.0
     for k in range(nv):
@@ -161,7 +161,7 @@ def witness_separation(kind, i, j, edges, eA0, eB0, wvA, nvA, wnA, wdA, wvB, nvB
     if kind == WITNESS_FACE_B:
         return _face_separation(wnB, wdB, j, wvA, nvA)
     if kind == WITNESS_EDGES:
-        ok, ax, ay, az, _ = _edge_axis(wvA, edges[eA0 + i, 0], edges[eA0 + i, 1], _centroid(wvA, nvA),
+        ok, ax, ay, az, _ = _edge_axis(wvA, edges[eA0 + i, 0], edges[eA0 + i, 1], centroid(wvA, nvA),
                                        wvB, edges[eB0 + j, 0], edges[eB0 + j, 1])
         if ok:
             # The edges may no longer be the supporting features: use the supports of the whole polytopes.
@@ -325,7 +325,7 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
     if sb > margin:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
         return 0, False
-    cA = _centroid(wvA, nvA)
+    cA = centroid(wvA, nvA)
     se, ia, ib = edge_query(edges, edge_faces, eA, neA, wvA, wnA, cA, eB, neB, wvB, wnB)
     if se > margin:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
