@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pair_worlds import pair_world, rotation, world_vertices
+from scipy.optimize import minimize
 from scipy.spatial.transform import Rotation
 
 import tumble as tb
@@ -65,8 +66,12 @@ def test_depth_and_normal_are_the_minimum_translation(ell, other, qa, qb, d, rev
     contacts = world.contacts()
     sampled = overlap(ell, pa, qa, other, pb, qb, DIRECTIONS).min()  # ≥ the true depth (a min over fewer m)
     if not len(contacts):
-        # no contact: the true depth is below −margin, so some direction (and its fine neighbours) shows it
-        assert sampled < -world.contact_margin + 0.05
+        # No contact: the true depth (the minimum of overlap over all directions) must lie below −margin.
+        # Refine the best sampled direction by Nelder–Mead; it can stall on a polytope's kinks, hence 1 mm.
+        m0 = DIRECTIONS[np.argmin(overlap(ell, pa, qa, other, pb, qb, DIRECTIONS))]
+        refined = minimize(lambda m: overlap(ell, pa, qa, other, pb, qb, (m / np.linalg.norm(m))[None])[0], m0,
+                           method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12}).fun
+        assert min(refined, sampled) < -world.contact_margin + 1e-3
         return
     assert len(contacts) == 1 and contacts.kind[0] == "ellipsoid"
     ell_body = 1 if reverse else 0
