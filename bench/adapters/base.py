@@ -9,6 +9,7 @@ engines.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,9 +78,14 @@ class Adapter(ABC):
         """``engine/config`` as used in tables and JSON keys."""
         return f"{self.engine}/{self.config}"
 
-    @abstractmethod
     def available(self) -> tuple[bool, str]:
-        """(True, "") if the engine can be imported, else (False, why — e.g. "not installed")."""
+        """(True, "") if the engine can be imported, else (False, why — e.g. "not installed"). The peers'
+        module is named like the engine; tumble's adapter overrides this with its own checks."""
+        try:
+            importlib.import_module(self.engine)
+        except ImportError:
+            return False, "not installed"
+        return True, ""
 
     @abstractmethod
     def version(self) -> str:

@@ -167,13 +167,6 @@ class MujocoAdapter(Adapter):
         self.solver = solver
         self.config = "default" if solver == "Newton" else "CG"
 
-    def available(self) -> tuple[bool, str]:
-        try:
-            import mujoco  # noqa: F401
-        except ImportError:
-            return False, "not installed"
-        return True, ""
-
     def version(self) -> str:
         import mujoco
 

@@ -111,13 +111,6 @@ class PyBulletAdapter(Adapter):
         self.maximal = maximal
         self.config = "maximal" if maximal else "default"
 
-    def available(self) -> tuple[bool, str]:
-        try:
-            import pybullet  # noqa: F401
-        except ImportError:
-            return False, "not installed"
-        return True, ""
-
     def version(self) -> str:
         from importlib.metadata import PackageNotFoundError, version
 

@@ -1,7 +1,16 @@
 """Reference rotations written independently of tumble (Rodrigues' formula and the elementary rotations),
-shared by the unit tests as the closed forms to compare against."""
+shared by the unit tests as the closed forms to compare against, and the hypothesis strategies for
+unit quaternions, vectors and axes that those tests draw from."""
 
 import numpy as np
+from hypothesis import strategies as st
+
+unit = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
+quats = (st.tuples(unit, unit, unit, unit).map(lambda t: np.array(t, dtype=float))
+         .filter(lambda q: np.linalg.norm(q) > 0.1).map(lambda q: q / np.linalg.norm(q)))
+coord = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
+vecs = st.tuples(coord, coord, coord).map(lambda t: np.array(t, dtype=float))
+axes = vecs.filter(lambda a: np.linalg.norm(a) > 0.1)
 
 
 def rodrigues(axis: np.ndarray, angle: float) -> np.ndarray:

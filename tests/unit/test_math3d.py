@@ -13,19 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rotation_reference import Rx, Ry, Rz, rodrigues
+from rotation_reference import Rx, Ry, Rz, axes, quats, rodrigues, unit, vecs
 
 from tumble import math3d as k
 from tumble.conventions import SMALL_ANGLE
 
 SETTINGS = settings(max_examples=60, deadline=None)  # deadline=None: the first call compiles (Numba)
 
-unit = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
-quats = (st.tuples(unit, unit, unit, unit).map(lambda t: np.array(t, dtype=float))
-         .filter(lambda q: np.linalg.norm(q) > 0.1).map(lambda q: q / np.linalg.norm(q)))
-coord = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
-vecs = st.tuples(coord, coord, coord).map(lambda t: np.array(t, dtype=float))
-axes = vecs.filter(lambda a: np.linalg.norm(a) > 0.1)
 angles_open = st.floats(1e-6, np.pi - 1e-6)  # (0, π): the axis is defined and θ is not wrapped
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rotation_reference import Rx, Ry, Rz, rodrigues
+from rotation_reference import Rx, Ry, Rz, axes, quats, rodrigues, vecs
 from scipy.spatial.transform import Rotation
 
 from tumble import _checks
@@ -21,12 +21,6 @@ from tumble.conventions import SMALL_ANGLE
 
 SETTINGS = settings(max_examples=60, deadline=None)  # deadline=None: the first call compiles (Numba)
 
-unit = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
-quats = (st.tuples(unit, unit, unit, unit).map(lambda t: np.array(t, dtype=float))
-         .filter(lambda q: np.linalg.norm(q) > 0.1).map(lambda q: q / np.linalg.norm(q)))
-coord = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
-vecs = st.tuples(coord, coord, coord).map(lambda t: np.array(t, dtype=float))
-axes = vecs.filter(lambda a: np.linalg.norm(a) > 0.1)
 # Roll and yaw strictly inside (−π, π) so atan2 does not wrap; pitch 0.05 rad away from ±π/2, where
 # arcsin loses ~eps / cos θ ≈ 5e-15 and H⁻¹ has entries ≤ 1 / cos θ ≈ 20.
 roll_yaw = st.floats(-np.pi + 1e-3, np.pi - 1e-3)
