@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _checks
+from .collision.features import MAX_HULL_VERTICES
 from .conventions import GeomType
 from .polyhedron import hull, volume_moments
 
@@ -124,7 +125,8 @@ class ConvexHull:
     """Convex hull of a point set, re-centred at its centre of mass (uniform density).
 
     Args:
-        points: (k, 3) array-like [m], k >= 4, not all coplanar.
+        points: (k, 3) array-like [m], k >= 4, not all coplanar; the hull may have at most
+            MAX_HULL_VERTICES (2048) vertices.
 
     Attributes:
         vertices: (m, 3) hull vertices [m] in the hull frame (origin at the centre of mass).
@@ -144,6 +146,10 @@ class ConvexHull:
     def __post_init__(self) -> None:
         pts = _checks.array("points", self.points, (None, 3))
         vertices, triangles = hull(pts, "points")
+        if vertices.shape[0] > MAX_HULL_VERTICES:
+            raise ValueError(f"points: the hull has {vertices.shape[0]} vertices, more than the "
+                             f"{MAX_HULL_VERTICES} that contact feature ids can name; simplify it "
+                             f"(e.g. decimate the mesh) before making a ConvexHull")
         volume, first, _ = volume_moments(vertices, triangles)
         center = first / volume
         vertices = vertices - center

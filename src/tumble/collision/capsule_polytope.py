@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import features
 from .sat import FACE_PREFERENCE, KIND_CAPSULE, segments_closest
 
 FACE_ALIGNED = 1.0 - 1e-6
@@ -31,9 +32,6 @@ face interior give the face normal to rounding (≈1e-13 here); the slack only a
 TOUCHING = 1e-12
 """m. Below this core distance the closest-point normal is ill-defined; separating axes take over."""
 
-EDGE_FEATURE = 1 << 16
-"""feature = EDGE_FEATURE + edge index for a single contact on an edge of B; face contacts use
-feature = face · 64 + 2·(side that clipped the end, +1 if any) + end."""
 
 
 @njit(cache=True, inline="always")
@@ -117,7 +115,7 @@ def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin,
             normal_out[row, c] = wn[f, c]
         depth_out[row] = r - h
         kind_out[row] = KIND_CAPSULE
-        feature_out[row] = f * 64 + 2 * (side + 1) + end
+        feature_out[row] = features.capsule_end(f, side + 1, end)
         n += 1
     return n
 
@@ -154,14 +152,14 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
                 if h <= 0.0 or h >= best:
                     continue
                 if inside_face(wv, wn, f, face_vstart[f0 + f], face_vcount[f0 + f], face_verts, c[0], c[1], c[2]):
-                    best, feature = h, f
+                    best, feature = h, features.closest(features.CLOSEST_FACE, f)
                     px, py, pz = c[0], c[1], c[2]
                     qx, qy, qz = c[0] - h * wn[f, 0], c[1] - h * wn[f, 1], c[2] - h * wn[f, 2]
         for e in range(ne):  # S against B's edges (and so its vertices)
             p, q = segments_closest(c0, c1, wv[edges[e0 + e, 0]], wv[edges[e0 + e, 1]])
             dist = np.sqrt((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2)
             if dist < best:
-                best, feature = dist, EDGE_FEATURE + e
+                best, feature = dist, features.closest(features.CLOSEST_EDGE, e)
                 px, py, pz, qx, qy, qz = p[0], p[1], p[2], q[0], q[1], q[2]
         if best - r > margin:
             return 0
@@ -224,8 +222,8 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
             return 0
         p, q = segments_closest(c0, c1, wv[edges[e0 + best_edge, 0]], wv[edges[e0 + best_edge, 1]])
         return _point_contact(p[0], p[1], p[2], q[0], q[1], q[2], ex_, ey_, ez_, r, edge_sep,
-                              EDGE_FEATURE + best_edge, point_out, normal_out, depth_out, kind_out,
-                              feature_out, base)
+                              features.closest(features.CLOSEST_EDGE, best_edge),
+                              point_out, normal_out, depth_out, kind_out, feature_out, base)
     if face_sep - r > margin:
         return 0
     n = _face_contacts(c0, c1, r, wv, wn, wd, best_face, face_vstart[f0 + best_face], face_vcount[f0 + best_face],
@@ -237,4 +235,5 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
     h = _face_height(wn, wd, best_face, c)
     return _point_contact(c[0], c[1], c[2], c[0] - h * wn[best_face, 0], c[1] - h * wn[best_face, 1],
                           c[2] - h * wn[best_face, 2], wn[best_face, 0], wn[best_face, 1], wn[best_face, 2], r, h,
-                          best_face * 64, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                          features.closest(features.CLOSEST_FACE, best_face),
+                          point_out, normal_out, depth_out, kind_out, feature_out, base)

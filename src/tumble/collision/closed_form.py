@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..math3d import qrot_inv_t, qrot_t
+from . import features
 from .capsule_polytope import inside_face
 from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold, segments_closest
 
@@ -78,16 +79,17 @@ def capsule_sphere(c0, c1, ra, sx, sy, sz, rb, margin, point_out, normal_out, de
     """Capsule A against sphere B: the sphere against the closest point of the capsule's segment."""
     t = _closest_on_segment(sx, sy, sz, c0[0], c0[1], c0[2], c1[0], c1[1], c1[2])
     return spheres(c0[0] + t * (c1[0] - c0[0]), c0[1] + t * (c1[1] - c0[1]), c0[2] + t * (c1[2] - c0[2]), ra,
-                   sx, sy, sz, rb, margin, 0, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                   sx, sy, sz, rb, margin, features.POINT_ID,
+                   point_out, normal_out, depth_out, kind_out, feature_out, base)
 
 
 @njit(cache=True)
 def capsule_plane(c0, c1, r, nx, ny, nz, d, margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
     """Capsule A against plane B: each end sphere against the plane (two contacts when it lies flat);
     features 0 and 1 name the ends."""
-    n = sphere_plane(c0[0], c0[1], c0[2], r, nx, ny, nz, d, margin, 0,
+    n = sphere_plane(c0[0], c0[1], c0[2], r, nx, ny, nz, d, margin, features.capsule_end(0, 0, 0),
                      point_out, normal_out, depth_out, kind_out, feature_out, base)
-    n += sphere_plane(c1[0], c1[1], c1[2], r, nx, ny, nz, d, margin, 1,
+    n += sphere_plane(c1[0], c1[1], c1[2], r, nx, ny, nz, d, margin, features.capsule_end(0, 0, 1),
                       point_out, normal_out, depth_out, kind_out, feature_out, base + n)
     for k in range(n):
         kind_out[base + k] = KIND_CAPSULE
@@ -113,13 +115,13 @@ def capsules(a0, a1, ra, b0, b1, rb, margin, point_out, normal_out, depth_out, k
                 p = a0 + t * da
                 u = _closest_on_segment(p[0], p[1], p[2], b0[0], b0[1], b0[2], b1[0], b1[1], b1[2])
                 q = b0 + u * db
-                n += spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, f,
+                n += spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, features.capsule_end(0, 0, f),
                              point_out, normal_out, depth_out, kind_out, feature_out, base + n)
             for k in range(n):
                 kind_out[base + k] = KIND_CAPSULE
             return n
     p, q = segments_closest(a0, a1, b0, b1)  # general position
-    n = spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, 2,
+    n = spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, features.POINT_ID,
                 point_out, normal_out, depth_out, kind_out, feature_out, base)
     if n:
         kind_out[base] = KIND_CAPSULE
@@ -160,7 +162,8 @@ def sphere_box(cx, cy, cz, r, bx, by, bz, qw, qx, qy, qz, hx, hy, hz, margin, po
     wx, wy, wz = qrot_t(qw, qx, qy, qz, px, py, pz)
     s = 0.5 * (dist - r)  # from the box point along n to the midpoint with the sphere's surface point
     _write(point_out, normal_out, depth_out, kind_out, feature_out, base,
-           bx + wx + s * nx, by + wy + s * ny, bz + wz + s * nz, nx, ny, nz, depth, KIND_SPHERE, region)
+           bx + wx + s * nx, by + wy + s * ny, bz + wz + s * nz, nx, ny, nz, depth, KIND_SPHERE,
+           features.closest(features.CLOSEST_REGION, region))
     return 1
 
 
@@ -174,7 +177,7 @@ def _region(x, h):
 def polytope_plane(wv, nv, nx, ny, nz, d, margin, pts, dep, feat, keep, point_out, normal_out, depth_out,
                    kind_out, feature_out, base):
     """Polytope A (world vertices wv[:nv]) against plane B: every vertex within ``margin`` of the plane is a
-    vertex–face contact (feature: vertex index); more than 4 are reduced to the 4 spanning the largest area."""
+    vertex–face contact (feature: ``features.vertex``); more than 4 are reduced to the 4 spanning the largest area."""
     m = 0
     for k in range(nv):
         height = nx * wv[k, 0] + ny * wv[k, 1] + nz * wv[k, 2] - d
@@ -186,7 +189,7 @@ def polytope_plane(wv, nv, nx, ny, nz, d, margin, pts, dep, feat, keep, point_ou
         pts[m, 1] -= 0.5 * height * ny
         pts[m, 2] -= 0.5 * height * nz
         dep[m] = -height
-        feat[m] = k
+        feat[m] = features.vertex(k)
         m += 1
     count = reduce_manifold(pts, dep, m, nx, ny, nz, keep)
     for k in range(count):
@@ -201,7 +204,7 @@ def sphere_polytope(cx, cy, cz, r, wv, wn, wd, nf, face_vstart, face_vcount, fac
                     point_out, normal_out, depth_out, kind_out, feature_out, base):
     """Sphere A against polytope B (world vertices wv, face normals wn, offsets wd). Centre outside: the
     closest point of B over its face interiors and its edges (vertices are edge ends), exact. Centre
-    inside: out through the face of least penetration. Feature: face f → f, edge e → 2¹⁶ + e."""
+    inside: out through the face of least penetration. Feature: ``features.closest`` of the face or edge."""
     inside, best_face, best_gap = True, -1, -np.inf
     for f in range(nf):
         h = wn[f, 0] * cx + wn[f, 1] * cy + wn[f, 2] * cz - wd[f]
@@ -211,7 +214,8 @@ def sphere_polytope(cx, cy, cz, r, wv, wn, wd, nf, face_vstart, face_vcount, fac
             best_face, best_gap = f, h
     if inside:
         nx, ny, nz = wn[best_face, 0], wn[best_face, 1], wn[best_face, 2]
-        return sphere_plane(cx, cy, cz, r, nx, ny, nz, wd[best_face], margin, best_face,
+        return sphere_plane(cx, cy, cz, r, nx, ny, nz, wd[best_face], margin,
+                            features.closest(features.CLOSEST_FACE, best_face),
                             point_out, normal_out, depth_out, kind_out, feature_out, base)
     if best_gap > r + margin:
         return 0
@@ -223,7 +227,7 @@ def sphere_polytope(cx, cy, cz, r, wv, wn, wd, nf, face_vstart, face_vcount, fac
         px, py, pz = cx - h * wn[f, 0], cy - h * wn[f, 1], cz - h * wn[f, 2]
         within = inside_face(wv, wn, f, face_vstart[f0 + f], face_vcount[f0 + f], face_verts, px, py, pz)
         if within:
-            best, bx, by, bz, feature = h, px, py, pz, f
+            best, bx, by, bz, feature = h, px, py, pz, features.closest(features.CLOSEST_FACE, f)
     for e in range(ne):
         a, b = edges[e0 + e, 0], edges[e0 + e, 1]
         t = _closest_on_segment(cx, cy, cz, wv[a, 0], wv[a, 1], wv[a, 2], wv[b, 0], wv[b, 1], wv[b, 2])
@@ -232,6 +236,6 @@ def sphere_polytope(cx, cy, cz, r, wv, wn, wd, nf, face_vstart, face_vcount, fac
         pz = wv[a, 2] + t * (wv[b, 2] - wv[a, 2])
         dist = np.sqrt((cx - px) ** 2 + (cy - py) ** 2 + (cz - pz) ** 2)
         if dist < best:
-            best, bx, by, bz, feature = dist, px, py, pz, (1 << 16) + e
+            best, bx, by, bz, feature = dist, px, py, pz, features.closest(features.CLOSEST_EDGE, e)
     return spheres(cx, cy, cz, r, bx, by, bz, 0.0, margin, feature, point_out, normal_out, depth_out, kind_out,
                    feature_out, base)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..math3d import qrot_inv_t, qrot_t
-from . import gjk
+from . import features, gjk
 
 KIND_ELLIPSOID = 4
 """Contact kind of an ellipsoid contact (a point contact of a curved surface); see detect.KIND_NAMES."""
@@ -47,7 +47,7 @@ def ellipsoid_plane(px, py, pz, qw, qx, qy, qz, a, b, c, nx, ny, nz, d, margin, 
     normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = nx, ny, nz
     depth_out[base] = -height
     kind_out[base] = KIND_ELLIPSOID
-    feature_out[base] = 0
+    feature_out[base] = features.CURVED_ID
     return 1
 
 
@@ -57,19 +57,27 @@ def convex_pair(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva, r
                 margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
     """One contact between core shapes A and B (13 arguments each, as in ``gjk``) swept by spheres of radii
     ra and rb (0 for ellipsoids and polytopes): depth = ra + rb − signed core distance, normal B → A, the
-    point midway between the surface points a − ra n and b + rb n. Returns 0 or 1."""
+    point midway between the two surfaces, on the line through the curved side's deepest point along n.
+    Returns 0 or 1."""
     depth, nx, ny, nz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration(
         ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
         kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, EPA_TOL)
     depth += ra + rb
     if depth < -margin:
         return 0
-    # a − ra n and b + rb n are the two surface points along n
-    point_out[base, 0] = 0.5 * (ax - ra * nx + bx + rb * nx)
-    point_out[base, 1] = 0.5 * (ay - ra * ny + by + rb * ny)
-    point_out[base, 2] = 0.5 * (az - ra * nz + bz + rb * nz)
+    # The surface points along n are a − ra n and b + rb n, and the contact lies half the depth from either.
+    # Only a strictly convex side has a unique such point: a polytope's support along a face normal is any
+    # vertex of that face, and a segment's along its perpendicular any of its points. So the point is taken
+    # from the curved side (an ellipsoid, or a sphere's centre).
+    if ka == gjk.KIND_ELLIPSOID or ka == gjk.KIND_POINT:
+        sx, sy, sz, half = ax - ra * nx, ay - ra * ny, az - ra * nz, 0.5 * depth
+    else:
+        sx, sy, sz, half = bx + rb * nx, by + rb * ny, bz + rb * nz, -0.5 * depth
+    point_out[base, 0] = sx + half * nx
+    point_out[base, 1] = sy + half * ny
+    point_out[base, 2] = sz + half * nz
     normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = nx, ny, nz
     depth_out[base] = depth
     kind_out[base] = KIND_ELLIPSOID
-    feature_out[base] = 0
+    feature_out[base] = features.CURVED_ID
     return 1

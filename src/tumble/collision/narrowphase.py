@@ -20,7 +20,7 @@ from numba import njit
 from ..conventions import GeomType
 from ..math3d import qmul_t, qrot_t
 from . import closed_form as cf
-from . import gjk
+from . import features, gjk
 from .capsule_polytope import capsule_polytope
 from .ellipsoid import convex_pair, ellipsoid_plane
 from .sat import MAX_CONTACTS, WITNESS_NONE, collide_polytopes, transform_polytope
@@ -128,7 +128,7 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
             nx, ny, nz = qrot_t(qbw, qbx, qby, qbz, 0.0, 0.0, 1.0)
             d = nx * pbx + ny * pby + nz * pbz
             if ta == SPHERE:
-                n = cf.sphere_plane(pax, pay, paz, geom_size[ga, 0], nx, ny, nz, d, margin, 0,
+                n = cf.sphere_plane(pax, pay, paz, geom_size[ga, 0], nx, ny, nz, d, margin, features.POINT_ID,
                                     point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif ta == CAPSULE:
                 c0, c1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
@@ -147,7 +147,7 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
             else:
                 stats_out[UNSUPPORTED] += 1
         elif ta == SPHERE and tb == SPHERE:
-            n = cf.spheres(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, geom_size[gb, 0], margin, 0,
+            n = cf.spheres(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, geom_size[gb, 0], margin, features.POINT_ID,
                            point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == SPHERE and tb == BOX:
             n = cf.sphere_box(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, qbw, qbx, qby, qbz,

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from ..math3d import qrot_t
+from . import features
 
 # Contact kinds (also used by the closed-form pairs); ``contacts.KIND_NAMES`` maps them to strings.
 KIND_VERTEX_FACE = 0
@@ -43,6 +44,11 @@ FACE_PREFERENCE = 1e-3
 clipped manifolds are stable when boxes rest on each other (edge axes then tie with face axes)."""
 
 MAX_CONTACTS = 4
+
+DEPTH_ROUNDING = 1e-9
+"""m. A clipped manifold counts as falling short of the separating-axis overlap when its deepest point is
+shallower by more than this: clipped points are interpolated, so their depth can differ from the same
+depth computed at a vertex by rounding (~1e-16 × coordinates), never by a nanometre."""
 
 
 @njit(cache=True)
@@ -227,18 +233,22 @@ def _signed_area(p, i, j, k, nx, ny, nz):
 
 
 @njit(cache=True, inline="always")
-def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, header, pts, feat, kind, tmp_pts, tmp_feat,
-                   tmp_kind):
+def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, ref_on_b, ref_face, inc_face, pts, feat, kind,
+                   tmp_pts, tmp_line, tmp_kind):
     """Clip the incident face (ni vertices, local ids face_verts[i0:i0+ni] into wvI) against the side planes of
-    the reference face (nr vertices face_verts[r0:r0+nr] into wvR, outward normal n). Writes the polygon
-    to pts/feat/kind and returns its size. Features: incident vertex → its index (vertex–face); a cut
-    of segment (P, Q) by side plane s → a code built from s, P's and Q's features (edge–edge)."""
+    the reference face (nr vertices face_verts[r0:r0+nr] into wvR, outward normal n) by Sutherland–Hodgman.
+    Writes the polygon to pts/feat/kind and returns its size.
+
+    Each polygon edge carries the line it lies on (an incident edge k, or side plane s as LINE_SIDE | s); a
+    vertex is named by the lines of its edge in and edge out (``features.face_clip``), which is its whole
+    history however many planes cut it. A vertex between two incident edges is an incident vertex, one
+    between two side planes a reference corner (both vertex–face contacts, Baraff II 8); one between an
+    incident edge and a side plane is an edge–edge contact."""
     m = ni
     for k in range(ni):
         v = face_verts[i0 + k]
         pts[k, 0], pts[k, 1], pts[k, 2] = wvI[v, 0], wvI[v, 1], wvI[v, 2]
-        feat[k] = header | v
-        kind[k] = KIND_VERTEX_FACE
+        feat[k] = k  # the line of the edge out of vertex k: incident edge k
     for s in range(nr):
         a = face_verts[r0 + s]
         b = face_verts[r0 + (s + 1) % nr]
@@ -251,26 +261,30 @@ def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, header, pts
             kn = (k + 1) % m
             dp = sx * pts[k, 0] + sy * pts[k, 1] + sz * pts[k, 2] - sd
             dq = sx * pts[kn, 0] + sy * pts[kn, 1] + sz * pts[kn, 2] - sd
-            if dp <= 0.0:
+            if dp <= 0.0:  # P kept; its edge out still runs along its line
                 tmp_pts[out, 0], tmp_pts[out, 1], tmp_pts[out, 2] = pts[k, 0], pts[k, 1], pts[k, 2]
-                tmp_feat[out] = feat[k]
-                tmp_kind[out] = kind[k]
+                tmp_line[out] = feat[k]
                 out += 1
             if (dp < 0.0 and dq > 0.0) or (dp > 0.0 and dq < 0.0):
                 t = dp / (dp - dq)
                 for c in range(3):
                     tmp_pts[out, c] = pts[k, c] + t * (pts[kn, c] - pts[k, c])
-                lo, hi = min(feat[k] & 0xFFF, feat[kn] & 0xFFF), max(feat[k] & 0xFFF, feat[kn] & 0xFFF)
-                tmp_feat[out] = header | ((s + 1) << 24) | (lo << 12) | hi
-                tmp_kind[out] = KIND_EDGE_EDGE
+                # leaving: the new edge out runs along side s; entering: along P–Q's line, towards Q
+                tmp_line[out] = (features.LINE_SIDE | s) if dp < 0.0 else feat[k]
                 out += 1
         m = out
         for k in range(m):
             pts[k, 0], pts[k, 1], pts[k, 2] = tmp_pts[k, 0], tmp_pts[k, 1], tmp_pts[k, 2]
-            feat[k] = tmp_feat[k]
-            kind[k] = tmp_kind[k]
+            feat[k] = tmp_line[k]
         if m == 0:
             break
+    for k in range(m):
+        line_in, line_out = feat[(k - 1) % m], feat[k]
+        mixed = (line_in & features.LINE_SIDE) != (line_out & features.LINE_SIDE)
+        kind[k] = KIND_EDGE_EDGE if mixed else KIND_VERTEX_FACE
+        tmp_line[k] = features.face_clip(ref_on_b, ref_face, inc_face, line_in, line_out)
+    for k in range(m):
+        feat[k] = tmp_line[k]
     return m
 
 
@@ -335,45 +349,15 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
         return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
                              point_out, normal_out, depth_out, kind_out, feature_out, base), False
     # Face contact. The reference is A's face if it separates at least as much as B's (ties to A).
-    ref_is_a = sa >= sb
-    if ref_is_a:
+    if sa >= sb:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
-        nref, dref = (wnA[fa, 0], wnA[fa, 1], wnA[fa, 2]), wdA[fa]
-        n = _face_contact(fA + fa, wvA, nref, dref, fB, nfB, wnB, wvB, face_vstart, face_vcount, face_verts,
-                          fa, 1.0, margin, scratch, out, base)
-        if n == 0:
-            # Clipping can leave nothing when the overlap is deep or edge-on (the most anti-parallel incident
-            # face then lies outside the reference face's prism): report the incident polytope's deepest
-            # vertex along the reference normal, whose depth is exactly the separation SAT found on this axis.
-            n = _deepest_vertex(wvB, nvB, nref, dref, 1.0, ((fa << 12) | 0xFFF) << 32,
-                                point_out, normal_out, depth_out, kind_out, feature_out, base)
+        n = _face_contact(False, fa, fA, wvA, wnA, wdA, fB, nfB, nvB, wnB, wvB, sa, face_vstart, face_vcount,
+                          face_verts, margin, scratch, out, base)
     else:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
-        nref, dref = (wnB[fb, 0], wnB[fb, 1], wnB[fb, 2]), wdB[fb]
-        n = _face_contact(fB + fb, wvB, nref, dref, fA, nfA, wnA, wvA, face_vstart, face_vcount, face_verts,
-                          fb | (1 << 12), -1.0, margin, scratch, out, base)
-        if n == 0:
-            n = _deepest_vertex(wvA, nvA, nref, dref, -1.0, ((fb | (1 << 12)) << 12 | 0xFFF) << 32,
-                                point_out, normal_out, depth_out, kind_out, feature_out, base)
+        n = _face_contact(True, fb, fB, wvB, wnB, wdB, fA, nfA, nvA, wnA, wvA, sb, face_vstart, face_vcount,
+                          face_verts, margin, scratch, out, base)
     return n, False
-
-
-@njit(cache=True, inline="always")
-def _deepest_vertex(wvI, nvI, nref, dref, sign, header, point_out, normal_out, depth_out, kind_out, feature_out,
-                    base):
-    """One vertex–face contact at the incident vertex deepest below the reference plane (n, d)."""
-    best, k = np.inf, 0
-    for j in range(nvI):
-        h = nref[0] * wvI[j, 0] + nref[1] * wvI[j, 1] + nref[2] * wvI[j, 2] - dref
-        if h < best:
-            best, k = h, j
-    for c in range(3):
-        point_out[base, c] = wvI[k, c] - 0.5 * best * nref[c]
-        normal_out[base, c] = -sign * nref[c]
-    depth_out[base] = -best
-    kind_out[base] = KIND_VERTEX_FACE
-    feature_out[base] = header | k
-    return 1
 
 
 @njit(cache=True, inline="always")
@@ -388,47 +372,75 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
     normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # the axis points A → B
     depth_out[base] = -s
     kind_out[base] = KIND_EDGE_EDGE
-    feature_out[base] = (1 << 58) | (ia << 12) | ib
+    feature_out[base] = features.edge_edge(ia, ib)
     return 1
 
 
 @njit(cache=True, inline="always")
-def _face_contact(ref_row, wvR, nref, dref, fI, nfI, wnI, wvI, face_vstart, face_vcount, face_verts, ref_code, sign,
-                  margin, scratch, out, base):
-    """Clip the incident face against reference face ``ref_row`` (unit normal ``nref`` as a tuple, offset
-    ``dref``) and write ≤ 4 contacts. ``sign`` is +1 when the reference belongs to A (its normal points
-    A → B, so the B → A contact normal is −n), −1 otherwise."""
+def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI, s_ref, face_vstart, face_vcount,
+                  face_verts, margin, scratch, out, base):
+    """Contacts of reference face ``ref_face`` of polytope R (faces from row fR of the tables; world vertices
+    wvR, normals wnR, offsets wdR) against polytope I (faces from row fI; nfI faces, nvI vertices), whose
+    separation along the face normal is ``s_ref`` (< 0: overlap −s_ref). Writes ≤ 4 contacts; the normal is
+    −n when R is A (n points A → B), +n when R is B.
+
+    The incident face (the most anti-parallel to n) is clipped against the reference face's side planes; its
+    points within the margin are midway between the incident point and its projection on the reference
+    plane. Clipping can fall short of the overlap that the separating axis found — the incident face's
+    deepest points may lie outside the reference face's prism, or the deepest vertex of I may not be on the
+    incident face at all — so whenever the deepest clipped point is shallower than −s_ref, I's deepest
+    vertex (whose depth is −s_ref exactly) joins the candidates. Manifold reduction keeps the deepest, so
+    the manifold is always as deep as the separating-axis overlap."""
     _, _, _, clip_pts, clip_feat, clip_kind, dep, keep = scratch
     pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
     tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
     point_out, normal_out, depth_out, kind_out, feature_out = out
-    nx, ny, nz = nref[0], nref[1], nref[2]
+    nx, ny, nz = wnR[ref_face, 0], wnR[ref_face, 1], wnR[ref_face, 2]
+    dref = wdR[ref_face]
+    sign = -1.0 if ref_on_b else 1.0
     inc, best = 0, np.inf
     for g in range(nfI):  # incident face: the most anti-parallel to the reference normal
         d = wnI[g, 0] * nx + wnI[g, 1] * ny + wnI[g, 2] * nz
         if d < best:
             inc, best = g, d
-    header = ((ref_code << 12) | inc) << 32
+    ref_row = fR + ref_face
     m = _clip_incident(wvR, face_verts, face_vstart[ref_row], face_vcount[ref_row], nx, ny, nz,
-                       wvI, face_vstart[fI + inc], face_vcount[fI + inc], header, pts, feat, kind,
+                       wvI, face_vstart[fI + inc], face_vcount[fI + inc], ref_on_b, ref_face, inc, pts, feat, kind,
                        tmp_pts, tmp_feat, tmp_kind)
     n = 0
+    deepest = -np.inf
     for k in range(m):
         dist = nx * pts[k, 0] + ny * pts[k, 1] + nz * pts[k, 2] - dref
         if dist > margin:
             continue
-        for c in range(3):  # midpoint between the incident point and its projection on the reference plane
-            tmp_pts[n, c] = pts[k, c] - 0.5 * dist * nref[c]
+        # midpoint between the incident point and its projection on the reference plane
+        tmp_pts[n, 0] = pts[k, 0] - 0.5 * dist * nx
+        tmp_pts[n, 1] = pts[k, 1] - 0.5 * dist * ny
+        tmp_pts[n, 2] = pts[k, 2] - 0.5 * dist * nz
         tmp_feat[n] = feat[k]
         tmp_kind[n] = kind[k]
         dep[n] = -dist
+        deepest = max(deepest, -dist)
+        n += 1
+    if deepest < -s_ref - DEPTH_ROUNDING:
+        v, h = 0, np.inf
+        for j in range(nvI):
+            hj = nx * wvI[j, 0] + ny * wvI[j, 1] + nz * wvI[j, 2] - dref
+            if hj < h:
+                v, h = j, hj
+        tmp_pts[n, 0] = wvI[v, 0] - 0.5 * h * nx
+        tmp_pts[n, 1] = wvI[v, 1] - 0.5 * h * ny
+        tmp_pts[n, 2] = wvI[v, 2] - 0.5 * h * nz
+        tmp_feat[n] = features.deepest_vertex(ref_on_b, ref_face, v)
+        tmp_kind[n] = KIND_VERTEX_FACE
+        dep[n] = -h
         n += 1
     count = reduce_manifold(tmp_pts, dep, n, nx, ny, nz, keep)
     for k in range(count):
         j = keep[k]
-        for c in range(3):
-            point_out[base + k, c] = tmp_pts[j, c]
-            normal_out[base + k, c] = -sign * nref[c]
+        point_out[base + k, 0], point_out[base + k, 1], point_out[base + k, 2] = (
+            tmp_pts[j, 0], tmp_pts[j, 1], tmp_pts[j, 2])
+        normal_out[base + k, 0], normal_out[base + k, 1], normal_out[base + k, 2] = -sign * nx, -sign * ny, -sign * nz
         depth_out[base + k] = dep[j]
         kind_out[base + k] = tmp_kind[j]
         feature_out[base + k] = tmp_feat[j]
