@@ -89,6 +89,10 @@ PARALLEL_MIN_BODIES = 256
 """Worlds with fewer bodies run the serial version of a per-body kernel: below a few hundred bodies the
 fork/join of Numba's thread pool (~10 µs, and far more when a core is busy elsewhere) outweighs the work."""
 
+PARALLEL_MIN_PAIRS = 512
+"""Narrowphase pairs below which one thread tests them all: a box pair takes ~0.3 µs, so 512 pairs are
+~0.15 ms of work, where a parallel region's fork/join costs tens of µs and more when a core is busy."""
+
 PARALLEL_MIN_GEOMS_AABB = 16384
 """The AABB pass takes ~25 ns per shape serially (24 µs for 1000 spheres), so below this many shapes it
 costs < 0.4 ms, small next to the narrowphase, while a parallel region can wait a whole scheduler slice

@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numba
 import numpy as np
 
-from ..conventions import PARALLEL_MIN_GEOMS_AABB
+from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial
 from .broadphase import SweepAndSort
@@ -69,11 +70,19 @@ class CollisionDetector:
         poly = world._polytopes
         nv = max(poly.max_vertices, 1)
         nf = max(poly.max_faces, 1)
-        # A convex polygon clipped by r planes gains at most r vertices; vertices of a face-vs-plane pass too.
-        nclip = max(2 * poly.max_face_vertices + 4, nv)
-        self._scratch = (np.empty((2, nv, 3)), np.empty((2, nf, 3)), np.empty((2, nf)), np.empty((2, nclip, 3)),
-                         np.empty((2, nclip), dtype=np.int64), np.empty((2, nclip), dtype=np.int64),
-                         np.empty(nclip), np.empty(nclip, dtype=np.int64))
+        # A convex polygon clipped by r planes gains at most r vertices (+1: the deepest vertex); the vertices
+        # of a polytope-against-plane pass too. Every thread of the parallel narrowphase has its own scratch.
+        nclip = max(2 * poly.max_face_vertices + 5, nv, 13)
+        t = numba.config.NUMBA_NUM_THREADS
+        self._scratch = (np.empty((t, 2, nv, 3)), np.empty((t, 2, nf, 3)), np.empty((t, 2, nf)),
+                         np.empty((t, 2, nclip, 3)), np.empty((t, 2, nclip), dtype=np.int64),
+                         np.empty((t, 2, nclip), dtype=np.int64), np.empty((t, nclip)),
+                         np.empty((t, nclip), dtype=np.int64), np.empty((t, 6, 3, 3)))
+        self._serial_scratch = tuple(a[0] for a in self._scratch)
+        self._thread_stats = np.zeros((t, nph.STATS_SIZE), dtype=np.int64)
+        self._slots = (np.empty((0, 3)), np.empty((0, 3)), np.empty(0), np.empty(0, dtype=np.int64),
+                       np.empty(0, dtype=np.int64))
+        self._per_pair = np.empty(0, dtype=np.int64)
         self._keys = np.zeros(0, dtype=np.int64)      # pair keys a * g + b of the last call, sorted
         self._witness = np.zeros((0, 3), dtype=np.int64)
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
@@ -106,17 +115,28 @@ class CollisionDetector:
         witness = np.empty((m, 3), dtype=np.int64)
         nph.carry_witnesses(self._keys, self._witness, keys, witness)
 
-        slots = MAX_CONTACTS * m
-        per_pair = np.zeros(m, dtype=np.int64)
-        point, normal = np.empty((slots, 3)), np.empty((slots, 3))
-        depth, kind, feature = np.empty(slots), np.empty(slots, dtype=np.int64), np.empty(slots, dtype=np.int64)
+        if self._per_pair.shape[0] < m:  # the slot buffers grow by doubling and are kept
+            cap = max(2 * self._per_pair.shape[0], m, 64)
+            self._per_pair = np.empty(cap, dtype=np.int64)
+            slots = MAX_CONTACTS * cap
+            self._slots = (np.empty((slots, 3)), np.empty((slots, 3)), np.empty(slots),
+                           np.empty(slots, dtype=np.int64), np.empty(slots, dtype=np.int64))
+        per_pair = self._per_pair[:m]
         geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
                      gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"], gl["geom_face_count"],
                      gl["geom_edge_start"], gl["geom_edge_count"])
         tables = (poly["vertices"], poly["face_normal"], poly["face_offset"], poly["face_vstart"],
                   poly["face_vcount"], poly["face_verts"], poly["edges"], poly["edge_faces"])
-        nph.narrowphase(pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin, witness,
-                        self._scratch, per_pair, (point, normal, depth, kind, feature), self._stats)
+        threads = numba.get_num_threads()
+        if m >= PARALLEL_MIN_PAIRS and threads > 1:
+            bounds = np.linspace(0, m, threads + 1).astype(np.int64)
+            stats = self._thread_stats[:threads]
+            nph.narrowphase_parallel(bounds, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
+                                     witness, self._scratch, per_pair, self._slots, stats)
+            self._stats[:] = stats.sum(axis=0)
+        else:
+            nph.narrowphase_range(0, m, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
+                                  witness, self._serial_scratch, per_pair, self._slots, self._stats)
         self._keys, self._witness = keys, witness
         t3 = time.perf_counter()
         self.stats = {"pairs": m, "polytope_tests": int(self._stats[nph.POLYTOPE_TESTS]),
@@ -127,7 +147,7 @@ class CollisionDetector:
 
         fixed = body["inv_mass"][gl["geom_body"]] == 0.0
         geom_a, geom_b, point, normal, depth, kind, feature = nph.gather_contacts(
-            pairs, per_pair, (point, normal, depth, kind, feature), fixed)
+            pairs, per_pair, self._slots, fixed)
         body_of = gl["geom_body"].astype(np.int64)
         return Contacts(body_a=body_of[geom_a], body_b=body_of[geom_b], geom_a=geom_a, geom_b=geom_b,
                         point=point, normal=normal, depth=depth, kind=_KIND_TABLE[kind], feature=feature)

@@ -15,12 +15,13 @@ added later.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..conventions import GeomType
 from ..math3d import qmul_t, qrot_t
 from . import closed_form as cf
 from . import features, gjk
+from .box_box import box_box
 from .capsule_polytope import capsule_polytope
 from .ellipsoid import convex_pair, ellipsoid_plane
 from .sat import MAX_CONTACTS, WITNESS_NONE, collide_polytopes, transform_polytope
@@ -83,8 +84,9 @@ def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_ver
 
 
 @njit(cache=True)
-def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out, stats_out):
-    """Contacts for every candidate pair (m, 2) of geometry rows; pair k writes into slots 4k … 4k+3.
+def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out, stats_out):
+    """Contacts for the candidate pairs k0 ≤ k < k1 of pairs (m, 2) of geometry rows; pair k writes into slots
+    4k … 4k+3, so any split of the range among threads gives the same output.
 
     Pairs are put in canonical order (lower geometry type first) and the normals of a swapped pair are
     flipped back, so contact normals always point from the pair's second geometry toward its first.
@@ -94,8 +96,8 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
     poly = (vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces):
     the shared polytope tables (PolytopeTable.arrays()); x (n, 3), q (n, 4): body poses;
     scratch = (vertices (2, V, 3), normals (2, F, 3), offsets (2, F), clip points (2, C, 3), clip features
-    (2, C), clip kinds (2, C), depths (C,), kept indices (C,)); ``witness`` (m, 3) holds each pair's
-    cached separating axis, read and updated.
+    (2, C), clip kinds (2, C), depths (C,), kept indices (C,), box frames (6, 3, 3)): one thread's;
+    ``witness`` (m, 3) holds each pair's cached separating axis, read and updated.
     Outputs: pair_contacts_out (m,) contacts per pair; out = (point (4m, 3), normal (4m, 3) world, depth
     (4m,) m, kind (4m,), feature (4m,)); stats_out (3,) polytope tests, tests decided by the witness,
     unsupported pairs.
@@ -107,14 +109,15 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
     (geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
      geom_face_start, geom_face_count, geom_edge_start, geom_edge_count) = geom
     poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces = poly
-    scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, _, clip_dep, keep = scratch
+    scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep, keep, frames = scratch
+    clip = (clip_pts, clip_feat, clip_kind, clip_dep, keep)
     point_out, normal_out, depth_out, kind_out, feature_out = out
     wv0, wn0, wd0 = scratch_v[0], scratch_n[0], scratch_d[0]
     wv1, wn1, wd1 = scratch_v[1], scratch_n[1], scratch_d[1]
     pts0, feat0 = clip_pts[0], clip_feat[0]
     for j in range(STATS_SIZE):
         stats_out[j] = 0
-    for k in range(pairs.shape[0]):
+    for k in range(k0, k1):
         ga, gb = pairs[k, 0], pairs[k, 1]
         flip = geom_type[ga] > geom_type[gb]  # canonical order: lower type is A; flip the normals back
         if flip:
@@ -189,6 +192,14 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
             b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
             n = cf.capsules(np.array(a0), np.array(a1), geom_size[ga, 0], np.array(b0), np.array(b1),
                             geom_size[gb, 0], margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+        elif ta == BOX and tb == BOX:
+            stats_out[POLYTOPE_TESTS] += 1
+            n, decided = box_box((pax, pay, paz), (qaw, qax, qay, qaz), (geom_size[ga, 0], geom_size[ga, 1],
+                                 geom_size[ga, 2]), (pbx, pby, pbz), (qbw, qbx, qby, qbz),
+                                 (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), margin, witness, k, frames,
+                                 clip, out, base)
+            if decided:
+                stats_out[WITNESS_DECIDED] += 1
         elif _is_polytope(ta) and _is_polytope(tb):
             stats_out[POLYTOPE_TESTS] += 1
             transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], geom_vert_count[ga],
@@ -220,6 +231,19 @@ def narrowphase(pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts
                 for c in range(3):
                     normal_out[base + j, c] = -normal_out[base + j, c]
         pair_contacts_out[k] = n
+
+
+@njit(cache=True, parallel=True)
+def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out,
+                         stats_out):
+    """``narrowphase_range`` over the pair ranges bounds[t] ≤ k < bounds[t + 1], one per thread, each with its
+    own scratch (every scratch array has a leading thread axis) and its own row of stats_out (T, STATS_SIZE).
+    Each pair reads only its own witness and writes only its own slots: the output is the serial one."""
+    for t in prange(bounds.shape[0] - 1):
+        mine = (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
+                scratch[6][t], scratch[7][t], scratch[8][t])
+        narrowphase_range(bounds[t], bounds[t + 1], pairs, geom, poly, x, q, margin, witness, mine,
+                          pair_contacts_out, out, stats_out[t])
 
 
 @njit(cache=True)

@@ -233,72 +233,84 @@ def _signed_area(p, i, j, k, nx, ny, nz):
 
 
 @njit(cache=True, inline="always")
-def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, ref_on_b, ref_face, inc_face, pts, feat, kind,
-                   tmp_pts, tmp_line, tmp_kind):
-    """Clip the incident face (ni vertices, local ids face_verts[i0:i0+ni] into wvI) against the side planes of
-    the reference face (nr vertices face_verts[r0:r0+nr] into wvR, outward normal n) by Sutherland–Hodgman.
-    Writes the polygon to pts/feat/kind and returns its size.
+def clip_by_plane(pts, line, m, sx, sy, sz, sd, side, tmp_pts, tmp_line):
+    """One Sutherland–Hodgman pass: keep the part of convex polygon pts[:m] (vertex k's edge out lies on
+    line[k]) with s · p ≤ sd, where side plane s is clip line ``LINE_SIDE | side``. Writes the result back to
+    pts/line and returns its size. Leaving the half-space, the new vertex's edge out runs along the side
+    plane; entering it, along the cut edge's own line."""
+    out = 0
+    for k in range(m):
+        kn = (k + 1) % m
+        dp = sx * pts[k, 0] + sy * pts[k, 1] + sz * pts[k, 2] - sd
+        dq = sx * pts[kn, 0] + sy * pts[kn, 1] + sz * pts[kn, 2] - sd
+        if dp <= 0.0:
+            tmp_pts[out, 0], tmp_pts[out, 1], tmp_pts[out, 2] = pts[k, 0], pts[k, 1], pts[k, 2]
+            tmp_line[out] = line[k]
+            out += 1
+        if (dp < 0.0 and dq > 0.0) or (dp > 0.0 and dq < 0.0):
+            t = dp / (dp - dq)
+            for c in range(3):
+                tmp_pts[out, c] = pts[k, c] + t * (pts[kn, c] - pts[k, c])
+            tmp_line[out] = (features.LINE_SIDE | side) if dp < 0.0 else line[k]
+            out += 1
+    for k in range(out):
+        pts[k, 0], pts[k, 1], pts[k, 2] = tmp_pts[k, 0], tmp_pts[k, 1], tmp_pts[k, 2]
+        line[k] = tmp_line[k]
+    return out
 
-    Each polygon edge carries the line it lies on (an incident edge k, or side plane s as LINE_SIDE | s); a
-    vertex is named by the lines of its edge in and edge out (``features.face_clip``), which is its whole
-    history however many planes cut it. A vertex between two incident edges is an incident vertex, one
-    between two side planes a reference corner (both vertex–face contacts, Baraff II 8); one between an
-    incident edge and a side plane is an edge–edge contact."""
-    m = ni
+
+@njit(cache=True, inline="always")
+def name_clipped(line, kind, m, ref_on_b, ref_face, inc_face, tmp_line):
+    """Turn the edge-out lines of a clipped polygon's m vertices into feature ids (in place) and kinds.
+
+    A vertex is named by the lines of its edge in and edge out (``features.face_clip``): its whole history,
+    however many planes cut it. Between two incident edges it is an incident vertex, between two side planes
+    a reference corner (both vertex–face contacts, Baraff II 8); between an incident edge and a side plane it
+    is an edge–edge contact."""
+    for k in range(m):
+        line_in, line_out = line[(k - 1) % m], line[k]
+        mixed = (line_in & features.LINE_SIDE) != (line_out & features.LINE_SIDE)
+        kind[k] = KIND_EDGE_EDGE if mixed else KIND_VERTEX_FACE
+        tmp_line[k] = features.face_clip(ref_on_b, ref_face, inc_face, line_in, line_out)
+    for k in range(m):
+        line[k] = tmp_line[k]
+
+
+@njit(cache=True, inline="always")
+def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, ref_on_b, ref_face, inc_face, pts, feat, kind,
+                   tmp_pts, tmp_line):
+    """Clip the incident face (ni vertices, local ids face_verts[i0:i0+ni] into wvI) against the side planes of
+    the reference face (nr vertices face_verts[r0:r0+nr] into wvR, outward normal n). Writes the polygon to
+    pts with its feature ids in feat and kinds in kind; returns its size."""
     for k in range(ni):
         v = face_verts[i0 + k]
         pts[k, 0], pts[k, 1], pts[k, 2] = wvI[v, 0], wvI[v, 1], wvI[v, 2]
         feat[k] = k  # the line of the edge out of vertex k: incident edge k
+    m = ni
     for s in range(nr):
         a = face_verts[r0 + s]
         b = face_verts[r0 + (s + 1) % nr]
         ex, ey, ez = wvR[b, 0] - wvR[a, 0], wvR[b, 1] - wvR[a, 1], wvR[b, 2] - wvR[a, 2]
         # side plane normal (edge × n) points out of the reference polygon (it is CCW about n)
         sx, sy, sz = ey * nz - ez * ny, ez * nx - ex * nz, ex * ny - ey * nx
-        sd = sx * wvR[a, 0] + sy * wvR[a, 1] + sz * wvR[a, 2]
-        out = 0
-        for k in range(m):
-            kn = (k + 1) % m
-            dp = sx * pts[k, 0] + sy * pts[k, 1] + sz * pts[k, 2] - sd
-            dq = sx * pts[kn, 0] + sy * pts[kn, 1] + sz * pts[kn, 2] - sd
-            if dp <= 0.0:  # P kept; its edge out still runs along its line
-                tmp_pts[out, 0], tmp_pts[out, 1], tmp_pts[out, 2] = pts[k, 0], pts[k, 1], pts[k, 2]
-                tmp_line[out] = feat[k]
-                out += 1
-            if (dp < 0.0 and dq > 0.0) or (dp > 0.0 and dq < 0.0):
-                t = dp / (dp - dq)
-                for c in range(3):
-                    tmp_pts[out, c] = pts[k, c] + t * (pts[kn, c] - pts[k, c])
-                # leaving: the new edge out runs along side s; entering: along P–Q's line, towards Q
-                tmp_line[out] = (features.LINE_SIDE | s) if dp < 0.0 else feat[k]
-                out += 1
-        m = out
-        for k in range(m):
-            pts[k, 0], pts[k, 1], pts[k, 2] = tmp_pts[k, 0], tmp_pts[k, 1], tmp_pts[k, 2]
-            feat[k] = tmp_line[k]
+        m = clip_by_plane(pts, feat, m, sx, sy, sz, sx * wvR[a, 0] + sy * wvR[a, 1] + sz * wvR[a, 2], s,
+                          tmp_pts, tmp_line)
         if m == 0:
             break
-    for k in range(m):
-        line_in, line_out = feat[(k - 1) % m], feat[k]
-        mixed = (line_in & features.LINE_SIDE) != (line_out & features.LINE_SIDE)
-        kind[k] = KIND_EDGE_EDGE if mixed else KIND_VERTEX_FACE
-        tmp_line[k] = features.face_clip(ref_on_b, ref_face, inc_face, line_in, line_out)
-    for k in range(m):
-        feat[k] = tmp_line[k]
+    name_clipped(feat, kind, m, ref_on_b, ref_face, inc_face, tmp_line)
     return m
 
 
-@njit(cache=True)
-def segments_closest(p1, q1, p2, q2):
-    """Closest points of segments [p1, q1] and [p2, q2] (Ericson, Real-Time Collision Detection 5.1.9)."""
-    d1 = q1 - p1
-    d2 = q2 - p2
-    r = p1 - p2
-    a = d1 @ d1
-    e = d2 @ d2
-    f = d2 @ r
-    c = d1 @ r
-    b = d1 @ d2
+@njit(cache=True, inline="always")
+def segment_params(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z):
+    """Parameters (s, t) in [0, 1] of the closest points p1 + s d1 and p2 + t d2 of two segments
+    (Ericson, Real-Time Collision Detection 5.1.9); scalars in, no allocation."""
+    rx, ry, rz = p1x - p2x, p1y - p2y, p1z - p2z
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    c = d1x * rx + d1y * ry + d1z * rz
+    b = d1x * d2x + d1y * d2y + d1z * d2z
     denom = a * e - b * b
     s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > 1e-14 * a * e else 0.0
     t = (b * s + f) / e
@@ -308,6 +320,24 @@ def segments_closest(p1, q1, p2, q2):
     elif t > 1.0:
         t = 1.0
         s = min(max((b - c) / a, 0.0), 1.0)
+    return s, t
+
+
+@njit(cache=True, inline="always")
+def write_edge_contact(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z, point_out, base):
+    """Write the midpoint of the closest points of segments p1 + s d1 and p2 + t d2 to point_out[base]."""
+    s, t = segment_params(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z)
+    point_out[base, 0] = 0.5 * (p1x + s * d1x + p2x + t * d2x)
+    point_out[base, 1] = 0.5 * (p1y + s * d1y + p2y + t * d2y)
+    point_out[base, 2] = 0.5 * (p1z + s * d1z + p2z + t * d2z)
+
+
+@njit(cache=True)
+def segments_closest(p1, q1, p2, q2):
+    """Closest points of segments [p1, q1] and [p2, q2] (arrays (3,)), as arrays."""
+    d1 = q1 - p1
+    d2 = q2 - p2
+    s, t = segment_params(p1[0], p1[1], p1[2], d1[0], d1[1], d1[2], p2[0], p2[1], p2[2], d2[0], d2[1], d2[2])
     return p1 + s * d1, p2 + t * d2
 
 
@@ -365,10 +395,10 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
     """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
     _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
                                   wvB, edges[eB + ib, 0], edges[eB + ib, 1])
-    pa, pb = segments_closest(wvA[edges[eA + ia, 0]], wvA[edges[eA + ia, 1]],
-                              wvB[edges[eB + ib, 0]], wvB[edges[eB + ib, 1]])
-    for c in range(3):
-        point_out[base, c] = 0.5 * (pa[c] + pb[c])
+    a0, a1, b0, b1 = edges[eA + ia, 0], edges[eA + ia, 1], edges[eB + ib, 0], edges[eB + ib, 1]
+    write_edge_contact(wvA[a0, 0], wvA[a0, 1], wvA[a0, 2], wvA[a1, 0] - wvA[a0, 0], wvA[a1, 1] - wvA[a0, 1],
+                       wvA[a1, 2] - wvA[a0, 2], wvB[b0, 0], wvB[b0, 1], wvB[b0, 2], wvB[b1, 0] - wvB[b0, 0],
+                       wvB[b1, 1] - wvB[b0, 1], wvB[b1, 2] - wvB[b0, 2], point_out, base)
     normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # the axis points A → B
     depth_out[base] = -s
     kind_out[base] = KIND_EDGE_EDGE
@@ -391,7 +421,7 @@ def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI,
     incident face at all — so whenever the deepest clipped point is shallower than −s_ref, I's deepest
     vertex (whose depth is −s_ref exactly) joins the candidates. Manifold reduction keeps the deepest, so
     the manifold is always as deep as the separating-axis overlap."""
-    _, _, _, clip_pts, clip_feat, clip_kind, dep, keep = scratch
+    _, _, _, clip_pts, clip_feat, clip_kind, dep, keep, _ = scratch
     pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
     tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
     point_out, normal_out, depth_out, kind_out, feature_out = out
@@ -406,7 +436,7 @@ def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI,
     ref_row = fR + ref_face
     m = _clip_incident(wvR, face_verts, face_vstart[ref_row], face_vcount[ref_row], nx, ny, nz,
                        wvI, face_vstart[fI + inc], face_vcount[fI + inc], ref_on_b, ref_face, inc, pts, feat, kind,
-                       tmp_pts, tmp_feat, tmp_kind)
+                       tmp_pts, tmp_feat)
     n = 0
     deepest = -np.inf
     for k in range(m):
