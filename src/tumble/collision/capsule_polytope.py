@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from . import features
-from .sat import FACE_PREFERENCE, KIND_CAPSULE, segments_closest
+from .sat import FACE_PREFERENCE, KIND_CAPSULE, segment_params
 
 FACE_ALIGNED = 1.0 - 1e-6
 """cos of the angle under which the closest-point normal counts as B's face normal. Closest points on a
@@ -32,6 +32,16 @@ face interior give the face normal to rounding (≈1e-13 here); the slack only a
 TOUCHING = 1e-12
 """m. Below this core distance the closest-point normal is ill-defined; separating axes take over."""
 
+
+
+@njit(cache=True, inline="always")
+def _segment_edge_closest(c0, c1, wv, a, b):
+    """Closest points (p on [c0, c1], q on edge a → b of wv) as six scalars."""
+    dx, dy, dz = c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2]
+    ex, ey, ez = wv[b, 0] - wv[a, 0], wv[b, 1] - wv[a, 1], wv[b, 2] - wv[a, 2]
+    s, t = segment_params(c0[0], c0[1], c0[2], dx, dy, dz, wv[a, 0], wv[a, 1], wv[a, 2], ex, ey, ez)
+    return (c0[0] + s * dx, c0[1] + s * dy, c0[2] + s * dz,
+            wv[a, 0] + t * ex, wv[a, 1] + t * ey, wv[a, 2] + t * ez)
 
 
 @njit(cache=True, inline="always")
@@ -156,11 +166,11 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
                     px, py, pz = c[0], c[1], c[2]
                     qx, qy, qz = c[0] - h * wn[f, 0], c[1] - h * wn[f, 1], c[2] - h * wn[f, 2]
         for e in range(ne):  # S against B's edges (and so its vertices)
-            p, q = segments_closest(c0, c1, wv[edges[e0 + e, 0]], wv[edges[e0 + e, 1]])
-            dist = np.sqrt((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2)
+            p0x, p0y, p0z, q0x, q0y, q0z = _segment_edge_closest(c0, c1, wv, edges[e0 + e, 0], edges[e0 + e, 1])
+            dist = np.sqrt((p0x - q0x) ** 2 + (p0y - q0y) ** 2 + (p0z - q0z) ** 2)
             if dist < best:
                 best, feature = dist, features.closest(features.CLOSEST_EDGE, e)
-                px, py, pz, qx, qy, qz = p[0], p[1], p[2], q[0], q[1], q[2]
+                px, py, pz, qx, qy, qz = p0x, p0y, p0z, q0x, q0y, q0z
         if best - r > margin:
             return 0
         if best > TOUCHING:
@@ -220,8 +230,9 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
     if edge_sep > face_sep + FACE_PREFERENCE:
         if edge_sep - r > margin:
             return 0
-        p, q = segments_closest(c0, c1, wv[edges[e0 + best_edge, 0]], wv[edges[e0 + best_edge, 1]])
-        return _point_contact(p[0], p[1], p[2], q[0], q[1], q[2], ex_, ey_, ez_, r, edge_sep,
+        px, py, pz, qx, qy, qz = _segment_edge_closest(c0, c1, wv, edges[e0 + best_edge, 0],
+                                                       edges[e0 + best_edge, 1])
+        return _point_contact(px, py, pz, qx, qy, qz, ex_, ey_, ez_, r, edge_sep,
                               features.closest(features.CLOSEST_EDGE, best_edge),
                               point_out, normal_out, depth_out, kind_out, feature_out, base)
     if face_sep - r > margin:

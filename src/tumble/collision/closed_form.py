@@ -15,7 +15,7 @@ from numba import njit
 from ..math3d import qrot_inv_t, qrot_t
 from . import features
 from .capsule_polytope import inside_face
-from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold, segments_closest
+from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold, segment_params
 
 
 @njit(cache=True, inline="always")
@@ -98,30 +98,35 @@ def capsule_plane(c0, c1, r, nx, ny, nz, d, margin, point_out, normal_out, depth
 
 @njit(cache=True)
 def capsules(a0, a1, ra, b0, b1, rb, margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """Capsule A against capsule B: spheres at the closest points of the two segments; when the segments
-    are parallel and overlap along their length, two contacts at the ends of the overlap (features 0, 1)."""
-    da = a1 - a0
-    db = b1 - b0
-    la2 = da @ da
-    lb2 = db @ db
-    cross = np.cross(da, db)
-    if cross @ cross <= 1e-12 * la2 * lb2:
+    """Capsule A (core ends a0, a1: 3-tuples) against capsule B (b0, b1): spheres at the closest points of the
+    two segments; when the segments are parallel and overlap along their length, two contacts at the ends of
+    the overlap (``features.capsule_end`` 0 and 1)."""
+    dax, day, daz = a1[0] - a0[0], a1[1] - a0[1], a1[2] - a0[2]
+    dbx, dby, dbz = b1[0] - b0[0], b1[1] - b0[1], b1[2] - b0[2]
+    la2 = dax * dax + day * day + daz * daz
+    lb2 = dbx * dbx + dby * dby + dbz * dbz
+    cx, cy, cz = day * dbz - daz * dby, daz * dbx - dax * dbz, dax * dby - day * dbx
+    if cx * cx + cy * cy + cz * cz <= 1e-12 * la2 * lb2:
         # parallel: project B's ends onto A's line and keep the overlap interval [t0, t1] of A
-        t0 = max(0.0, min((b0 - a0) @ da, (b1 - a0) @ da) / la2)
-        t1 = min(1.0, max((b0 - a0) @ da, (b1 - a0) @ da) / la2)
+        u0 = (b0[0] - a0[0]) * dax + (b0[1] - a0[1]) * day + (b0[2] - a0[2]) * daz
+        u1 = (b1[0] - a0[0]) * dax + (b1[1] - a0[1]) * day + (b1[2] - a0[2]) * daz
+        t0 = max(0.0, min(u0, u1) / la2)
+        t1 = min(1.0, max(u0, u1) / la2)
         if t1 > t0:
             n = 0
-            for f, t in ((0, t0), (1, t1)):
-                p = a0 + t * da
-                u = _closest_on_segment(p[0], p[1], p[2], b0[0], b0[1], b0[2], b1[0], b1[1], b1[2])
-                q = b0 + u * db
-                n += spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, features.capsule_end(0, 0, f),
-                             point_out, normal_out, depth_out, kind_out, feature_out, base + n)
+            for f in range(2):
+                t = t0 if f == 0 else t1
+                px, py, pz = a0[0] + t * dax, a0[1] + t * day, a0[2] + t * daz
+                u = _closest_on_segment(px, py, pz, b0[0], b0[1], b0[2], b1[0], b1[1], b1[2])
+                n += spheres(px, py, pz, ra, b0[0] + u * dbx, b0[1] + u * dby, b0[2] + u * dbz, rb, margin,
+                             features.capsule_end(0, 0, f), point_out, normal_out, depth_out, kind_out,
+                             feature_out, base + n)
             for k in range(n):
                 kind_out[base + k] = KIND_CAPSULE
             return n
-    p, q = segments_closest(a0, a1, b0, b1)  # general position
-    n = spheres(p[0], p[1], p[2], ra, q[0], q[1], q[2], rb, margin, features.POINT_ID,
+    s, t = segment_params(a0[0], a0[1], a0[2], dax, day, daz, b0[0], b0[1], b0[2], dbx, dby, dbz)
+    n = spheres(a0[0] + s * dax, a0[1] + s * day, a0[2] + s * daz, ra,
+                b0[0] + t * dbx, b0[1] + t * dby, b0[2] + t * dbz, rb, margin, features.POINT_ID,
                 point_out, normal_out, depth_out, kind_out, feature_out, base)
     if n:
         kind_out[base] = KIND_CAPSULE

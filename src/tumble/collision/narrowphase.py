@@ -135,7 +135,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                                     point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif ta == CAPSULE:
                 c0, c1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
-                n = cf.capsule_plane(np.array(c0), np.array(c1), geom_size[ga, 0], nx, ny, nz, d, margin,
+                n = cf.capsule_plane(c0, c1, geom_size[ga, 0], nx, ny, nz, d, margin,
                                      point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif ta == ELLIPSOID:
                 n = ellipsoid_plane(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 0], geom_size[ga, 1],
@@ -158,7 +158,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                               point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == SPHERE and tb == CAPSULE:  # capsule_sphere takes the capsule first: flip its normal
             c0, c1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
-            n = cf.capsule_sphere(np.array(c0), np.array(c1), geom_size[gb, 0], pax, pay, paz, geom_size[ga, 0],
+            n = cf.capsule_sphere(c0, c1, geom_size[gb, 0], pax, pay, paz, geom_size[ga, 0],
                                   margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
             flip = not flip
         elif ta == SPHERE and (tb == CYLINDER or tb == HULL):
@@ -183,14 +183,14 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                                geom_face_start[gp], geom_face_count[gp], ppx, ppy, ppz, qpw, qpx, qpy, qpz,
                                wv1, wn1, wd1)
             c0, c1 = _axis_points(pcx, pcy, pcz, qcw, qcx, qcy, qcz, geom_size[gc, 1])
-            n = capsule_polytope(np.array(c0), np.array(c1), geom_size[gc, 0], wv1, geom_vert_count[gp],
+            n = capsule_polytope(c0, c1, geom_size[gc, 0], wv1, geom_vert_count[gp],
                                  wn1, wd1, geom_face_count[gp], face_vstart, face_vcount, face_verts,
                                  geom_face_start[gp], edges, geom_edge_start[gp], geom_edge_count[gp], margin,
                                  point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == CAPSULE and tb == CAPSULE:
             a0, a1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
             b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
-            n = cf.capsules(np.array(a0), np.array(a1), geom_size[ga, 0], np.array(b0), np.array(b1),
+            n = cf.capsules(a0, a1, geom_size[ga, 0], b0, b1,
                             geom_size[gb, 0], margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == BOX and tb == BOX:
             stats_out[POLYTOPE_TESTS] += 1

@@ -332,15 +332,6 @@ def write_edge_contact(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2
     point_out[base, 2] = 0.5 * (p1z + s * d1z + p2z + t * d2z)
 
 
-@njit(cache=True)
-def segments_closest(p1, q1, p2, q2):
-    """Closest points of segments [p1, q1] and [p2, q2] (arrays (3,)), as arrays."""
-    d1 = q1 - p1
-    d2 = q2 - p2
-    s, t = segment_params(p1[0], p1[1], p1[2], d1[0], d1[1], d1[2], p2[0], p2[1], p2[2], d2[0], d2[1], d2[2])
-    return p1 + s * d1, p2 + t * d2
-
-
 @njit(cache=True, inline="always")
 def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k, scratch, out, base):
     """Contacts between polytopes A and B already transformed to world.
