@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
+from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial
 from .broadphase import SweepAndSort
@@ -77,8 +78,9 @@ class CollisionDetector:
         self._scratch = (np.empty((t, 2, nv, 3)), np.empty((t, 2, nf, 3)), np.empty((t, 2, nf)),
                          np.empty((t, 2, nclip, 3)), np.empty((t, 2, nclip), dtype=np.int64),
                          np.empty((t, 2, nclip), dtype=np.int64), np.empty((t, nclip)),
-                         np.empty((t, nclip), dtype=np.int64), np.empty((t, 6, 3, 3)))
-        self._serial_scratch = tuple(a[0] for a in self._scratch)
+                         np.empty((t, nclip), dtype=np.int64), np.empty((t, 6, 3, 3)),
+                         tuple(np.stack([a] * t) for a in gjk.epa_workspace()))
+        self._serial_scratch = tuple(a[0] for a in self._scratch[:-1]) + (tuple(a[0] for a in self._scratch[-1]),)
         self._thread_stats = np.zeros((t, nph.STATS_SIZE), dtype=np.int64)
         self._slots = (np.empty((0, 3)), np.empty((0, 3)), np.empty(0), np.empty(0, dtype=np.int64),
                        np.empty(0, dtype=np.int64))

@@ -54,14 +54,14 @@ def ellipsoid_plane(px, py, pz, qw, qx, qy, qz, a, b, c, nx, ny, nz, d, margin, 
 @njit(cache=True)
 def convex_pair(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva, ra,
                 kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, rb,
-                margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
+                margin, epa_ws, point_out, normal_out, depth_out, kind_out, feature_out, base):
     """One contact between core shapes A and B (13 arguments each, as in ``gjk``) swept by spheres of radii
     ra and rb (0 for ellipsoids and polytopes): depth = ra + rb − signed core distance, normal B → A, the
     point midway between the two surfaces, on the line through the curved side's deepest point along n.
-    Returns 0 or 1."""
-    depth, nx, ny, nz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration(
+    epa_ws: a ``gjk.epa_workspace()``. Returns 0 or 1."""
+    depth, nx, ny, nz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration_ws(
         ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-        kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, EPA_TOL)
+        kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, EPA_TOL, epa_ws)
     depth += ra + rb
     if depth < -margin:
         return 0

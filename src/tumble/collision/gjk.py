@@ -595,8 +595,25 @@ def _grow(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
 
 
 @njit(cache=True)
+def epa_workspace():
+    """The arrays one EPA call works in (allocate once per thread, pass to ``epa_penetration_ws``):
+    (simplex (6, 4, 3), weights (2, 4), vertices (V, 3), face planes (F, 4), face integers (F, 11) int32,
+    horizon (V, 6) int32) with V = EPA_MAX_VERTS, F = EPA_MAX_FACES."""
+    return (np.zeros((6, 4, 3)), np.zeros((2, 4)), np.empty((EPA_MAX_VERTS, 3)), np.empty((EPA_MAX_FACES, 4)),
+            np.zeros((EPA_MAX_FACES, 11), np.int32), np.empty((EPA_MAX_VERTS, 6), np.int32))
+
+
+@njit(cache=True)
 def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
                     kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol):
+    """``epa_penetration_ws`` with a workspace of its own (allocated per call)."""
+    return epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
+                              kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, epa_workspace())
+
+
+@njit(cache=True)
+def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
+                       kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
     """Penetration depth of convex shapes A and B (13 arguments each, see the module docstring), world frame.
 
     tol (m, >= 0): EPA stops when the support of A − B along the closest face's normal lies less than
@@ -621,9 +638,11 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
     depth = −distance < 0, n = (a − b)/|a − b| with a, b the closest points, ok = True.
     Flat Minkowski differences (e.g. two crossing segments, a point on a polygon) have depth 0 and n
     normal to their plane or line.
+    ``ws``: the arrays of ``epa_workspace()``, overwritten (no allocation here).
     """
-    simp = np.zeros((6, 4, 3))
-    lam = np.zeros((2, 4))
+    simp, lam, ev, face_real, face_int, horizon = ws
+    simp[:] = 0.0
+    lam[:] = 0.0
     n, vx, vy, vz, vv, hit = _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
                                   kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, simp, lam)
     if not hit:
@@ -631,7 +650,6 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
         dist = np.sqrt(vv)
         return -dist, vx / dist, vy / dist, vz / dist, ax, ay, az, bx, by, bz, True
 
-    ev = np.empty((EPA_MAX_VERTS, 3))
     scale = 0.0
     for i in range(n):
         for r in range(3):
@@ -663,20 +681,22 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
             ev[1, c], ev[2, c] = ev[2, c], ev[1, c]
 
     # Only rows of live faces (and of vertices below nvert) are ever read, so most arrays need no zeroing.
-    fv = np.empty((EPA_MAX_FACES, 3), np.int32)
-    fadj = np.empty((EPA_MAX_FACES, 3), np.int32)  # fadj[f, e]: face across edge e = fv[f, e] → fv[f, e+1]
-    fnrm = np.empty((EPA_MAX_FACES, 3))
-    fdist = np.empty(EPA_MAX_FACES)
-    alive = np.zeros(EPA_MAX_FACES, np.bool_)
-    mark = np.zeros(EPA_MAX_FACES, np.int32)  # +it: visible in iteration it, −it: seen, not visible
-    free = np.empty(EPA_MAX_FACES, np.int32)
-    stack = np.empty(EPA_MAX_FACES, np.int32)
-    seen = np.empty(EPA_MAX_FACES, np.int32)
+    fv = face_int[:, 0:3]
+    fadj = face_int[:, 3:6]  # fadj[f, e]: face across edge e = fv[f, e] → fv[f, e+1]
+    fnrm = face_real[:, 0:3]
+    fdist = face_real[:, 3]
+    alive = face_int[:, 6]  # 1 for a live face
+    mark = face_int[:, 7]  # +it: visible in iteration it, −it: seen, not visible
+    free = face_int[:, 8]
+    stack = face_int[:, 9]
+    seen = face_int[:, 10]
+    alive[:] = 0
+    mark[:] = 0
     # The horizon is a simple loop through polytope vertices, so it has fewer than EPA_MAX_VERTS edges;
     # a longer one is caught (as a failure) before it could overflow.
-    hor = np.empty((EPA_MAX_VERTS, 4), np.int32)  # horizon edge: i, j, outer face, its edge index
-    hnext = np.empty(EPA_MAX_VERTS, np.int32)
-    hface = np.empty(EPA_MAX_VERTS, np.int32)
+    hor = horizon[:, 0:4]  # horizon edge: i, j, outer face, its edge index
+    hnext = horizon[:, 4]
+    hface = horizon[:, 5]
     nfree = EPA_MAX_FACES - 4
     for s in range(nfree):
         free[s] = EPA_MAX_FACES - 1 - s
@@ -684,7 +704,7 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
     ok = (_set_face(ev, fv, fnrm, fdist, 0, 0, 2, 1) and _set_face(ev, fv, fnrm, fdist, 1, 0, 1, 3)
           and _set_face(ev, fv, fnrm, fdist, 2, 0, 3, 2) and _set_face(ev, fv, fnrm, fdist, 3, 1, 2, 3))
     for f in range(4):
-        alive[f] = True
+        alive[f] = 1
         for e in range(3):
             a, b = fv[f, e], fv[f, (e + 1) % 3]
             for g in range(4):
@@ -781,7 +801,7 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
         if not ok:
             break
         for s in range(nseen):
-            alive[seen[s]] = False
+            alive[seen[s]] = 0
             free[nfree] = seen[s]
             nfree += 1
         for h1 in range(nh):
@@ -789,7 +809,7 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
             g = free[nfree]
             ftop = max(ftop, g + 1)
             hface[h1] = g
-            alive[g] = True
+            alive[g] = 1
             if not _set_face(ev, fv, fnrm, fdist, g, hor[h1, 0], hor[h1, 1], nvert):
                 ok = False
             fadj[g, 0] = hor[h1, 2]

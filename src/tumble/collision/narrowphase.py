@@ -96,7 +96,8 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
     poly = (vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces):
     the shared polytope tables (PolytopeTable.arrays()); x (n, 3), q (n, 4): body poses;
     scratch = (vertices (2, V, 3), normals (2, F, 3), offsets (2, F), clip points (2, C, 3), clip features
-    (2, C), clip kinds (2, C), depths (C,), kept indices (C,), box frames (6, 3, 3)): one thread's;
+    (2, C), clip kinds (2, C), depths (C,), kept indices (C,), box frames (6, 3, 3), an EPA workspace
+    (``gjk.epa_workspace()``)): one thread's;
     ``witness`` (m, 3) holds each pair's cached separating axis, read and updated.
     Outputs: pair_contacts_out (m,) contacts per pair; out = (point (4m, 3), normal (4m, 3) world, depth
     (4m,) m, kind (4m,), feature (4m,)); stats_out (3,) polytope tests, tests decided by the witness,
@@ -109,7 +110,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
     (geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
      geom_face_start, geom_face_count, geom_edge_start, geom_edge_count) = geom
     poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces = poly
-    scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep, keep, frames = scratch
+    scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep, keep, frames, epa_ws = scratch
     clip = (clip_pts, clip_feat, clip_kind, clip_dep, keep)
     point_out, normal_out, depth_out, kind_out, feature_out = out
     wv0, wn0, wd0 = scratch_v[0], scratch_n[0], scratch_d[0]
@@ -223,7 +224,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                       geom_face_start, poly_vertices, face_normal, face_offset, wv1, wn1, wd1)
             n = convex_pair(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], wv0, a[11], a[12],
                             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], wv1, b[11], b[12],
-                            margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                            margin, epa_ws, point_out, normal_out, depth_out, kind_out, feature_out, base)
         else:
             stats_out[UNSUPPORTED] += 1
         if flip:
@@ -237,11 +238,13 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
 def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out,
                          stats_out):
     """``narrowphase_range`` over the pair ranges bounds[t] ≤ k < bounds[t + 1], one per thread, each with its
-    own scratch (every scratch array has a leading thread axis) and its own row of stats_out (T, STATS_SIZE).
+    own scratch (every scratch array, and each of the EPA workspace's, has a leading thread axis) and its own
+    row of stats_out (T, STATS_SIZE).
     Each pair reads only its own witness and writes only its own slots: the output is the serial one."""
     for t in prange(bounds.shape[0] - 1):
+        e = scratch[9]
         mine = (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
-                scratch[6][t], scratch[7][t], scratch[8][t])
+                scratch[6][t], scratch[7][t], scratch[8][t], (e[0][t], e[1][t], e[2][t], e[3][t], e[4][t], e[5][t]))
         narrowphase_range(bounds[t], bounds[t + 1], pairs, geom, poly, x, q, margin, witness, mine,
                           pair_contacts_out, out, stats_out[t])
 

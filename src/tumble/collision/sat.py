@@ -412,7 +412,7 @@ def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI,
     incident face at all — so whenever the deepest clipped point is shallower than −s_ref, I's deepest
     vertex (whose depth is −s_ref exactly) joins the candidates. Manifold reduction keeps the deepest, so
     the manifold is always as deep as the separating-axis overlap."""
-    _, _, _, clip_pts, clip_feat, clip_kind, dep, keep, _ = scratch
+    clip_pts, clip_feat, clip_kind, dep, keep = scratch[3], scratch[4], scratch[5], scratch[6], scratch[7]
     pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
     tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
     point_out, normal_out, depth_out, kind_out, feature_out = out
