@@ -79,7 +79,8 @@ def test_depth_matches_minkowski_reference_and_moving_by_depth_separates(cap, po
     assert np.all(np.isfinite(contacts.point)) and np.all(np.isfinite(contacts.normal))
     np.testing.assert_allclose(np.linalg.norm(contacts.normal, axis=1), 1.0, rtol=1e-12)
     # qhull and the kernel agree to rounding on separated pairs (1e-9 m). Penetrating pairs: the kernel
-    # prefers a face axis unless an edge axis beats it by FACE_PREFERENCE = 1 mm, so allow 1.1 mm.
+    # prefers a face axis unless an edge axis beats it by sat.face_preference (1e-3 × the smaller bounding
+    # radius, below 1 mm for these shapes), so allow 1.1 mm.
     tol = 1e-9 if true_depth < cap.radius else 1.1e-3
     assert contacts.depth.max() == pytest.approx(true_depth, abs=tol)
     # Moving the capsule along the deepest contact's normal by that depth (plus 1e-6 m) separates the pair.

@@ -60,8 +60,9 @@ def test_polytope_depth_matches_brute_force_and_moving_by_depth_separates(a, b, 
         return
     assert np.all(np.isfinite(contacts.point)) and np.all(np.isfinite(contacts.normal))
     np.testing.assert_allclose(np.linalg.norm(contacts.normal, axis=1), 1.0, rtol=1e-12)
-    # SAT's reported depth is the penetration along its axis: the deepest point is −sep, up to the
-    # 1 mm face preference (a face axis is used unless an edge axis beats it by FACE_PREFERENCE).
+    # SAT's reported depth is the penetration along its axis: the deepest point is −sep, up to the face
+    # preference (a face axis is used unless an edge axis beats it by sat.face_preference, 1e-3 × the smaller
+    # bounding radius: below 1 mm for these shapes, all within 1 m of their centres).
     assert contacts.depth.max() == pytest.approx(-sep, abs=1.1e-3)
     # Moving A (body 0) along the normal by the depth (plus 1e-6 m) separates the pair.
     n = contacts.normal[0] if contacts.body_a[0] == 0 else -contacts.normal[0]

@@ -6,7 +6,7 @@ directions. With C = R_Aᵀ R_B (C_ij = a_i · b_j) and t = R_Aᵀ (p_B − p_A)
 sum of half extents times |C_ij|, so the whole test is a few dozen multiply-adds and needs no vertex.
 
 The axis choice is the general separating-axis test's (sat.py): the greatest separation, a face axis
-unless an edge pair separates more by ``FACE_PREFERENCE``, ties to A. Contacts follow it too:
+unless an edge pair separates more by ``sat.face_preference``, ties to A. Contacts follow it too:
 - face axis: B's face most anti-parallel to the reference normal is the incident face; its 4 corners, in
   the reference box's frame, are clipped against the reference face's 4 side planes (``sat.clip_by_plane``,
   so points are named by the same lines as everywhere, ``features.face_clip``), points within the margin
@@ -28,10 +28,10 @@ from ..math3d import qrot_t
 from . import features
 from .sat import (
     DEPTH_ROUNDING,
-    FACE_PREFERENCE,
     KIND_EDGE_EDGE,
     KIND_VERTEX_FACE,
     clip_by_plane,
+    face_preference,
     name_clipped,
     reduce_manifold,
     write_edge_contact,
@@ -121,7 +121,10 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     if se > margin:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
         return 0, False
-    if se > max(sa, sb) + FACE_PREFERENCE:
+    # the bounding radius of a box about its centre is |h|
+    prefer = face_preference(np.sqrt(ha[0] ** 2 + ha[1] ** 2 + ha[2] ** 2),
+                             np.sqrt(hb[0] ** 2 + hb[1] ** 2 + hb[2] ** 2))
+    if se > max(sa, sb) + prefer:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
         return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out, base), False
     point_out, normal_out, depth_out, kind_out, feature_out = out

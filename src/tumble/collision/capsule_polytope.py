@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from . import features
-from .sat import FACE_PREFERENCE, KIND_CAPSULE, segment_params
+from .sat import KIND_CAPSULE, bounding_radius, centroid, face_preference, segment_params
 
 FACE_ALIGNED = 1.0 - 1e-6
 """cos of the angle under which the closest-point normal counts as B's face normal. Closest points on a
@@ -227,7 +227,9 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
             continue
         if up > edge_sep:
             best_edge, edge_sep, ex_, ey_, ez_ = e, up, ax, ay, az
-    if edge_sep > face_sep + FACE_PREFERENCE:
+    cx, cy, cz = centroid(wv, nv)
+    half = 0.5 * np.sqrt(uu)
+    if edge_sep > face_sep + face_preference(half + r, bounding_radius(wv, nv, cx, cy, cz)):
         if edge_sep - r > margin:
             return 0
         px, py, pz, qx, qy, qz = _segment_edge_closest(c0, c1, wv, edges[e0 + best_edge, 0],
