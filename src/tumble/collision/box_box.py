@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..math3d import qrot_t
 from . import features
 from .sat import (
     DEPTH_ROUNDING,
@@ -46,10 +45,13 @@ PARALLEL_SIN2 = 1e-12
 
 @njit(cache=True, inline="always")
 def _frame(qw, qx, qy, qz, R):
-    """Rows of R (3, 3): the body axes in world coordinates."""
-    for i in range(3):
-        ex, ey, ez = (1.0 if i == 0 else 0.0), (1.0 if i == 1 else 0.0), (1.0 if i == 2 else 0.0)
-        R[i, 0], R[i, 1], R[i, 2] = qrot_t(qw, qx, qy, qz, ex, ey, ez)
+    """Rows of R (3, 3): the body axes in world coordinates, i.e. the columns of the rotation matrix of the
+    unit quaternion q (Baraff I section 4, ``quaternion_to_matrix``, transposed)."""
+    xx, yy, zz = qx * qx, qy * qy, qz * qz
+    xy, xz, yz, wx, wy, wz = qx * qy, qx * qz, qy * qz, qw * qx, qw * qy, qw * qz
+    R[0, 0], R[0, 1], R[0, 2] = 1.0 - 2.0 * (yy + zz), 2.0 * (xy + wz), 2.0 * (xz - wy)
+    R[1, 0], R[1, 1], R[1, 2] = 2.0 * (xy - wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz + wx)
+    R[2, 0], R[2, 1], R[2, 2] = 2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)
 
 
 @njit(cache=True, inline="always")
