@@ -313,3 +313,13 @@ def rpy_rate_matrix_inv(phi, theta, out):
     out[2, 1] = sf / ct
     out[2, 2] = 0.0
 
+
+@njit(cache=True, inline="always")
+def centroid(wv, nv):
+    """Mean of the vertices wv[:nv], as a tuple (no allocation)."""
+    cx = cy = cz = 0.0
+    for k in range(nv):
+        cx += wv[k, 0]
+        cy += wv[k, 1]
+        cz += wv[k, 2]
+    return cx / nv, cy / nv, cz / nv

@@ -30,10 +30,10 @@ from .sat import (
     KIND_EDGE_EDGE,
     KIND_VERTEX_FACE,
     clip_by_plane,
+    edge_midpoint,
     face_preference,
     name_clipped,
     reduce_manifold,
-    write_edge_contact,
 )
 
 WITNESS_BOX_AXIS = 3
@@ -83,7 +83,9 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     frames: scratch (6, 3, 3) float; clip: the narrowphase's clip scratch (points (2, C, 3), lines (2, C),
     kinds (2, C), depths (C,), kept (C,)); ``witness[k]`` is read and updated; up to 4 contacts are written
     to ``out`` = (point, normal, depth, kind, feature) from row ``base``.
-    Returns (number of contacts, True if the cached witness alone decided).
+    Returns (number of contacts, True if the cached witness alone decided); (−1, False) when the boxes are
+    apart within the margin and their closest features are a vertex and an edge, where the face axis's
+    separation understates the distance: the general path (sat.collide_polytopes) measures it by GJK.
     """
     RA, RB, C, AC, vec = frames[0], frames[1], frames[2], frames[3], frames[4]
     _frame(qa[0], qa[1], qa[2], qa[3], RA)
@@ -130,16 +132,31 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
         return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out, base), False
     point_out, normal_out, depth_out, kind_out, feature_out = out
+    # If no point of the face manifold reaches the face axis's overlap, edges cross there: when the best edge
+    # pair separates at least as much as the face, its edge contact is the answer (as in sat.collide_polytopes);
+    # otherwise the crossing joins the manifold at the face's depth.
+    crossing, crossing_feature = (np.nan, np.nan, np.nan), 0
+    if ae >= 0 and se < max(sa, sb):
+        _, _, _, crossing, code_a, code_b = _edge_pair((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv,
+                                                       dx, dy, dz)
+        crossing_feature = features.edge_edge(code_a, code_b)
     if sa >= sb:  # reference face on A; its normal points A → B, the contact normal is its opposite
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, fa, -1
         sign = 1.0 if t[fa] >= 0.0 else -1.0
-        n = _face_contacts(False, fa, sign, pa, RA, hav, pb, RB, hbv, sa, margin, clip, out, base)
+        n, short = _face_contacts(False, fa, sign, pa, RA, hav, pb, RB, hbv, sa, crossing, crossing_feature,
+                                  margin, clip, out, base)
         flip = -1.0
     else:  # reference face on B; its normal points B → A
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, 3 + fb, -1
         sign = -1.0 if tb[fb] >= 0.0 else 1.0
-        n = _face_contacts(True, fb, sign, pb, RB, hbv, pa, RA, hav, sb, margin, clip, out, base)
+        n, short = _face_contacts(True, fb, sign, pb, RB, hbv, pa, RA, hav, sb, crossing, crossing_feature,
+                                  margin, clip, out, base)
         flip = 1.0
+    if n < 0:
+        return -1, False
+    if short and ae >= 0:
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
+        return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out, base), False
     for r in range(n):
         for c in range(3):
             normal_out[base + r, c] *= flip
@@ -153,10 +170,9 @@ def _support_code(R, i, lx, ly, lz):
 
 
 @njit(cache=True, inline="always")
-def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
-    """One edge–edge contact for the axis a_i × b_j: A's edge along a_i that supports A along the axis
-    (pointing A → B), B's edge along b_j that supports B the other way; depth −sep."""
-    point_out, normal_out, depth_out, kind_out, feature_out = out
+def _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz):
+    """The axis a_i × b_j (unit, pointing A → B), the midpoint of the closest points of A's edge along a_i that
+    supports A along it and B's edge along b_j that supports B the other way, and the two edges' codes."""
     lx = RA[i, 1] * RB[j, 2] - RA[i, 2] * RB[j, 1]
     ly = RA[i, 2] * RB[j, 0] - RA[i, 0] * RB[j, 2]
     lz = RA[i, 0] * RB[j, 1] - RA[i, 1] * RB[j, 0]
@@ -179,9 +195,17 @@ def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
             sgn = -_support_code(RB, m, lx, ly, lz)
             fx, fy, fz = fx + sgn * hb[m] * RB[m, 0], fy + sgn * hb[m] * RB[m, 1], fz + sgn * hb[m] * RB[m, 2]
             code_b = 2 * code_b + (1 if sgn > 0.0 else 0)
-    write_edge_contact(ex, ey, ez, 2.0 * ha[i] * RA[i, 0], 2.0 * ha[i] * RA[i, 1], 2.0 * ha[i] * RA[i, 2],
-                       fx, fy, fz, 2.0 * hb[j] * RB[j, 0], 2.0 * hb[j] * RB[j, 1], 2.0 * hb[j] * RB[j, 2],
-                       point_out, base)
+    mid = edge_midpoint(ex, ey, ez, 2.0 * ha[i] * RA[i, 0], 2.0 * ha[i] * RA[i, 1], 2.0 * ha[i] * RA[i, 2],
+                        fx, fy, fz, 2.0 * hb[j] * RB[j, 0], 2.0 * hb[j] * RB[j, 1], 2.0 * hb[j] * RB[j, 2])
+    return lx, ly, lz, mid, code_a, code_b
+
+
+@njit(cache=True, inline="always")
+def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
+    """One edge–edge contact for the axis a_i × b_j, depth −sep (see ``_edge_pair``)."""
+    point_out, normal_out, depth_out, kind_out, feature_out = out
+    lx, ly, lz, mid, code_a, code_b = _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz)
+    point_out[base, 0], point_out[base, 1], point_out[base, 2] = mid
     normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -lx, -ly, -lz
     depth_out[base] = -sep
     kind_out[base] = KIND_EDGE_EDGE
@@ -190,10 +214,13 @@ def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
 
 
 @njit(cache=True, inline="always")
-def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, margin, clip, out, base):
+def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, crossing, crossing_feature, margin, clip, out,
+                   base):
     """Clip the incident box I's face against face (axis r, side ``sign``) of reference box R, in R's frame.
     The reference normal n = sign · R_r points from R toward I; normals are written as n (the caller flips
-    them to B → A). ``s_ref`` is the separation on this axis (−overlap)."""
+    them to B → A). ``s_ref`` is the separation on this axis (−overlap). When the clipped points fall short
+    of the overlap, the deepest vertex of I inside R, else the best edge pair's ``crossing`` (world; NaN:
+    none), joins them, as in ``sat.manifold_top_up``. Returns (count, short) as ``sat._face_contact``."""
     clip_pts, clip_line, clip_kind, dep, keep = clip
     pts, line, kind = clip_pts[0], clip_line[0], clip_kind[0]
     tmp_pts, tmp_line = clip_pts[1], clip_line[1]
@@ -230,7 +257,7 @@ def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, margin, cli
             break
     name_clipped(line, kind, m, ref_on_b, 2 * r + (1 if sign > 0.0 else 0), 2 * inc + (1 if inc_sign > 0.0 else 0),
                  tmp_line)
-    n, deepest = 0, -np.inf
+    n, deepest, short = 0, -np.inf, False
     for k in range(m):
         h = pts[k, 2]
         if h > margin:
@@ -242,21 +269,39 @@ def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, margin, cli
         dep[n] = -h
         deepest = max(deepest, -h)
         n += 1
+    if deepest < -s_ref - DEPTH_ROUNDING and s_ref > 0.0:
+        return -1, False
     if deepest < -s_ref - DEPTH_ROUNDING:
-        # I's deepest vertex along −n (its depth is the overlap −s_ref), as in sat._face_contact
-        wx, wy, wz, code = pI[0] - pR[0], pI[1] - pR[1], pI[2] - pR[2], 0
-        for j in range(3):
-            sgn = -1.0 if RI[j, 0] * nx + RI[j, 1] * ny + RI[j, 2] * nz > 0.0 else 1.0
-            wx, wy, wz = wx + sgn * hI[j] * RI[j, 0], wy + sgn * hI[j] * RI[j, 1], wz + sgn * hI[j] * RI[j, 2]
-            code += (1 << (2 - j)) if sgn > 0.0 else 0  # the vertex numbering of polytope.box_polytope
-        tmp_pts[n, 0] = RR[r1, 0] * wx + RR[r1, 1] * wy + RR[r1, 2] * wz
-        tmp_pts[n, 1] = RR[r2, 0] * wx + RR[r2, 1] * wy + RR[r2, 2] * wz
-        h = nx * wx + ny * wy + nz * wz - hR[r]
-        tmp_pts[n, 2] = 0.5 * h
-        tmp_line[n] = features.deepest_vertex(ref_on_b, 2 * r + (1 if sign > 0.0 else 0), code)
-        kind[n] = KIND_VERTEX_FACE
-        dep[n] = -h
-        n += 1
+        # I's vertices in R's frame: the deepest inside R (|x| ≤ h on R's three axes)
+        best, code = deepest, -1
+        for v in range(8):
+            wx, wy, wz = pI[0] - pR[0], pI[1] - pR[1], pI[2] - pR[2]
+            for j in range(3):
+                sgn = 1.0 if (v >> (2 - j)) & 1 else -1.0  # the vertex numbering of polytope.box_polytope
+                wx, wy, wz = wx + sgn * hI[j] * RI[j, 0], wy + sgn * hI[j] * RI[j, 1], wz + sgn * hI[j] * RI[j, 2]
+            x1 = RR[r1, 0] * wx + RR[r1, 1] * wy + RR[r1, 2] * wz
+            x2 = RR[r2, 0] * wx + RR[r2, 1] * wy + RR[r2, 2] * wz
+            h = nx * wx + ny * wy + nz * wz - hR[r]
+            inside = (abs(x1) <= hR[r1] + DEPTH_ROUNDING and abs(x2) <= hR[r2] + DEPTH_ROUNDING
+                      and h >= -2.0 * hR[r] - DEPTH_ROUNDING)
+            if inside and -h > best:
+                best, code = -h, v
+                tmp_pts[n, 0], tmp_pts[n, 1], tmp_pts[n, 2] = x1, x2, 0.5 * h
+        if code >= 0:
+            tmp_line[n] = features.deepest_vertex(ref_on_b, 2 * r + (1 if sign > 0.0 else 0), code)
+            kind[n] = KIND_VERTEX_FACE
+            dep[n] = best
+            n += 1
+        short = best < -s_ref - DEPTH_ROUNDING and np.isnan(crossing[0])
+        if best < -s_ref - DEPTH_ROUNDING and not short:
+            wx, wy, wz = crossing[0] - pR[0], crossing[1] - pR[1], crossing[2] - pR[2]
+            tmp_pts[n, 0] = RR[r1, 0] * wx + RR[r1, 1] * wy + RR[r1, 2] * wz
+            tmp_pts[n, 1] = RR[r2, 0] * wx + RR[r2, 1] * wy + RR[r2, 2] * wz
+            tmp_pts[n, 2] = nx * wx + ny * wy + nz * wz - hR[r]
+            tmp_line[n] = crossing_feature
+            kind[n] = KIND_EDGE_EDGE
+            dep[n] = -s_ref
+            n += 1
     count = reduce_manifold(tmp_pts, dep, n, 0.0, 0.0, 1.0, keep)
     for q in range(count):
         j = keep[q]
@@ -267,4 +312,4 @@ def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, margin, cli
         depth_out[base + q] = dep[j]
         kind_out[base + q] = kind[j]
         feature_out[base + q] = tmp_line[j]
-    return count
+    return count, short

@@ -22,12 +22,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..math3d import centroid
 from . import features
-from .sat import KIND_CAPSULE, bounding_radius, centroid, face_preference, segment_params
+from .sat import KIND_CAPSULE, bounding_radius, face_preference, segment_params
 
-FACE_ALIGNED = 1.0 - 1e-6
-"""cos of the angle under which the closest-point normal counts as B's face normal. Closest points on a
-face interior give the face normal to rounding (≈1e-13 here); the slack only absorbs that."""
+FACE_ALIGNED = 1.0 - 1e-12
+"""cos of the angle (1.4e-6 rad) under which the closest-point normal counts as B's face normal. Closest points
+on a face interior give the face normal to rounding (~1e-10 rad even at a 1 µm gap); a looser slack would
+also snap the normal of a segment end just beyond a face's edge, whose closest point is on the edge, and
+report depths along the face normal that differ from the true ones (seen: 1.4 mrad, 2e-9 m)."""
 
 TOUCHING = 1e-12
 """m. Below this core distance the closest-point normal is ill-defined; separating axes take over."""

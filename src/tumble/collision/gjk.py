@@ -40,8 +40,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..math3d import qrot_inv_t, qrot_t
-from .sat import centroid
+from ..math3d import centroid, qrot_inv_t, qrot_t
 
 KIND_POINT = 0
 KIND_SEGMENT = 1

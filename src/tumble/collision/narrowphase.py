@@ -193,28 +193,27 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
             b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
             n = cf.capsules(a0, a1, geom_size[ga, 0], b0, b1,
                             geom_size[gb, 0], margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
-        elif ta == BOX and tb == BOX:
-            stats_out[POLYTOPE_TESTS] += 1
-            n, decided = box_box((pax, pay, paz), (qaw, qax, qay, qaz), (geom_size[ga, 0], geom_size[ga, 1],
-                                 geom_size[ga, 2]), (pbx, pby, pbz), (qbw, qbx, qby, qbz),
-                                 (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), margin, witness, k, frames,
-                                 clip, out, base)
-            if decided:
-                stats_out[WITNESS_DECIDED] += 1
         elif _is_polytope(ta) and _is_polytope(tb):
             stats_out[POLYTOPE_TESTS] += 1
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], geom_vert_count[ga],
-                               geom_face_start[ga], geom_face_count[ga], pax, pay, paz, qaw, qax, qay, qaz,
-                               wv0, wn0, wd0)
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb], geom_vert_count[gb],
-                               geom_face_start[gb], geom_face_count[gb], pbx, pby, pbz, qbw, qbx, qby, qbz,
-                               wv1, wn1, wd1)
-            rows_a = (geom_vert_start[ga], geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
-                      geom_edge_start[ga], geom_edge_count[ga])
-            rows_b = (geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
-                      geom_edge_start[gb], geom_edge_count[gb])
-            n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), margin,
-                                           witness, k, scratch, out, base)
+            n, decided = -1, False
+            if ta == BOX and tb == BOX:
+                n, decided = box_box((pax, pay, paz), (qaw, qax, qay, qaz), (geom_size[ga, 0], geom_size[ga, 1],
+                                     geom_size[ga, 2]), (pbx, pby, pbz), (qbw, qbx, qby, qbz),
+                                     (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), margin, witness, k,
+                                     frames, clip, out, base)
+            if n < 0:  # not two boxes, or a box pair that needs the general path (see box_box)
+                transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga],
+                                   geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
+                                   pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
+                transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb],
+                                   geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
+                                   pbx, pby, pbz, qbw, qbx, qby, qbz, wv1, wn1, wd1)
+                rows_a = (geom_vert_start[ga], geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
+                          geom_edge_start[ga], geom_edge_count[ga])
+                rows_b = (geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
+                          geom_edge_start[gb], geom_edge_count[gb])
+                n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), margin,
+                                               witness, k, scratch, out, base)
             if decided:
                 stats_out[WITNESS_DECIDED] += 1
         elif ta == ELLIPSOID or tb == ELLIPSOID:

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..math3d import qrot_t
-from . import features
+from ..math3d import centroid, qrot_t
+from . import features, gjk
 
 # Contact kinds (also used by the closed-form pairs); ``contacts.KIND_NAMES`` maps them to strings.
 KIND_VERTEX_FACE = 0
@@ -66,6 +66,9 @@ def bounding_radius(wv, nv, cx, cy, cz):
     return np.sqrt(r2)
 
 MAX_CONTACTS = 4
+
+GJK_TOL = 1e-12
+"""m. Accuracy asked of GJK for the distance of polytopes apart (exact to rounding for polytopes anyway)."""
 
 DEPTH_ROUNDING = 1e-9
 """m. A clipped manifold counts as falling short of the separating-axis overlap when its deepest point is
@@ -167,17 +170,6 @@ def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
             if ok and s > best:
                 best, best_i, best_j = s, i, j
     return best, best_i, best_j
-
-
-@njit(cache=True, inline="always")
-def centroid(wv, nv):
-    """Mean of the vertices wv[:nv], as a tuple (no allocation)."""
-    cx = cy = cz = 0.0
-    for k in range(nv):
-        cx += wv[k, 0]
-        cy += wv[k, 1]
-        cz += wv[k, 2]
-    return cx / nv, cy / nv, cz / nv
 
 
 @njit(cache=True, inline="always")
@@ -346,12 +338,64 @@ def segment_params(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z):
 
 
 @njit(cache=True, inline="always")
-def write_edge_contact(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z, point_out, base):
-    """Write the midpoint of the closest points of segments p1 + s d1 and p2 + t d2 to point_out[base]."""
+def edge_midpoint(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z):
+    """The midpoint of the closest points of segments p1 + s d1 and p2 + t d2, as a tuple."""
     s, t = segment_params(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z)
-    point_out[base, 0] = 0.5 * (p1x + s * d1x + p2x + t * d2x)
-    point_out[base, 1] = 0.5 * (p1y + s * d1y + p2y + t * d2y)
-    point_out[base, 2] = 0.5 * (p1z + s * d1z + p2z + t * d2z)
+    return 0.5 * (p1x + s * d1x + p2x + t * d2x), 0.5 * (p1y + s * d1y + p2y + t * d2y), \
+        0.5 * (p1z + s * d1z + p2z + t * d2z)
+
+
+@njit(cache=True, inline="always")
+def _edges_midpoint(wvA, a0, a1, wvB, b0, b1):
+    """``edge_midpoint`` of edge a0 → a1 of wvA and edge b0 → b1 of wvB."""
+    return edge_midpoint(wvA[a0, 0], wvA[a0, 1], wvA[a0, 2], wvA[a1, 0] - wvA[a0, 0], wvA[a1, 1] - wvA[a0, 1],
+                         wvA[a1, 2] - wvA[a0, 2], wvB[b0, 0], wvB[b0, 1], wvB[b0, 2], wvB[b1, 0] - wvB[b0, 0],
+                         wvB[b1, 1] - wvB[b0, 1], wvB[b1, 2] - wvB[b0, 2])
+
+
+@njit(cache=True, inline="always")
+def manifold_top_up(wvR, wnR, wdR, nfR, wvI, nvI, nx, ny, nz, dref, overlap, deepest, crossing, crossing_feature,
+                    ref_on_b, ref_face, pts, feat, kind, dep, n):
+    """Add to the candidates pts/feat/kind/dep[:n] (deepest depth ``deepest``) what reaches the separating-
+    axis ``overlap`` along n (reference plane n · x = dref of polytope R, faces wnR/wdR[:nfR]). Returns the
+    new count and whether the candidates still fall short.
+
+    First the deepest vertex of I (wvI[:nvI]) that lies inside R's other face planes (inside R, for a vertex
+    below the reference plane): a vertex below the reference plane but beside R touches nothing, so its
+    depth would put the contact off both surfaces. If no vertex inside R
+    reaches the overlap, the overlap is made by edges crossing: the crossing point of the best edge pair
+    (NaN: none given) is added at depth ``overlap``. Points are midway between the incident point and the
+    reference plane."""
+    best, v = deepest, -1
+    for j in range(nvI):
+        h = nx * wvI[j, 0] + ny * wvI[j, 1] + nz * wvI[j, 2] - dref
+        if -h <= best:
+            continue
+        inside = True  # within every face plane of R but the reference one (pairs apart by the margin too)
+        for f in range(nfR):
+            if f != ref_face and (wnR[f, 0] * wvI[j, 0] + wnR[f, 1] * wvI[j, 1] + wnR[f, 2] * wvI[j, 2] - wdR[f]
+                                  > DEPTH_ROUNDING):
+                inside = False
+                break
+        if inside:
+            best, v = -h, j
+    if v >= 0:
+        pts[n, 0] = wvI[v, 0] + 0.5 * best * nx
+        pts[n, 1] = wvI[v, 1] + 0.5 * best * ny
+        pts[n, 2] = wvI[v, 2] + 0.5 * best * nz
+        feat[n] = features.deepest_vertex(ref_on_b, ref_face, v)
+        kind[n] = KIND_VERTEX_FACE
+        dep[n] = best
+        n += 1
+    if best < overlap - DEPTH_ROUNDING:
+        if np.isnan(crossing[0]):
+            return n, True
+        pts[n, 0], pts[n, 1], pts[n, 2] = crossing[0], crossing[1], crossing[2]
+        feat[n] = crossing_feature
+        kind[n] = KIND_EDGE_EDGE
+        dep[n] = overlap
+        n += 1
+    return n, False
 
 
 @njit(cache=True, inline="always")
@@ -394,15 +438,29 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
         return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
                              point_out, normal_out, depth_out, kind_out, feature_out, base), False
-    # Face contact. The reference is A's face if it separates at least as much as B's (ties to A).
+    # Face contact. The reference is A's face if it separates at least as much as B's (ties to A). If no
+    # point of the face manifold reaches the face axis's overlap, edges cross there: when the best edge pair
+    # separates at least as much as the face, its edge contact is the answer (the preference for faces is
+    # for the stable manifold they give, which is then not to be had); otherwise the crossing joins the
+    # manifold at the face's depth.
+    crossing = (np.nan, np.nan, np.nan)
+    if ia >= 0 and se < max(sa, sb):
+        crossing = _edges_midpoint(wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0],
+                                   edges[eB + ib, 1])
     if sa >= sb:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
-        n = _face_contact(False, fa, fA, wvA, wnA, wdA, fB, nfB, nvB, wnB, wvB, sa, face_vstart, face_vcount,
-                          face_verts, margin, scratch, out, base)
+        n, short = _face_contact(False, fa, fA, nfA, nvA, wvA, wnA, wdA, fB, nfB, nvB, wnB, wvB, sa, crossing,
+                          features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin, scratch, out,
+                          base)
     else:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
-        n = _face_contact(True, fb, fB, wvB, wnB, wdB, fA, nfA, nvA, wnA, wvA, sb, face_vstart, face_vcount,
-                          face_verts, margin, scratch, out, base)
+        n, short = _face_contact(True, fb, fB, nfB, nvB, wvB, wnB, wdB, fA, nfA, nvA, wnA, wvA, sb, crossing,
+                          features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin, scratch, out,
+                          base)
+    if short and ia >= 0:
+        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
+        return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
+                             point_out, normal_out, depth_out, kind_out, feature_out, base), False
     return n, False
 
 
@@ -411,10 +469,8 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
     """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
     _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
                                   wvB, edges[eB + ib, 0], edges[eB + ib, 1])
-    a0, a1, b0, b1 = edges[eA + ia, 0], edges[eA + ia, 1], edges[eB + ib, 0], edges[eB + ib, 1]
-    write_edge_contact(wvA[a0, 0], wvA[a0, 1], wvA[a0, 2], wvA[a1, 0] - wvA[a0, 0], wvA[a1, 1] - wvA[a0, 1],
-                       wvA[a1, 2] - wvA[a0, 2], wvB[b0, 0], wvB[b0, 1], wvB[b0, 2], wvB[b1, 0] - wvB[b0, 0],
-                       wvB[b1, 1] - wvB[b0, 1], wvB[b1, 2] - wvB[b0, 2], point_out, base)
+    point_out[base, 0], point_out[base, 1], point_out[base, 2] = _edges_midpoint(
+        wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0], edges[eB + ib, 1])
     normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # the axis points A → B
     depth_out[base] = -s
     kind_out[base] = KIND_EDGE_EDGE
@@ -423,20 +479,29 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
 
 
 @njit(cache=True, inline="always")
-def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI, s_ref, face_vstart, face_vcount,
-                  face_verts, margin, scratch, out, base):
-    """Contacts of reference face ``ref_face`` of polytope R (faces from row fR of the tables; world vertices
-    wvR, normals wnR, offsets wdR) against polytope I (faces from row fI; nfI faces, nvI vertices), whose
-    separation along the face normal is ``s_ref`` (< 0: overlap −s_ref). Writes ≤ 4 contacts; the normal is
-    −n when R is A (n points A → B), +n when R is B.
+def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI, s_ref, crossing,
+                  crossing_feature, face_vstart, face_vcount, face_verts, margin, scratch, out, base):
+    """Contacts of reference face ``ref_face`` of polytope R (nfR faces from row fR of the tables; world
+    vertices wvR, normals wnR, offsets wdR) against polytope I (faces from row fI; nfI faces, nvI vertices),
+    whose separation along the face normal n is ``s_ref`` (< 0: overlap −s_ref). Writes ≤ 4 contacts; the
+    normal is −n when R is A (n points A → B), +n when R is B.
 
     The incident face (the most anti-parallel to n) is clipped against the reference face's side planes; its
     points within the margin are midway between the incident point and its projection on the reference
-    plane. Clipping can fall short of the overlap that the separating axis found — the incident face's
-    deepest points may lie outside the reference face's prism, or the deepest vertex of I may not be on the
-    incident face at all — so whenever the deepest clipped point is shallower than −s_ref, I's deepest
-    vertex (whose depth is −s_ref exactly) joins the candidates. Manifold reduction keeps the deepest, so
-    the manifold is always as deep as the separating-axis overlap."""
+    plane. Clipping can fall short of the overlap −s_ref that the separating axis found: the deepest part of
+    I may not be on the incident face, or lie outside the reference face's prism. Then (``manifold_top_up``)
+    the deepest vertex of I that lies inside R joins the candidates; if that is still short, the overlap is
+    made by edges crossing, and the crossing of the best edge pair (``crossing``, a point of both surfaces'
+    overlap; NaN if there is none) joins them at depth −s_ref. Manifold reduction keeps the deepest, so the
+    manifold is as deep as the separating-axis overlap, at a point where the shapes overlap. Returns (count,
+    short): short when the manifold cannot reach the overlap and no crossing was given (the caller then
+    reports the edge contact instead, if there is an edge pair).
+
+    For polytopes apart (s_ref > 0) the face axis's separation is the distance only when a vertex faces the
+    face or two edges face each other; for a vertex facing an edge it understates it, and the clipped points
+    report the gap along n at their place. GJK then gives the exact distance and closest points (scratch[9]
+    is its workspace): the pair has no contact if they are beyond the margin, else their midpoint joins the
+    manifold with its own normal."""
     clip_pts, clip_feat, clip_kind, dep, keep = scratch[3], scratch[4], scratch[5], scratch[6], scratch[7]
     pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
     tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
@@ -453,7 +518,7 @@ def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI,
     m = _clip_incident(wvR, face_verts, face_vstart[ref_row], face_vcount[ref_row], nx, ny, nz,
                        wvI, face_vstart[fI + inc], face_vcount[fI + inc], ref_on_b, ref_face, inc, pts, feat, kind,
                        tmp_pts, tmp_feat)
-    n = 0
+    n, short = 0, False
     deepest = -np.inf
     for k in range(m):
         dist = nx * pts[k, 0] + ny * pts[k, 1] + nz * pts[k, 2] - dref
@@ -468,19 +533,26 @@ def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI,
         dep[n] = -dist
         deepest = max(deepest, -dist)
         n += 1
+    closest, cnx, cny, cnz = -1, 0.0, 0.0, 0.0
     if deepest < -s_ref - DEPTH_ROUNDING:
-        v, h = 0, np.inf
-        for j in range(nvI):
-            hj = nx * wvI[j, 0] + ny * wvI[j, 1] + nz * wvI[j, 2] - dref
-            if hj < h:
-                v, h = j, hj
-        tmp_pts[n, 0] = wvI[v, 0] - 0.5 * h * nx
-        tmp_pts[n, 1] = wvI[v, 1] - 0.5 * h * ny
-        tmp_pts[n, 2] = wvI[v, 2] - 0.5 * h * nz
-        tmp_feat[n] = features.deepest_vertex(ref_on_b, ref_face, v)
-        tmp_kind[n] = KIND_VERTEX_FACE
-        dep[n] = -h
-        n += 1
+        if s_ref <= 0.0:
+            n, short = manifold_top_up(wvR, wnR, wdR, nfR, wvI, nvI, nx, ny, nz, dref, -s_ref, deepest, crossing,
+                                       crossing_feature, ref_on_b, ref_face, tmp_pts, tmp_feat, tmp_kind, dep, n)
+        else:
+            # Apart: the face axis's separation is the distance only when a vertex faces the face or two edges
+            # face each other; otherwise (a vertex facing an edge) it understates it. The exact distance and
+            # closest points come from GJK, and join the manifold with their own normal.
+            gap, cnx, cny, cnz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration_ws(
+                gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvR, nvR,
+                gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvI, nvI, GJK_TOL, scratch[9])
+            if -gap > margin:
+                return 0, False
+            tmp_pts[n, 0], tmp_pts[n, 1], tmp_pts[n, 2] = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
+            tmp_feat[n] = features.POINT_ID
+            tmp_kind[n] = KIND_VERTEX_FACE
+            dep[n] = gap
+            closest = n
+            n += 1
     count = reduce_manifold(tmp_pts, dep, n, nx, ny, nz, keep)
     for k in range(count):
         j = keep[k]
@@ -490,4 +562,7 @@ def _face_contact(ref_on_b, ref_face, fR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI,
         depth_out[base + k] = dep[j]
         kind_out[base + k] = tmp_kind[j]
         feature_out[base + k] = tmp_feat[j]
-    return count
+        if j == closest:  # GJK's normal points from I toward R, i.e. B → A when R is A
+            normal_out[base + k, 0], normal_out[base + k, 1], normal_out[base + k, 2] = sign * cnx, sign * cny, \
+                sign * cnz
+    return count, short
