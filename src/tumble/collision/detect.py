@@ -90,17 +90,26 @@ class CollisionDetector:
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
         self._first = True
         self.stats: dict[str, float] = {}
+        # Geometry rows and polytope tables change only when bodies are added, which rebuilds the detector:
+        # their views and the kernels' argument tuples are bound once here.
+        gl = {f.name: world._geom.live(f.name) for f in world._geom.fields}
+        tables = world._polytopes.arrays()
+        self._gl, self._poly_vertices = gl, tables["vertices"]
+        self._geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
+                           gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"],
+                           gl["geom_face_count"], gl["geom_edge_start"], gl["geom_edge_count"])
+        self._tables = (tables["vertices"], tables["face_normal"], tables["face_offset"], tables["face_vstart"],
+                        tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
+        self._body_of = gl["geom_body"].astype(np.int64)
 
     def detect(self, world: World) -> Contacts:
         """Contacts of the world's current state."""
         t0 = time.perf_counter()
-        body, geom = world._live(), world._geom
-        g = geom.count
-        gl = {f.name: geom.live(f.name) for f in geom.fields}
-        poly = world._polytopes.arrays()
+        body, gl = world._live(), self._gl
+        g = gl["geom_type"].shape[0]
         aabbs = geom_aabbs if g >= PARALLEL_MIN_GEOMS_AABB else geom_aabbs_serial
         aabbs(gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
-              gl["geom_vert_start"], gl["geom_vert_count"], poly["vertices"], body["x"], body["q"],
+              gl["geom_vert_start"], gl["geom_vert_count"], self._poly_vertices, body["x"], body["q"],
               world._contact_margin, self._aabb_lo, self._aabb_hi)
         t1 = time.perf_counter()
         if self._first:
@@ -124,11 +133,7 @@ class CollisionDetector:
             self._slots = (np.empty((slots, 3)), np.empty((slots, 3)), np.empty(slots),
                            np.empty(slots, dtype=np.int64), np.empty(slots, dtype=np.int64))
         per_pair = self._per_pair[:m]
-        geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
-                     gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"], gl["geom_face_count"],
-                     gl["geom_edge_start"], gl["geom_edge_count"])
-        tables = (poly["vertices"], poly["face_normal"], poly["face_offset"], poly["face_vstart"],
-                  poly["face_vcount"], poly["face_verts"], poly["edges"], poly["edge_faces"])
+        geom_rows, tables = self._geom_rows, self._tables
         threads = numba.get_num_threads()
         if m >= PARALLEL_MIN_PAIRS and threads > 1:
             bounds = np.linspace(0, m, threads + 1).astype(np.int64)
@@ -150,6 +155,6 @@ class CollisionDetector:
         fixed = body["inv_mass"][gl["geom_body"]] == 0.0
         geom_a, geom_b, point, normal, depth, kind, feature = nph.gather_contacts(
             pairs, per_pair, self._slots, fixed)
-        body_of = gl["geom_body"].astype(np.int64)
+        body_of = self._body_of
         return Contacts(body_a=body_of[geom_a], body_b=body_of[geom_b], geom_a=geom_a, geom_b=geom_b,
                         point=point, normal=normal, depth=depth, kind=_KIND_TABLE[kind], feature=feature)
