@@ -55,3 +55,44 @@ def test_box_path_matches_general_polytope_path(sizes):
             assert np.min(np.linalg.norm(hulls.point - p, axis=1)) < 1e-9
         assert len(set(boxes.feature.tolist())) == len(boxes)
     assert compared > 40
+
+
+def jittered_column_grid(shape, n=12, layers=5, seed=4):
+    """n × n columns of ``layers`` shapes each, touching and slightly turned: thousands of touching pairs."""
+    rng = np.random.default_rng(seed)
+    world = tb.World(gravity=(0, 0, 0))
+    world.add_ground()
+    for i in range(n):
+        for j in range(n):
+            for k in range(layers):
+                turn = Rotation.from_rotvec(rng.normal(size=3) * 0.02).as_quat()[[3, 0, 1, 2]]
+                world.add_body(shape, orientation=turn,
+                               position=(0.5 * i + rng.uniform(-0.01, 0.01), 0.5 * j + rng.uniform(-0.01, 0.01),
+                                         0.2 + 0.399 * k))
+    return world
+
+
+@pytest.mark.parametrize("shape", [tb.Box(0.5, 0.5, 0.4), corners_hull((0.5, 0.5, 0.4))], ids=["box", "hull"])
+def test_parallel_narrowphase_is_bitwise_the_serial_one(shape):
+    """Above PARALLEL_MIN_PAIRS the narrowphase splits the pairs among threads; each pair writes only its own
+    slots, so every thread count must give the same contacts, bit for bit, in the same order."""
+    numba = pytest.importorskip("numba")
+    from tumble.conventions import PARALLEL_MIN_PAIRS
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("Numba has a single thread here")
+    before = numba.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            world = jittered_column_grid(shape)
+            results.append((world.contacts(), world.contacts(), world.collision_stats["pairs"]))
+    finally:
+        numba.set_num_threads(before)
+    (first1, again1, pairs), (first2, again2, _) = results
+    assert pairs >= 2 * PARALLEL_MIN_PAIRS
+    for a, b in ((first1, first2), (again1, again2)):  # again: with the cached witnesses
+        assert len(a) > 2 * PARALLEL_MIN_PAIRS
+        for name in ("body_a", "body_b", "point", "normal", "depth", "kind", "feature"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))

@@ -136,27 +136,30 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     # pair separates at least as much as the face, its edge contact is the answer (as in sat.collide_polytopes);
     # otherwise the crossing joins the manifold at the face's depth.
     crossing, crossing_feature = (np.nan, np.nan, np.nan), 0
-    if ae >= 0 and se < max(sa, sb):
+    for _attempt in range(2):  # the crossing is computed only for the rare second attempt
+        if sa >= sb:  # reference face on A; its normal points A → B, the contact normal is its opposite
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, fa, -1
+            sign = 1.0 if t[fa] >= 0.0 else -1.0
+            n, short = _face_contacts(False, fa, sign, pa, RA, hav, pb, RB, hbv, sa, crossing, crossing_feature,
+                                      margin, clip, out, base)
+            flip = -1.0
+        else:  # reference face on B; its normal points B → A
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, 3 + fb, -1
+            sign = -1.0 if tb[fb] >= 0.0 else 1.0
+            n, short = _face_contacts(True, fb, sign, pb, RB, hbv, pa, RA, hav, sb, crossing, crossing_feature,
+                                      margin, clip, out, base)
+            flip = 1.0
+        if n < 0:
+            return -1, False
+        if not short or ae < 0:
+            break
+        if se >= max(sa, sb):
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
+            return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out,
+                                 base), False
         _, _, _, crossing, code_a, code_b = _edge_pair((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv,
                                                        dx, dy, dz)
         crossing_feature = features.edge_edge(code_a, code_b)
-    if sa >= sb:  # reference face on A; its normal points A → B, the contact normal is its opposite
-        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, fa, -1
-        sign = 1.0 if t[fa] >= 0.0 else -1.0
-        n, short = _face_contacts(False, fa, sign, pa, RA, hav, pb, RB, hbv, sa, crossing, crossing_feature,
-                                  margin, clip, out, base)
-        flip = -1.0
-    else:  # reference face on B; its normal points B → A
-        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, 3 + fb, -1
-        sign = -1.0 if tb[fb] >= 0.0 else 1.0
-        n, short = _face_contacts(True, fb, sign, pb, RB, hbv, pa, RA, hav, sb, crossing, crossing_feature,
-                                  margin, clip, out, base)
-        flip = 1.0
-    if n < 0:
-        return -1, False
-    if short and ae >= 0:
-        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
-        return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out, base), False
     for r in range(n):
         for c in range(3):
             normal_out[base + r, c] *= flip

@@ -78,9 +78,9 @@ class CollisionDetector:
         self._scratch = (np.empty((t, 2, nv, 3)), np.empty((t, 2, nf, 3)), np.empty((t, 2, nf)),
                          np.empty((t, 2, nclip, 3)), np.empty((t, 2, nclip), dtype=np.int64),
                          np.empty((t, 2, nclip), dtype=np.int64), np.empty((t, nclip)),
-                         np.empty((t, nclip), dtype=np.int64), np.empty((t, 6, 3, 3)),
-                         tuple(np.stack([a] * t) for a in gjk.epa_workspace()))
-        self._serial_scratch = tuple(a[0] for a in self._scratch[:-1]) + (tuple(a[0] for a in self._scratch[-1]),)
+                         np.empty((t, nclip), dtype=np.int64), np.empty((t, 6, 3, 3)))
+        self._epa = tuple(np.stack([a] * t) for a in gjk.epa_workspace())
+        self._serial_scratch = tuple(a[0] for a in self._scratch) + (tuple(a[0] for a in self._epa),)
         self._thread_stats = np.zeros((t, nph.STATS_SIZE), dtype=np.int64)
         self._slots = (np.empty((0, 3)), np.empty((0, 3)), np.empty(0), np.empty(0, dtype=np.int64),
                        np.empty(0, dtype=np.int64))
@@ -139,7 +139,7 @@ class CollisionDetector:
             bounds = np.linspace(0, m, threads + 1).astype(np.int64)
             stats = self._thread_stats[:threads]
             nph.narrowphase_parallel(bounds, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
-                                     witness, self._scratch, per_pair, self._slots, stats)
+                                     witness, self._scratch, self._epa, per_pair, self._slots, stats)
             self._stats[:] = stats.sum(axis=0)
         else:
             nph.narrowphase_range(0, m, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,

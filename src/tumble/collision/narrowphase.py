@@ -234,16 +234,17 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
 
 
 @njit(cache=True, parallel=True)
-def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out,
+def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, witness, scratch, epa, pair_contacts_out, out,
                          stats_out):
     """``narrowphase_range`` over the pair ranges bounds[t] ≤ k < bounds[t + 1], one per thread, each with its
-    own scratch (every scratch array, and each of the EPA workspace's, has a leading thread axis) and its own
-    row of stats_out (T, STATS_SIZE).
-    Each pair reads only its own witness and writes only its own slots: the output is the serial one."""
+    own scratch and its own row of stats_out (T, STATS_SIZE). ``scratch`` holds the first 9 scratch arrays and
+    ``epa`` the EPA workspace's 6, each with a leading thread axis (a parallel loop takes flat tuples of
+    arrays only). Each pair reads only its own witness and writes only its own slots: the output is the
+    serial one."""
     for t in prange(bounds.shape[0] - 1):
-        e = scratch[9]
         mine = (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
-                scratch[6][t], scratch[7][t], scratch[8][t], (e[0][t], e[1][t], e[2][t], e[3][t], e[4][t], e[5][t]))
+                scratch[6][t], scratch[7][t], scratch[8][t],
+                (epa[0][t], epa[1][t], epa[2][t], epa[3][t], epa[4][t], epa[5][t]))
         narrowphase_range(bounds[t], bounds[t + 1], pairs, geom, poly, x, q, margin, witness, mine,
                           pair_contacts_out, out, stats_out[t])
 

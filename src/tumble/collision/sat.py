@@ -444,23 +444,25 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
     # for the stable manifold they give, which is then not to be had); otherwise the crossing joins the
     # manifold at the face's depth.
     crossing = (np.nan, np.nan, np.nan)
-    if ia >= 0 and se < max(sa, sb):
+    for _attempt in range(2):  # the crossing is computed only for the rare second attempt
+        if sa >= sb:
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
+            n, short = _face_contact(False, fa, fA, nfA, nvA, wvA, wnA, wdA, fB, nfB, nvB, wnB, wvB, sa, crossing,
+                                     features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin,
+                                     scratch, out, base)
+        else:
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
+            n, short = _face_contact(True, fb, fB, nfB, nvB, wvB, wnB, wdB, fA, nfA, nvA, wnA, wvA, sb, crossing,
+                                     features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin,
+                                     scratch, out, base)
+        if not short or ia < 0:
+            break
+        if se >= max(sa, sb):
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
+            return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
+                                 point_out, normal_out, depth_out, kind_out, feature_out, base), False
         crossing = _edges_midpoint(wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0],
                                    edges[eB + ib, 1])
-    if sa >= sb:
-        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
-        n, short = _face_contact(False, fa, fA, nfA, nvA, wvA, wnA, wdA, fB, nfB, nvB, wnB, wvB, sa, crossing,
-                          features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin, scratch, out,
-                          base)
-    else:
-        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
-        n, short = _face_contact(True, fb, fB, nfB, nvB, wvB, wnB, wdB, fA, nfA, nvA, wnA, wvA, sb, crossing,
-                          features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin, scratch, out,
-                          base)
-    if short and ia >= 0:
-        witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
-        return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
-                             point_out, normal_out, depth_out, kind_out, feature_out, base), False
     return n, False
 
 
