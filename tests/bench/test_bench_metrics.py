@@ -107,10 +107,17 @@ def test_fit_acceleration():
     assert fit_acceleration(t, 0.3 + 0.2 * t + 0.5 * 0.59 * t**2) == pytest.approx(0.59)
 
 
-def test_s1_figures_zero_drift_for_an_unchanged_state():
+def test_s1_figures_zero_drift_for_an_unchanged_state_and_the_known_drift_of_a_sped_up_one():
     s = make_case("S1", quick=True)
     a = s.arrays
     st = State(a["x"], a["q"], a["v"], a["w"])
     f = end_state_figures(s, st, st, 0.2)
     assert f["ke_drift"] == 0.0 and f["L_total_drift"] == 0.0 and f["L_body_drift_max"] == 0.0
+    # every velocity 10 % faster: kinetic energy × 1.21 (+21 %, 105 %/s over 0.2 s), and every body's
+    # angular momentum m x × v + I ω × 1.1 (+10 %, the total too)
+    fast = State(a["x"], a["q"], 1.1 * a["v"], 1.1 * a["w"])
+    f = end_state_figures(s, st, fast, 0.2)
+    assert f["ke_drift"] == pytest.approx(0.21, rel=1e-12) and f["ke_drift_per_s"] == pytest.approx(1.05, rel=1e-12)
+    assert f["L_total_drift"] == pytest.approx(0.1, rel=1e-12) and f["L_body_drift_max"] == pytest.approx(0.1, rel=1e-9)
+    assert end_state_figures(s, fast, st, 0.2)["ke_drift"] == pytest.approx(1 / 1.21 - 1, rel=1e-12)  # the sign
     assert initial_state_error(s, State(a["x"], -a["q"], a["v"], a["w"]))["q"] == 0.0  # q ≡ −q
