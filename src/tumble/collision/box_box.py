@@ -39,6 +39,13 @@ from .sat import (
 WITNESS_BOX_AXIS = 3
 """Witness kind of a box pair: ``witness[k] = [WITNESS_BOX_AXIS, axis, -1]``."""
 
+SUPPORT_TIE = 1e-6
+BESIDE_FACE = 1e-3
+"""m. With every box axis at least SUPPORT_TIE (a cosine) from the reference plane, depth falls off from the
+deepest vertex by at least SUPPORT_TIE × the distance moved, so a point of the box 1 mm away laterally is
+at least 1e-9 m (DEPTH_ROUNDING) shallower: a deepest vertex BESIDE_FACE beside the reference face means
+the clipped manifold falls short, and the clipping can be skipped (``_deepest_vertex_beside``)."""
+
 PARALLEL_SIN2 = 1e-12
 """sin² of the angle below which two edge directions count as parallel and give no axis (as in sat.py)."""
 
@@ -134,7 +141,18 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     point_out, normal_out, depth_out, kind_out, feature_out = out
     # If no point of the face manifold reaches the face axis's overlap, edges cross there: when the best edge
     # pair separates at least as much as the face, its edge contact is the answer (as in sat.collide_polytopes);
-    # otherwise the crossing joins the manifold at the face's depth.
+    # otherwise the crossing joins the manifold at the face's depth. The first case is common in piles (boxes
+    # resting edge on edge), and is known before clipping when the incident box's deepest vertex lies well
+    # beside the reference face (overlapping boxes only: boxes apart take the general path, see below).
+    if ae >= 0 and se >= max(sa, sb) and max(sa, sb) <= 0.0:
+        if sa >= sb:
+            beside = _deepest_vertex_beside(fa, 1.0 if t[fa] >= 0.0 else -1.0, pa, RA, hav, pb, RB, hbv)
+        else:
+            beside = _deepest_vertex_beside(fb, -1.0 if tb[fb] >= 0.0 else 1.0, pb, RB, hbv, pa, RA, hav)
+        if beside:
+            witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
+            return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out,
+                                 base), False
     crossing, crossing_feature = (np.nan, np.nan, np.nan), 0
     for _attempt in range(2):  # the crossing is computed only for the rare second attempt
         if sa >= sb:  # reference face on A; its normal points A → B, the contact normal is its opposite
@@ -164,6 +182,25 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
         for c in range(3):
             normal_out[base + r, c] *= flip
     return n, False
+
+
+@njit(cache=True, inline="always")
+def _deepest_vertex_beside(r, sign, pR, RR, hR, pI, RI, hI):
+    """True when box I's deepest vertex along −n (n = sign · R_r, the reference normal) is unique and lies
+    more than BESIDE_FACE beside reference face r's rectangle. Then no point of I within the face's prism is
+    within DEPTH_ROUNDING of its depth, so the clipped manifold falls short of the face axis's overlap."""
+    nx, ny, nz = sign * RR[r, 0], sign * RR[r, 1], sign * RR[r, 2]
+    wx, wy, wz = pI[0] - pR[0], pI[1] - pR[1], pI[2] - pR[2]
+    for j in range(3):
+        d = RI[j, 0] * nx + RI[j, 1] * ny + RI[j, 2] * nz
+        if abs(d) < SUPPORT_TIE:
+            return False
+        sgn = -1.0 if d > 0.0 else 1.0
+        wx, wy, wz = wx + sgn * hI[j] * RI[j, 0], wy + sgn * hI[j] * RI[j, 1], wz + sgn * hI[j] * RI[j, 2]
+    r1, r2 = (r + 1) % 3, (r + 2) % 3
+    x1 = RR[r1, 0] * wx + RR[r1, 1] * wy + RR[r1, 2] * wz
+    x2 = RR[r2, 0] * wx + RR[r2, 1] * wy + RR[r2, 2] * wz
+    return abs(x1) > hR[r1] + BESIDE_FACE or abs(x2) > hR[r2] + BESIDE_FACE
 
 
 @njit(cache=True, inline="always")
