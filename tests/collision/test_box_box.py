@@ -46,15 +46,30 @@ def test_box_path_matches_general_polytope_path(sizes):
         compared += 1
         # Depths are the same separating-axis overlaps computed by different formulas: rounding only (1e-12 m).
         np.testing.assert_allclose(boxes.depth.max(), hulls.depth.max(), atol=1e-12)
-        # Normals agree unless two axes tie within rounding (then either is right).
-        if abs(np.sort(boxes.depth)[-1] - np.sort(hulls.depth)[-1]) < 1e-12:
-            if not np.allclose(boxes.normal[0], hulls.normal[0], atol=1e-9):
-                continue
-        # Each box-path point is a general-path point (same set of ≤ 4 points, possibly in another order).
+        # The same axis rule picks the same normal (random poses give no exact ties between axes).
+        np.testing.assert_allclose(boxes.normal[np.argmax(boxes.depth)], hulls.normal[np.argmax(hulls.depth)],
+                                   atol=1e-9)
+        # Each box-path point is a general-path point (same set of ≤ 4 points, possibly in another order),
+        # and no two points of a manifold coincide.
         for p in boxes.point:
             assert np.min(np.linalg.norm(hulls.point - p, axis=1)) < 1e-9
+        gaps = np.linalg.norm(boxes.point[:, None] - boxes.point[None], axis=2) + np.eye(len(boxes))
+        assert gaps.min() > 1e-9
         assert len(set(boxes.feature.tolist())) == len(boxes)
     assert compared > 40
+
+
+@pytest.mark.parametrize("make", [tb.Box, lambda *size: corners_hull(size)], ids=["box", "hull"])
+def test_a_corner_on_a_side_plane_is_one_contact(make):
+    """A cube turned 45° about z over a cube's corner: the turned cube's incident face corners fall on the
+    reference face's side planes up to rounding. Clipping must not keep such a corner and also add a crossing
+    at the same spot (a contact counted twice): the overlap is a triangle, so 3 distinct contacts."""
+    turned = Rotation.from_euler("z", 45, degrees=True).as_quat()[[3, 0, 1, 2]]
+    contacts = two_body_contacts(make(1.0, 1.0, 1.0), make(1.0, 1.0, 1.0), (np.zeros(3), np.array([1.0, 0, 0, 0])),
+                                 (np.array([0.5, 0.5, 0.997]), turned))
+    gaps = np.linalg.norm(contacts.point[:, None] - contacts.point[None], axis=2) + np.eye(len(contacts))
+    assert gaps.min() > 1e-6
+    assert len(contacts) == 3
 
 
 def jittered_column_grid(shape, n=12, layers=5, seed=4):

@@ -9,9 +9,10 @@ The axis choice is the general separating-axis test's (sat.py): the greatest sep
 unless an edge pair separates more by ``sat.face_preference``, ties to A. Contacts follow it too:
 - face axis: B's face most anti-parallel to the reference normal is the incident face; its 4 corners, in
   the reference box's frame, are clipped against the reference face's 4 side planes (``sat.clip_by_plane``,
-  so points are named by the same lines as everywhere, ``features.face_clip``), points within the margin
-  are kept midway between the incident point and the reference plane, the incident box's deepest vertex
-  joins them when the clipped points fall short of the overlap, and more than 4 are reduced to 4;
+  so points are named by lines as everywhere, ``features.face_clip``, though numbered in this frame), points
+  within the margin are kept midway between the incident point and the reference plane, the top-up rules
+  of ``sat.manifold_top_up`` apply when the clipped points fall short of the overlap (docs/collision.md),
+  and more than 4 are reduced to 4;
 - edge axis: one edge–edge contact at the midpoint of the closest points of the two supporting edges.
 Face indices follow ``polytope.box_polytope`` (2k for −axis k, 2k + 1 for +axis k). World frame, metres;
 normals point from B toward A.
@@ -91,8 +92,9 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     kinds (2, C), depths (C,), kept (C,)); ``witness[k]`` is read and updated; up to 4 contacts are written
     to ``out`` = (point, normal, depth, kind, feature) from row ``base``.
     Returns (number of contacts, True if the cached witness alone decided); (−1, False) when the boxes are
-    apart within the margin and their closest features are a vertex and an edge, where the face axis's
-    separation understates the distance: the general path (sat.collide_polytopes) measures it by GJK.
+    apart within the margin and the clipped manifold falls short of the face axis's separation (as when a
+    vertex faces an edge, where that separation understates the distance): the general path
+    (sat.collide_polytopes) then measures the distance by GJK.
     """
     RA, RB, C, AC, vec = frames[0], frames[1], frames[2], frames[3], frames[4]
     _frame(qa[0], qa[1], qa[2], qa[3], RA)

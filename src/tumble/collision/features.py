@@ -15,8 +15,8 @@ Layout of the int64 (bit 63, the sign, is always 0)::
                     bits 13–25 line in · bits 0–12 line out
     EDGE_EDGE       the closest points of two edges (SAT edge axis)
                     bits 26–51 edge of A · bits 0–25 edge of B
-    DEEPEST_VERTEX  the incident polytope's deepest vertex along the reference normal, added when the
-                    clipped manifold falls short of the separating-axis overlap
+    DEEPEST_VERTEX  the deepest vertex of the incident polytope inside the reference one, added when the
+                    clipped manifold falls short of the separating-axis overlap (sat.manifold_top_up)
                     bit 51 reference face on B · bits 39–50 reference face · bits 0–25 vertex
     VERTEX          a polytope vertex against a plane · bits 0–25 vertex
     CLOSEST         one closest-point contact (a sphere against a shape, a capsule's point contact):

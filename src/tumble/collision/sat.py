@@ -67,6 +67,14 @@ def bounding_radius(wv, nv, cx, cy, cz):
 
 MAX_CONTACTS = 4
 
+CLIP_ROUNDING = 1e-12
+"""m. Clipping treats a vertex this close to a side plane as lying on it: far above the rounding of
+coordinates up to a kilometre (~1e-13 m), far below any contact feature."""
+
+MERGE_DISTANCE = 1e-3
+"""m. GJK's closest point replaces a clipped candidate this close to it instead of joining as another
+contact (two contacts at one place would double that place's impulse)."""
+
 GJK_TOL = 1e-12
 """m. Accuracy asked of GJK for the distance of polytopes apart (exact to rounding for polytopes anyway)."""
 
@@ -252,16 +260,19 @@ def clip_by_plane(pts, line, m, sx, sy, sz, sd, side, tmp_pts, tmp_line):
     line[k]) with s · p ≤ sd, where side plane s is clip line ``LINE_SIDE | side``. Writes the result back to
     pts/line and returns its size. Leaving the half-space, the new vertex's edge out runs along the side
     plane; entering it, along the cut edge's own line."""
+    # A vertex within CLIP_ROUNDING of the plane counts as on it (kept, and no crossing is made beside it):
+    # otherwise rounding can keep it and add a crossing at the same spot, a contact counted twice.
+    tol = CLIP_ROUNDING * np.sqrt(sx * sx + sy * sy + sz * sz)
     out = 0
     for k in range(m):
         kn = (k + 1) % m
         dp = sx * pts[k, 0] + sy * pts[k, 1] + sz * pts[k, 2] - sd
         dq = sx * pts[kn, 0] + sy * pts[kn, 1] + sz * pts[kn, 2] - sd
-        if dp <= 0.0:
+        if dp <= tol:
             tmp_pts[out, 0], tmp_pts[out, 1], tmp_pts[out, 2] = pts[k, 0], pts[k, 1], pts[k, 2]
             tmp_line[out] = line[k]
             out += 1
-        if (dp < 0.0 and dq > 0.0) or (dp > 0.0 and dq < 0.0):
+        if (dp < -tol and dq > tol) or (dp > tol and dq < -tol):
             t = dp / (dp - dq)
             for c in range(3):
                 tmp_pts[out, c] = pts[k, c] + t * (pts[kn, c] - pts[k, c])
@@ -502,8 +513,9 @@ def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI,
     For polytopes apart (s_ref > 0) the face axis's separation is the distance only when a vertex faces the
     face or two edges face each other; for a vertex facing an edge it understates it, and the clipped points
     report the gap along n at their place. GJK then gives the exact distance and closest points (scratch[9]
-    is its workspace): the pair has no contact if they are beyond the margin, else their midpoint joins the
-    manifold with its own normal."""
+    is its workspace): the pair has no contact if they are beyond the margin, else their midpoint, with its
+    own normal, replaces the clipped candidate within MERGE_DISTANCE of it (keeping that candidate's id) or
+    joins the manifold."""
     clip_pts, clip_feat, clip_kind, dep, keep = scratch[3], scratch[4], scratch[5], scratch[6], scratch[7]
     pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
     tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
@@ -549,12 +561,18 @@ def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI,
                 gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvI, nvI, GJK_TOL, scratch[9])
             if -gap > margin:
                 return 0, False
-            tmp_pts[n, 0], tmp_pts[n, 1], tmp_pts[n, 2] = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
-            tmp_feat[n] = features.POINT_ID
-            tmp_kind[n] = KIND_VERTEX_FACE
-            dep[n] = gap
-            closest = n
-            n += 1
+            px, py, pz = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
+            closest, near = n, MERGE_DISTANCE ** 2
+            for j in range(n):  # the clipped candidate at the same place, if any, becomes the exact one
+                d2 = (tmp_pts[j, 0] - px) ** 2 + (tmp_pts[j, 1] - py) ** 2 + (tmp_pts[j, 2] - pz) ** 2
+                if d2 < near:
+                    closest, near = j, d2
+            if closest == n:
+                tmp_feat[n] = features.POINT_ID
+                tmp_kind[n] = KIND_VERTEX_FACE
+                n += 1
+            tmp_pts[closest, 0], tmp_pts[closest, 1], tmp_pts[closest, 2] = px, py, pz
+            dep[closest] = gap
     count = reduce_manifold(tmp_pts, dep, n, nx, ny, nz, keep)
     for k in range(count):
         j = keep[k]
