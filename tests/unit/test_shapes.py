@@ -154,6 +154,20 @@ def test_hull_needs_four_points(n):
         ConvexHull(pts)
 
 
+def test_hull_of_more_vertices_than_feature_ids_can_name_is_refused():
+    """Every point of a sphere is a hull vertex: 2049 of them exceed MAX_HULL_VERTICES (2048), whose faces
+    would overflow the feature-id fields; 2048 is accepted."""
+    from tumble.collision.features import MAX_HULL_VERTICES
+
+    def on_sphere(n):
+        v = np.random.default_rng(5).normal(size=(n, 3))
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    assert ConvexHull(on_sphere(MAX_HULL_VERTICES)).vertices.shape[0] == MAX_HULL_VERTICES
+    with pytest.raises(ValueError, match=r"^points: the hull has 2049 vertices, more than the 2048"):
+        ConvexHull(on_sphere(MAX_HULL_VERTICES + 1))
+
+
 def _tilted_plane(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     uv = rng.random((n, 2))
