@@ -371,18 +371,19 @@ def manifold_top_up(wvR, wnR, wdR, nfR, wvI, nvI, nx, ny, nz, dref, overlap, dee
     axis ``overlap`` along n (reference plane n · x = dref of polytope R, faces wnR/wdR[:nfR]). Returns the
     new count and whether the candidates still fall short.
 
-    First the deepest vertex of I (wvI[:nvI]) that lies inside R's other face planes (inside R, for a vertex
-    below the reference plane): a vertex below the reference plane but beside R touches nothing, so its
-    depth would put the contact off both surfaces. If no vertex inside R
-    reaches the overlap, the overlap is made by edges crossing: the crossing point of the best edge pair
-    (NaN: none given) is added at depth ``overlap``. Points are midway between the incident point and the
-    reference plane."""
+    First the deepest vertex of I (wvI[:nvI]) that lies inside R: a vertex below the reference plane but beside
+    R touches nothing, so its depth would put the contact off both surfaces. If no vertex inside R reaches
+    the overlap, the overlap is made by edges crossing: the crossing point of the best edge pair (NaN: none
+    given) is added at depth ``overlap``. Points are midway between the incident point and the reference
+    plane."""
     best, v = deepest, -1
     for j in range(nvI):
         h = nx * wvI[j, 0] + ny * wvI[j, 1] + nz * wvI[j, 2] - dref
         if -h <= best:
             continue
-        inside = True  # within every face plane of R but the reference one (pairs apart by the margin too)
+        # within R's other face planes, the vertex lies over the reference face: inside R if below its plane,
+        # else a gap h above it (a contact of depth −h between the two surfaces either way)
+        inside = True
         for f in range(nfR):
             if f != ref_face and (wnR[f, 0] * wvI[j, 0] + wnR[f, 1] * wvI[j, 1] + wnR[f, 2] * wvI[j, 2] - wdR[f]
                                   > DEPTH_ROUNDING):
