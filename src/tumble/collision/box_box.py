@@ -35,6 +35,7 @@ from .sat import (
     face_preference,
     name_clipped,
     reduce_manifold,
+    write_edge_contact,
 )
 
 WITNESS_BOX_AXIS = 3
@@ -84,6 +85,17 @@ def _axis_separation(axis, ha, hb, C, AC, t, tb):
     return (abs(tl) - ra - rb) / np.sqrt(l2)
 
 
+@njit(cache=True, inline="always")
+def _best_axis(first, last, ha, hb, C, AC, t, tb):
+    """(greatest separation, its axis) over the axes first ≤ axis < last (−inf, −1 if all are parallel)."""
+    best, axis = -np.inf, -1
+    for a in range(first, last):
+        s = _axis_separation(a, ha, hb, C, AC, t, tb)
+        if s > best:
+            best, axis = s, a
+    return best, axis
+
+
 @njit(cache=True)
 def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base):
     """Contacts of box A (centre pa, orientation qa, half extents ha: 3-tuples / 4-tuple) with box B.
@@ -110,27 +122,18 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
             AC[i, j] = abs(C[i, j])
     if witness[k, 0] == WITNESS_BOX_AXIS and _axis_separation(witness[k, 1], hav, hbv, C, AC, t, tb) > margin:
         return 0, True
-    sa, fa = -np.inf, -1
-    for i in range(3):
-        s = _axis_separation(i, hav, hbv, C, AC, t, tb)
-        if s > sa:
-            sa, fa = s, i
+    # the axes in the general path's order: A's faces, B's faces, then edge pairs (witness kept from the first
+    # group that separates)
+    sa, fa = _best_axis(0, 3, hav, hbv, C, AC, t, tb)
     if sa > margin:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, fa, -1
         return 0, False
-    sb, fb = -np.inf, -1
-    for j in range(3):
-        s = _axis_separation(3 + j, hav, hbv, C, AC, t, tb)
-        if s > sb:
-            sb, fb = s, j
+    sb, fb = _best_axis(3, 6, hav, hbv, C, AC, t, tb)
+    fb -= 3
     if sb > margin:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, 3 + fb, -1
         return 0, False
-    se, ae = -np.inf, -1
-    for a in range(6, 15):
-        s = _axis_separation(a, hav, hbv, C, AC, t, tb)
-        if s > se:
-            se, ae = s, a
+    se, ae = _best_axis(6, 15, hav, hbv, C, AC, t, tb)
     if se > margin:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
         return 0, False
@@ -245,14 +248,8 @@ def _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz):
 @njit(cache=True, inline="always")
 def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
     """One edge–edge contact for the axis a_i × b_j, depth −sep (see ``_edge_pair``)."""
-    point_out, normal_out, depth_out, kind_out, feature_out = out
     lx, ly, lz, mid, code_a, code_b = _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz)
-    point_out[base, 0], point_out[base, 1], point_out[base, 2] = mid
-    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -lx, -ly, -lz
-    depth_out[base] = -sep
-    kind_out[base] = KIND_EDGE_EDGE
-    feature_out[base] = features.edge_edge(code_a, code_b)
-    return 1
+    return write_edge_contact(out, base, mid, (-lx, -ly, -lz), -sep, features.edge_edge(code_a, code_b))
 
 
 @njit(cache=True, inline="always")

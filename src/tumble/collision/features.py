@@ -60,9 +60,8 @@ of the 27 regions of a box (faces, edges, corners, inside)."""
 LINE_SIDE = 1 << 12
 """Flag of a clip line that is a reference side plane (otherwise an incident face edge)."""
 
-MAX_FACES = 1 << 12
 MAX_HULL_VERTICES = 2048
-"""A convex hull has at most 2V − 4 faces: 2048 vertices keep every face index below MAX_FACES."""
+"""A convex hull has at most 2V − 4 faces: 2048 vertices keep every face index below 4096 (12 bits)."""
 
 _FAMILY_SHIFT = 52
 

@@ -483,12 +483,22 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
     """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
     _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
                                   wvB, edges[eB + ib, 0], edges[eB + ib, 1])
-    point_out[base, 0], point_out[base, 1], point_out[base, 2] = _edges_midpoint(
-        wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0], edges[eB + ib, 1])
-    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = -ax, -ay, -az  # the axis points A → B
-    depth_out[base] = -s
+    mid = _edges_midpoint(wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0], edges[eB + ib, 1])
+    # the axis points A → B; the contact normal B → A
+    return write_edge_contact((point_out, normal_out, depth_out, kind_out, feature_out), base, mid, (-ax, -ay, -az),
+                              -s, features.edge_edge(ia, ib))
+
+
+@njit(cache=True, inline="always")
+def write_edge_contact(out, base, point, normal, depth, feature):
+    """Write one edge–edge contact (point and normal as 3-tuples, world; depth in m) to row ``base`` of
+    ``out`` = (point, normal, depth, kind, feature); returns 1."""
+    point_out, normal_out, depth_out, kind_out, feature_out = out
+    point_out[base, 0], point_out[base, 1], point_out[base, 2] = point
+    normal_out[base, 0], normal_out[base, 1], normal_out[base, 2] = normal
+    depth_out[base] = depth
     kind_out[base] = KIND_EDGE_EDGE
-    feature_out[base] = features.edge_edge(ia, ib)
+    feature_out[base] = feature
     return 1
 
 
