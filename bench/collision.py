@@ -254,7 +254,7 @@ def broadphase_pairs(world) -> np.ndarray:
     """(m, 2) body rows of the broadphase pairs of the world's last ``contacts()`` call (the detector keeps
     their keys ``geom_a * geoms + geom_b``, sorted)."""
     g = world._geom.count
-    keys = world._collision._keys
+    keys = world._buffer.pairs.live("pair_key")
     body = world._geom.live("geom_body").astype(np.int64)
     return np.stack([body[keys // g], body[keys % g]], axis=1)
 
@@ -264,7 +264,7 @@ def pair_census(world, contacts, n_boxes: int) -> tuple[dict, np.ndarray]:
     each have a contact (within the contact margin) or penetrate, and the contacts by kind; and the (m,)
     mask of the pairs with contacts."""
     g = world._geom.count
-    keys = world._collision._keys
+    keys = world._buffer.pairs.live("pair_key")
     ba, bb = broadphase_pairs(world).T
     ground = world.body_count - 1  # build_world adds the boxes, then the walls, then the ground
     kind = np.where((ba < n_boxes) & (bb < n_boxes), 0, np.where((ba == ground) | (bb == ground), 2, 1))

@@ -51,7 +51,15 @@ BODY_FIELDS: tuple[Field, ...] = (
     Field("friction", FLOAT, (), "-", "-", "add_body", "Coulomb friction coefficient μ"),
     Field("restitution", FLOAT, (), "-", "-", "add_body", "coefficient of restitution e ∈ [0, 1]"),
     Field("collide", np.bool_, (), "-", "-", "add_body", "False: the body takes part in no contact"),
+    Field("inv_inertia_world", FLOAT, (3, 3), "1/(kg m²)", "world", "velocity stage",
+          "I⁻¹ = R Ibody⁻¹ Rᵀ at the start of the step (Baraff I (2-39)), for the contact rows"),
+    Field("v_pseudo", FLOAT, (3,), "m/s", "world", "contact solve",
+          "split-impulse pseudo-velocity: moves the body in the position stage, then dropped"),
+    Field("w_pseudo", FLOAT, (3,), "rad/s", "world", "contact solve", "split-impulse pseudo angular velocity"),
 )
+
+DERIVED_BODY_FIELDS = ("inv_inertia_world", "v_pseudo", "w_pseudo")
+"""Body fields that the step writes as scratch: add_body fills them with zeros."""
 
 # Geometry: one row per shape; a compound body owns several rows. Local pose is in the body frame.
 GEOM_FIELDS: tuple[Field, ...] = (

@@ -1,18 +1,26 @@
 """One time step, stage by stage. This is the only place the order of the stages is written.
 
-    forces (user callbacks) → integrate
+    forces (user callbacks) → detection (AABBs → sweep and sort → narrowphase, into the contact buffer)
+    → velocity stage → contact rows and Gauss–Seidel solve → position stage → position correction
+    → restitution
 
-Collision detection (broadphase → narrowphase), constraint rows and the contact solve will slot in
-between the two as they are built; each stage is a function over the world's arrays.
+Without contacts the velocity and position stages run fused in one per-body kernel (the same arithmetic
+in one pass). With contacts, ``dynamics.timestep.contact_step`` runs everything after detection in one
+kernel. The ODE integrators (euler, rk4, adaptive) take the contact impulses, found at the start of the
+step, as a kick and then integrate the loads over the step.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .conventions import PARALLEL_MIN_BODIES, Integrator
 from .dynamics import integrate, ode
 from .dynamics import state as _state
+from .dynamics import timestep as ts
 
 if TYPE_CHECKING:
     from .world import World
@@ -20,25 +28,121 @@ if TYPE_CHECKING:
 _ODE_METHOD = {Integrator.EULER: "euler", Integrator.RK4: "rk4", Integrator.ADAPTIVE: "adaptive"}
 
 
+class StepStats:
+    """Figures of the last step, kept in one array that each step overwrites (no allocation)."""
+
+    CONTACTS, SWEEPS, RESIDUAL, SECONDS_DETECT, SECONDS_SOLVE, SECONDS_STEP = range(6)
+
+    def __init__(self) -> None:
+        self.values = np.zeros(6)
+        self.solver_out = np.zeros(ts.STATS_SIZE)
+
+    @property
+    def contacts(self) -> int:
+        """Contact points the step solved."""
+        return int(self.values[self.CONTACTS])
+
+    @property
+    def iterations(self) -> int:
+        """Velocity sweeps the solver ran (at most ``iterations``; fewer once under ``tolerance``)."""
+        return int(self.values[self.SWEEPS])
+
+    @property
+    def residual(self) -> float:
+        """[m/s] the largest change of a normal relative velocity in the last sweep."""
+        return float(self.values[self.RESIDUAL])
+
+    def as_dict(self) -> dict[str, float]:
+        """All figures: contacts, iterations, residual [m/s], and seconds spent in detection, in the
+        velocity–solve–position kernel and in the whole step."""
+        v = self.values
+        return {"contacts": self.contacts, "iterations": self.iterations, "residual": self.residual,
+                "seconds_detection": float(v[self.SECONDS_DETECT]), "seconds_solve": float(v[self.SECONDS_SOLVE]),
+                "seconds_step": float(v[self.SECONDS_STEP])}
+
+    def __repr__(self) -> str:
+        return f"StepStats({self.as_dict()})"
+
+
 def step(world: World, dt: float) -> None:
     """Advance ``world`` by ``dt`` [s] (already validated)."""
+    t0 = time.perf_counter()
     for fn in world._force_fns:
         fn(world, world.time)
-    a = world._live()
+    stats = world.step_stats.values
+    stats[:] = 0.0
+    if world._geom.count > 1:
+        world._detect_into_buffer(dt)
+        pairs = world._buffer.pair_count
+    else:
+        pairs = 0
+    t1 = time.perf_counter()
     kind = world._integrator
+    if pairs == 0:
+        _free_step(world, dt, kind)
+    elif kind in _ODE_METHOD:
+        _contact_kick(world, dt)
+        _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
+    else:
+        _contact_step(world, dt, kind, True)
+    world._buffer_dt = dt if pairs else None
+    world.time += dt
+    t2 = time.perf_counter()
+    stats[StepStats.SECONDS_DETECT] = t1 - t0
+    stats[StepStats.SECONDS_SOLVE] = t2 - t1
+    stats[StepStats.SECONDS_STEP] = t2 - t0
+
+
+def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:
+    a = world._live()
+    old = world._old_buffer
+    settings, isettings = world._settings.arrays
+    out = world.step_stats.solver_out
+    ts.contact_step(kind, tuple(a[name] for name in ts.BODY_ARRAYS), world._buffer.pair_arrays(),
+                    world._buffer.slot_arrays(),
+                    (old.pairs.live("pair_key"), old.pairs.live("pair_contacts"), old.slots.live("feature"),
+                     old.slots.live("point"), old.slots.live("normal_impulse"), old.slots.live("friction_impulse")),
+                    world._gravity, dt, settings, isettings, integrate_positions, out)
+    stats = world.step_stats.values
+    stats[StepStats.CONTACTS] = out[ts.STAT_CONTACTS]
+    stats[StepStats.SWEEPS] = out[ts.STAT_ITERATIONS]
+    stats[StepStats.RESIDUAL] = out[ts.STAT_RESIDUAL]
+
+
+def _free_step(world: World, dt: float, kind: int) -> None:
+    a = world._live()
     parallel = world._body.count >= PARALLEL_MIN_BODIES
+    substeps = world._settings.substeps
+    lag = (substeps - 1) / (2 * substeps)  # translate as the sub-stepped contact steps do
     if kind == Integrator.SPLITTING:
         kernel = integrate.step_splitting if parallel else integrate.step_splitting_serial
         kernel(a["mass"], a["inv_mass"], a["principal_q"], a["principal_moments"], a["inv_principal_moments"],
-               a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"], world._gravity, dt)
+               a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"], world._gravity, dt, lag)
     elif kind in (Integrator.SYMPLECTIC_EULER, Integrator.IMPLICIT_GYRO):
         kernel = integrate.step_symplectic_euler if parallel else integrate.step_symplectic_euler_serial
         kernel(a["mass"], a["inv_mass"], a["principal_q"], a["principal_moments"], a["inv_principal_moments"],
                a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"], world._gravity, dt,
-               kind == Integrator.IMPLICIT_GYRO)
+               kind == Integrator.IMPLICIT_GYRO, lag)
     else:
         _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
-    world.time += dt
+
+
+def _contact_kick(world: World, dt: float) -> None:
+    """For the ODE integrators: find the step's contact impulses as the splitting scheme's velocity stage
+    and solve would, and apply only the contacts' share to the velocities at the start of the step (an
+    impulsive kick); the ODE then integrates gravity and the applied loads over the step."""
+    a = world._live()
+    v0, w0 = a["v"].copy(), a["w"].copy()
+    force, torque = a["force"].copy(), a["torque"].copy()
+    v_loads, w_loads = v0.copy(), w0.copy()  # what the loads alone do to the velocities over the step
+    integrate.velocity_stage(int(Integrator.SPLITTING), a["mass"], a["inv_mass"], a["principal_q"],
+                             a["principal_moments"], a["inv_principal_moments"], a["q"], v_loads, w_loads,
+                             force.copy(), torque.copy(), world._gravity, dt, a["inv_inertia_world"].copy())
+    _contact_step(world, dt, int(Integrator.SPLITTING), False)
+    a["force"][...] = force
+    a["torque"][...] = torque
+    a["v"][...] = v0 + (a["v"] - v_loads)
+    a["w"][...] = w0 + (a["w"] - w_loads)
 
 
 def _step_state_ode(world: World, dt: float, method: str) -> None:

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 
 from . import _checks
-from .arrays import BODY_FIELDS, GEOM_FIELDS, ArrayGroup
+from .arrays import BODY_FIELDS, DERIVED_BODY_FIELDS, GEOM_FIELDS, ArrayGroup
 from .body import Body
-from .collision.detect import CollisionDetector, Contacts
+from .collision.detect import CollisionDetector, Contacts, detect_contacts, read_contacts
 from .collision.polytope import PolytopeTable, polytope_of
+from .constraints.contact_buffer import ContactBuffer
+from .contact_settings import ContactSettings
 from .conventions import (
     DEFAULT_CONTACT_MARGIN,
     DEFAULT_FRICTION,
@@ -27,7 +29,7 @@ from .dynamics import energy as _energy
 from .dynamics import state as _state
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
-from .step import step
+from .step import StepStats, step
 from .trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
@@ -43,18 +45,32 @@ class World:
             |L| conserved to rounding, bounded energy error), "symplectic_euler", "implicit_gyro",
             "euler", "rk4" or "adaptive" (the last three integrate Baraff's Y = (x, q, P, L) through
             ``tumble.ode``).
+        method: "timestep" (the default and, for now, the only method: velocity-level contact solved by
+            projected Gauss–Seidel each step; the event-driven method is a later issue).
         contact_margin: [m] pairs closer than this are reported as contacts with a negative depth
             (speculative contacts), so touching and nearly touching bodies are both seen. Default 5 mm.
+        **contact_options: the contact solver's settings (``ContactSettings``: friction, solver,
+            iterations, relax_iterations, tolerance, restitution_threshold, correction, contact_hertz,
+            contact_damping_ratio, max_push_velocity, baumgarte, slop); docs/contact.md explains each.
 
     Bodies live in structure-of-arrays storage (``arrays.BODY_FIELDS``); ``world.bodies`` hands out thin
     ``Body`` handles that read and write those arrays.
     """
 
-    def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, integrator: str = "splitting",
-                 contact_margin: float = DEFAULT_CONTACT_MARGIN) -> None:
+    def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, method: str = "timestep", integrator: str = "splitting",
+                 contact_margin: float = DEFAULT_CONTACT_MARGIN, **contact_options: Any) -> None:
         self._gravity = _checks.vector3("gravity", gravity)
+        _checks.choice("method", method, {"timestep": 0})
         self._integrator = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
         self._contact_margin = _checks.non_negative("contact_margin", contact_margin)
+        self._settings = ContactSettings(**contact_options)
+        self.method = "timestep"
+        """How time advances: "timestep" (velocity-level contact, docs/contact.md)."""
+        self._buffer = ContactBuffer()       # this step's contacts
+        self._old_buffer = ContactBuffer()   # the last step's, for the warm start
+        self._buffer_dt: float | None = None
+        self.step_stats = StepStats()
+        """Figures of the last step (contacts, sweeps, residual, seconds per stage); see ``StepStats``."""
         self._body = ArrayGroup(BODY_FIELDS)
         self._geom = ArrayGroup(GEOM_FIELDS)
         self._polytopes = PolytopeTable()
@@ -182,6 +198,9 @@ class World:
                      name: str | None) -> Body:
         """Copy one validated body and its shapes into the arrays."""
         index = self._body.count
+        for field in BODY_FIELDS:
+            if field.name in DERIVED_BODY_FIELDS:
+                row[field.name] = np.zeros(field.shape)
         self._body.append({k: np.asarray([val]) for k, val in row.items()})
         k = len(polys)
         table = np.array([self._polytopes.append(p) if p is not None else (-1, 0, -1, 0, -1, 0) for p in polys],
@@ -198,6 +217,7 @@ class World:
         self._handles.append(handle)
         self._views = None
         self._collision = None
+        self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
         return handle
 
     @staticmethod
@@ -271,12 +291,17 @@ class World:
         return {k: live[k].copy() for k in ("x", "q", "v", "w")}
 
     def snapshot(self) -> dict[str, Any]:
-        """Everything that changes as time advances (state, accumulated loads, time); see ``restore``."""
-        return {"time": self.time, "body": self._body.snapshot()}
+        """Everything that changes as time advances (state, accumulated loads, time, and the contact buffer
+        with the impulses that warm-start the next step); see ``restore``."""
+        return {"time": self.time, "body": self._body.snapshot(), "contacts": self._buffer.snapshot(),
+                "contacts_dt": self._buffer_dt}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        """Return to a ``snapshot`` of this world taken with the same bodies."""
+        """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
+        what followed the snapshot exactly."""
         self._body.restore(snapshot["body"])
+        self._buffer.restore(snapshot["contacts"])
+        self._buffer_dt = snapshot["contacts_dt"]
         self.time = float(snapshot["time"])
 
     def state_to_array(self) -> np.ndarray:
@@ -311,23 +336,48 @@ class World:
         return self._contact_margin
 
     def contacts(self) -> Contacts:
-        """Detect the contacts of the current state: broadphase (sweep and sort, Baraff II 7.2), then the
-        narrowphase of each candidate pair. Calling it every step keeps the broadphase order and the
-        separating-axis witnesses coherent, which makes it O(n + c) (see ``collision_stats``)."""
+        """The contacts of the last step: detected at its start, with the impulses the step applied
+        (``normal_impulse``, ``friction_impulse``, ``impulse``) and ``force`` = impulse / dt.
+
+        Before the first step (or after bodies were added) it runs the step's detection stage on the
+        current state instead, with zero impulses and forces; the next step detects again.
+        """
+        if self._buffer_dt is None:
+            self._detect_into_buffer()
+        return read_contacts(self, self._buffer, self._buffer_dt, self._settings.substeps)
+
+    def detect_contacts(self) -> Contacts:
+        """Contacts of the current state, detected afresh without changing anything the world keeps
+        (caches, the step's buffer): for probing states between steps. O(n log n), not coherent."""
+        return detect_contacts(self)
+
+    def _detector(self) -> CollisionDetector:
         if self._collision is None:
             self._collision = CollisionDetector(self)
-        return self._collision.detect(self)
+        return self._collision
+
+    def _detect_into_buffer(self, dt: float = 0.0) -> None:
+        """Detection stage of a step: the new contacts go to one buffer while the other keeps the last
+        step's, whose witnesses and impulses carry over by pair key and feature id."""
+        self._buffer, self._old_buffer = self._old_buffer, self._buffer
+        self._detector().update(self, self._buffer, self._old_buffer, dt)
 
     @property
     def collision_stats(self) -> dict[str, float]:
-        """Figures of the last ``contacts()`` call: candidate pairs, polytope pair tests, tests decided by
-        the cached separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0 now:
-        every pair of shapes has one), and the wall time [s] of the AABB, broadphase and narrowphase stages."""
-        return {} if self._collision is None else dict(self._collision.stats)
+        """Figures of the last detection: candidate pairs, polytope pair tests, tests decided by the cached
+        separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0 now: every pair
+        of shapes has one), and the wall time [s] of the AABB, broadphase and narrowphase stages."""
+        return {} if self._collision is None else self._collision.stats
+
+    @property
+    def settings(self) -> ContactSettings:
+        """The contact solver's settings (read only; give them to ``World``)."""
+        return self._settings
 
     # ------------------------------------------------------------------ time
     def step(self, dt: float) -> None:
-        """Advance the world by ``dt`` seconds (> 0): force callbacks, then the integrator."""
+        """Advance the world by ``dt`` seconds (> 0): force callbacks, contact detection, velocity stage,
+        contact solve, position stage (``step.py`` lists the stages)."""
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
         step(self, dt)
@@ -385,5 +435,5 @@ class World:
 
     def __repr__(self) -> str:
         return (f"World(bodies={self._body.count}, time={self.time:g} s, gravity={self._gravity.tolist()}, "
-                f"integrator={self.integrator!r})")
+                f"method={self.method!r}, integrator={self.integrator!r})")
 

@@ -1,4 +1,4 @@
-"""Collision detection for a World: AABBs → sweep and sort → narrowphase → the contact set.
+"""Collision detection for a World: AABBs → sweep and sort → narrowphase → the step's contact buffer.
 
 ``CollisionDetector`` keeps what makes detection coherent from one call to the next: the broadphase's
 sorted endpoint lists and pair table (Baraff II 7.2.2) and each pair's separating-axis witness
@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
+from numba import njit
 
+from ..constraints.contact_buffer import ContactBuffer, set_pairs
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from . import gjk
 from . import narrowphase as nph
-from .aabb import geom_aabbs, geom_aabbs_serial
+from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
 from .broadphase import SweepAndSort
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE, MAX_CONTACTS
@@ -44,6 +46,10 @@ class Contacts:
     "capsule" (capsule segment contacts) or "ellipsoid" (an ellipsoid against anything).
     feature (c,) int64: an id, unique within its pair, that stays the same while the same features touch
     (for warm starting).
+    normal_impulse (c,) [N s]: λn the step applied along the normal (on A; B gets the opposite).
+    friction_impulse (c, 3) [N s]: the friction impulse on A, in the tangent plane.
+    impulse (c, 3) [N s]: their sum, λn n + friction, on A. force (c, 3) [N]: impulse / dt, the mean contact
+    force over the step (zero when the contacts come from a detection, not a step).
     """
 
     body_a: np.ndarray
@@ -55,6 +61,10 @@ class Contacts:
     depth: np.ndarray
     kind: np.ndarray
     feature: np.ndarray
+    normal_impulse: np.ndarray
+    friction_impulse: np.ndarray
+    impulse: np.ndarray
+    force: np.ndarray
 
     def __len__(self) -> int:
         return int(self.depth.shape[0])
@@ -68,6 +78,7 @@ class CollisionDetector:
         g = world._geom.count
         self._aabb_lo = np.empty((g, 3))
         self._aabb_hi = np.empty((g, 3))
+        self._sweep = np.zeros(g)
         poly = world._polytopes
         nv = max(poly.max_vertices, 1)
         nf = max(poly.max_faces, 1)
@@ -82,14 +93,12 @@ class CollisionDetector:
         self._epa = tuple(np.stack([a] * t) for a in gjk.epa_workspace())
         self._serial_scratch = tuple(a[0] for a in self._scratch) + (tuple(a[0] for a in self._epa),)
         self._thread_stats = np.zeros((t, nph.STATS_SIZE), dtype=np.int64)
-        self._slots = (np.empty((0, 3)), np.empty((0, 3)), np.empty(0), np.empty(0, dtype=np.int64),
-                       np.empty(0, dtype=np.int64))
-        self._per_pair = np.empty(0, dtype=np.int64)
-        self._keys = np.zeros(0, dtype=np.int64)      # pair keys a * g + b of the last call, sorted
-        self._witness = np.zeros((0, 3), dtype=np.int64)
+        # Contiguous pair ranges of the parallel narrowphase, one table per thread count (no allocation per step).
+        self._bounds = {k: np.empty(k + 1, dtype=np.int64) for k in range(1, t + 1)}
+        self._bounds_scale = {k: np.arange(k + 1, dtype=np.int64) for k in range(1, t + 1)}
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
+        self._stat_values = np.full(8, -1.0)
         self._first = True
-        self.stats: dict[str, float] = {}
         # Geometry rows and polytope tables change only when bodies are added, which rebuilds the detector:
         # their views and the kernels' argument tuples are bound once here.
         gl = {f.name: world._geom.live(f.name) for f in world._geom.fields}
@@ -102,8 +111,11 @@ class CollisionDetector:
                         tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
         self._body_of = gl["geom_body"].astype(np.int64)
 
-    def detect(self, world: World) -> Contacts:
-        """Contacts of the world's current state."""
+    def update(self, world: World, buffer: ContactBuffer, old: ContactBuffer, dt: float = 0.0) -> None:
+        """The detection stage of a step: AABBs → sweep and sort → narrowphase, written into ``buffer``
+        (pairs sorted by key, up to MAX_CONTACTS slots each). Witnesses are carried from ``old``, the
+        last step's buffer, by a merge on the sorted pair keys. ``dt`` [s] > 0 widens each shape's margin
+        by how far it can move in the step (``aabb.motion_sweep``)."""
         t0 = time.perf_counter()
         body, gl = world._live(), self._gl
         g = gl["geom_type"].shape[0]
@@ -111,6 +123,11 @@ class CollisionDetector:
         aabbs(gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
               gl["geom_vert_start"], gl["geom_vert_count"], self._poly_vertices, body["x"], body["q"],
               world._contact_margin, self._aabb_lo, self._aabb_hi)
+        if dt > 0.0:
+            motion_sweep(gl["geom_body"], body["x"], body["v"], body["w"], dt, self._aabb_lo, self._aabb_hi,
+                         self._sweep)
+        else:
+            self._sweep[:] = 0.0
         t1 = time.perf_counter()
         if self._first:
             self._broadphase.reset(self._aabb_lo, self._aabb_hi)
@@ -118,43 +135,107 @@ class CollisionDetector:
         else:
             self._broadphase.update(self._aabb_lo, self._aabb_hi)
         pairs = self._broadphase.pairs(gl["geom_body"], body["inv_mass"], body["collide"], gl["geom_group"],
-                                       gl["geom_mask"]).copy()
+                                       gl["geom_mask"])
         m = pairs.shape[0]
+        buffer.resize(m)
+        p = buffer.pair_arrays()
+        set_pairs(pairs, g, gl["geom_body"], body["friction"], body["restitution"], old.pairs.live("pair_key"),
+                  old.pairs.live("pair_witness"), *p)
         t2 = time.perf_counter()
-
-        keys = pairs[:, 0] * g + pairs[:, 1]  # sorted, as the broadphase returns pairs sorted
-        witness = np.empty((m, 3), dtype=np.int64)
-        nph.carry_witnesses(self._keys, self._witness, keys, witness)
-
-        if self._per_pair.shape[0] < m:  # the slot buffers grow by doubling and are kept
-            cap = max(2 * self._per_pair.shape[0], m, 64)
-            self._per_pair = np.empty(cap, dtype=np.int64)
-            slots = MAX_CONTACTS * cap
-            self._slots = (np.empty((slots, 3)), np.empty((slots, 3)), np.empty(slots),
-                           np.empty(slots, dtype=np.int64), np.empty(slots, dtype=np.int64))
-        per_pair = self._per_pair[:m]
+        witness, per_pair, out = p[3], p[4], buffer.narrowphase_out()
         geom_rows, tables = self._geom_rows, self._tables
         threads = numba.get_num_threads()
         if m >= PARALLEL_MIN_PAIRS and threads > 1:
-            bounds = np.linspace(0, m, threads + 1).astype(np.int64)
+            bounds = self._bounds[threads]
+            np.multiply(self._bounds_scale[threads], m, out=bounds)
+            np.floor_divide(bounds, threads, out=bounds)
             stats = self._thread_stats[:threads]
             nph.narrowphase_parallel(bounds, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
-                                     witness, self._scratch, self._epa, per_pair, self._slots, stats)
-            self._stats[:] = stats.sum(axis=0)
+                                     self._sweep, witness, self._scratch, self._epa, per_pair, out, stats)
+            np.sum(stats, axis=0, out=self._stats)
         else:
             nph.narrowphase_range(0, m, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
-                                  witness, self._serial_scratch, per_pair, self._slots, self._stats)
-        self._keys, self._witness = keys, witness
+                                  self._sweep, witness, self._serial_scratch, per_pair, out, self._stats)
         t3 = time.perf_counter()
-        self.stats = {"pairs": m, "polytope_tests": int(self._stats[nph.POLYTOPE_TESTS]),
-                      "witness_decided": int(self._stats[nph.WITNESS_DECIDED]),
-                      "broadphase_swaps": int(self._broadphase.last_swaps),
-                      "unsupported_pairs": int(self._stats[nph.UNSUPPORTED]),
-                      "seconds_aabb": t1 - t0, "seconds_broadphase": t2 - t1, "seconds_narrowphase": t3 - t2}
+        st = self._stat_values
+        st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]
+        st[3], st[4] = self._broadphase.last_swaps, self._stats[nph.UNSUPPORTED]
+        st[5], st[6], st[7] = t1 - t0, t2 - t1, t3 - t2
 
-        fixed = body["inv_mass"][gl["geom_body"]] == 0.0
-        geom_a, geom_b, point, normal, depth, kind, feature = nph.gather_contacts(
-            pairs, per_pair, self._slots, fixed)
-        body_of = self._body_of
-        return Contacts(body_a=body_of[geom_a], body_b=body_of[geom_b], geom_a=geom_a, geom_b=geom_b,
-                        point=point, normal=normal, depth=depth, kind=_KIND_TABLE[kind], feature=feature)
+    @property
+    def stats(self) -> dict[str, float]:
+        """Figures of the last detection: candidate pairs, polytope pair tests, tests decided by the cached
+        separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0: every pair of
+        shapes has one), and the wall time [s] of the AABB, broadphase and narrowphase stages."""
+        st = self._stat_values
+        if st[0] < 0:
+            return {}
+        names = ("pairs", "polytope_tests", "witness_decided", "broadphase_swaps", "unsupported_pairs")
+        out: dict[str, float] = {name: int(st[i]) for i, name in enumerate(names)}
+        out.update(seconds_aabb=float(st[5]), seconds_broadphase=float(st[6]), seconds_narrowphase=float(st[7]))
+        return out
+
+
+def detect_contacts(world: World) -> Contacts:
+    """Contacts of the world's current state, without touching anything the world keeps: a fresh detector
+    and fresh buffers, so a caller may probe any state (the event-driven method's root finding does)."""
+    buffer = ContactBuffer(1)
+    CollisionDetector(world).update(world, buffer, ContactBuffer(1))
+    return read_contacts(world, buffer, None)
+
+
+def read_contacts(world: World, buffer: ContactBuffer, dt: float | None, substeps: int = 1) -> Contacts:
+    """The contacts held in ``buffer`` as a ``Contacts`` record (one allocation per call; never in a step).
+    ``dt`` [s] is the step the impulses belong to (None: no step, forces zero). The buffer holds the
+    impulses of one of the step's ``substeps`` sub-steps (the last): the step's impulse is that times
+    ``substeps``."""
+    body = world._live()
+    fixed = body["inv_mass"] == 0.0
+    p = buffer.pairs
+    s = buffer.slots
+    (body_a, body_b, geom_a, geom_b, point, normal, depth, kind, feature, normal_impulse,
+     friction_impulse) = gather_contacts(p.live("pair_geom"), p.live("pair_body"), p.live("pair_contacts"),
+                                         s.live("point"), s.live("normal"), s.live("depth"), s.live("kind"),
+                                         s.live("feature"), s.live("normal_impulse"), s.live("friction_impulse"),
+                                         fixed)
+    normal_impulse *= substeps
+    friction_impulse *= substeps
+    impulse = normal_impulse[:, None] * normal + friction_impulse
+    force = impulse / dt if dt else np.zeros_like(impulse)
+    return Contacts(body_a=body_a, body_b=body_b, geom_a=geom_a, geom_b=geom_b, point=point, normal=normal,
+                    depth=depth, kind=_KIND_TABLE[kind], feature=feature, normal_impulse=normal_impulse,
+                    friction_impulse=friction_impulse, impulse=impulse, force=force)
+
+
+@njit(cache=True)
+def gather_contacts(pair_geom, pair_body, pair_contacts, point_in, normal_in, depth_in, kind_in, feature_in,
+                    normal_impulse_in, friction_impulse_in, body_fixed):
+    """The used slots of the buffer, packed in pair order. A fixed body is always B: a pair whose A is
+    fixed and B is not is swapped, its normal and friction impulse negated (the impulses then act on the
+    new A), so ground contacts point up, into the moving body."""
+    c = 0
+    for k in range(pair_contacts.shape[0]):
+        c += pair_contacts[k]
+    body_a, body_b = np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
+    geom_a, geom_b = np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
+    point, normal, friction = np.empty((c, 3)), np.empty((c, 3)), np.empty((c, 3))
+    depth, kind, feature = np.empty(c), np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
+    normal_impulse = np.empty(c)
+    row = 0
+    for k in range(pair_contacts.shape[0]):
+        ga, gb = pair_geom[k, 0], pair_geom[k, 1]
+        ba, bb = pair_body[k, 0], pair_body[k, 1]
+        sign = 1.0
+        if body_fixed[ba] and not body_fixed[bb]:
+            ga, gb, ba, bb, sign = gb, ga, bb, ba, -1.0
+        for j in range(pair_contacts[k]):
+            slot = MAX_CONTACTS * k + j
+            geom_a[row], geom_b[row], body_a[row], body_b[row] = ga, gb, ba, bb
+            for i in range(3):
+                point[row, i] = point_in[slot, i]
+                normal[row, i] = sign * normal_in[slot, i]
+                friction[row, i] = sign * friction_impulse_in[slot, i]
+            depth[row], kind[row], feature[row] = depth_in[slot], kind_in[slot], feature_in[slot]
+            normal_impulse[row] = normal_impulse_in[slot]
+            row += 1
+    return body_a, body_b, geom_a, geom_b, point, normal, depth, kind, feature, normal_impulse, friction

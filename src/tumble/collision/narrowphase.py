@@ -14,7 +14,6 @@ added later.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 from ..conventions import GeomType
@@ -24,7 +23,7 @@ from . import features, gjk
 from .box_box import box_box
 from .capsule_polytope import capsule_polytope
 from .ellipsoid import convex_pair, ellipsoid_plane
-from .sat import MAX_CONTACTS, WITNESS_NONE, collide_polytopes, transform_polytope
+from .sat import MAX_CONTACTS, collide_polytopes, transform_polytope
 
 SPHERE = int(GeomType.SPHERE)
 BOX = int(GeomType.BOX)
@@ -84,7 +83,8 @@ def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_ver
 
 
 @njit(cache=True)
-def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch, pair_contacts_out, out, stats_out):
+def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, sweep, witness, scratch, pair_contacts_out, out,
+                      stats_out):
     """Contacts for the candidate pairs k0 ≤ k < k1 of pairs (m, 2) of geometry rows; pair k writes into slots
     4k … 4k+3, so any split of the range among threads gives the same output.
 
@@ -98,7 +98,9 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
     scratch = (vertices (2, V, 3), normals (2, F, 3), offsets (2, F), clip points (2, C, 3), clip features
     (2, C), clip kinds (2, C), depths (C,), kept indices (C,), box frames (6, 3, 3), an EPA workspace
     (``gjk.epa_workspace()``)): one thread's;
-    ``witness`` (m, 3) holds each pair's cached separating axis, read and updated.
+    ``sweep`` (g,) [m]: how far each shape can move in this step (``aabb.motion_sweep``); pair k reports
+    contacts up to margin + sweep[a] + sweep[b] apart. ``witness`` (m, 3) holds each pair's cached
+    separating axis, read and updated.
     Outputs: pair_contacts_out (m,) contacts per pair; out = (point (4m, 3), normal (4m, 3) world, depth
     (4m,) m, kind (4m,), feature (4m,)); stats_out (3,) polytope tests, tests decided by the witness,
     unsupported pairs.
@@ -125,6 +127,9 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
             ga, gb = gb, ga
         ta, tb = geom_type[ga], geom_type[gb]
         base = MAX_CONTACTS * k
+        # Speculative margin of the pair: the contact margin plus how far the two shapes can move toward
+        # each other in this step, so fast bodies are seen before they pass through (no tunnelling).
+        mk = margin + sweep[ga] + sweep[gb]
         pax, pay, paz, qaw, qax, qay, qaz = _geom_pose(ga, geom_body, geom_pos, geom_quat, x, q)
         pbx, pby, pbz, qbw, qbx, qby, qbz = _geom_pose(gb, geom_body, geom_pos, geom_quat, x, q)
         n = 0
@@ -132,35 +137,35 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
             nx, ny, nz = qrot_t(qbw, qbx, qby, qbz, 0.0, 0.0, 1.0)
             d = nx * pbx + ny * pby + nz * pbz
             if ta == SPHERE:
-                n = cf.sphere_plane(pax, pay, paz, geom_size[ga, 0], nx, ny, nz, d, margin, features.POINT_ID,
+                n = cf.sphere_plane(pax, pay, paz, geom_size[ga, 0], nx, ny, nz, d, mk, features.POINT_ID,
                                     point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif ta == CAPSULE:
                 c0, c1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
-                n = cf.capsule_plane(c0, c1, geom_size[ga, 0], nx, ny, nz, d, margin,
+                n = cf.capsule_plane(c0, c1, geom_size[ga, 0], nx, ny, nz, d, mk,
                                      point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif ta == ELLIPSOID:
                 n = ellipsoid_plane(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 0], geom_size[ga, 1],
-                                    geom_size[ga, 2], nx, ny, nz, d, margin,
+                                    geom_size[ga, 2], nx, ny, nz, d, mk,
                                     point_out, normal_out, depth_out, kind_out, feature_out, base)
             elif _is_polytope(ta):
                 nv = geom_vert_count[ga]
                 transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], nv,
                                    geom_face_start[ga], 0, pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
-                n = cf.polytope_plane(wv0, nv, nx, ny, nz, d, margin, pts0, clip_dep, feat0, keep,
+                n = cf.polytope_plane(wv0, nv, nx, ny, nz, d, mk, pts0, clip_dep, feat0, keep,
                                       point_out, normal_out, depth_out, kind_out, feature_out, base)
             else:
                 stats_out[UNSUPPORTED] += 1
         elif ta == SPHERE and tb == SPHERE:
-            n = cf.spheres(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, geom_size[gb, 0], margin, features.POINT_ID,
+            n = cf.spheres(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, geom_size[gb, 0], mk, features.POINT_ID,
                            point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == SPHERE and tb == BOX:
             n = cf.sphere_box(pax, pay, paz, geom_size[ga, 0], pbx, pby, pbz, qbw, qbx, qby, qbz,
-                              geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2], margin,
+                              geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2], mk,
                               point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == SPHERE and tb == CAPSULE:  # capsule_sphere takes the capsule first: flip its normal
             c0, c1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
             n = cf.capsule_sphere(c0, c1, geom_size[gb, 0], pax, pay, paz, geom_size[ga, 0],
-                                  margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                                  mk, point_out, normal_out, depth_out, kind_out, feature_out, base)
             flip = not flip
         elif ta == SPHERE and (tb == CYLINDER or tb == HULL):
             transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb], geom_vert_count[gb],
@@ -168,7 +173,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                                wv1, wn1, wd1)
             n = cf.sphere_polytope(pax, pay, paz, geom_size[ga, 0], wv1, wn1, wd1, geom_face_count[gb],
                                    face_vstart, face_vcount, face_verts, geom_face_start[gb], edges,
-                                   geom_edge_start[gb], geom_edge_count[gb], margin,
+                                   geom_edge_start[gb], geom_edge_count[gb], mk,
                                    point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif (ta == CAPSULE and _is_polytope(tb)) or (ta == BOX and tb == CAPSULE):
             # capsule_polytope takes the capsule first: a (box, capsule) pair swaps and flips
@@ -186,20 +191,20 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
             c0, c1 = _axis_points(pcx, pcy, pcz, qcw, qcx, qcy, qcz, geom_size[gc, 1])
             n = capsule_polytope(c0, c1, geom_size[gc, 0], wv1, geom_vert_count[gp],
                                  wn1, wd1, geom_face_count[gp], face_vstart, face_vcount, face_verts,
-                                 geom_face_start[gp], edges, geom_edge_start[gp], geom_edge_count[gp], margin,
+                                 geom_face_start[gp], edges, geom_edge_start[gp], geom_edge_count[gp], mk,
                                  point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif ta == CAPSULE and tb == CAPSULE:
             a0, a1 = _axis_points(pax, pay, paz, qaw, qax, qay, qaz, geom_size[ga, 1])
             b0, b1 = _axis_points(pbx, pby, pbz, qbw, qbx, qby, qbz, geom_size[gb, 1])
             n = cf.capsules(a0, a1, geom_size[ga, 0], b0, b1,
-                            geom_size[gb, 0], margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                            geom_size[gb, 0], mk, point_out, normal_out, depth_out, kind_out, feature_out, base)
         elif _is_polytope(ta) and _is_polytope(tb):
             stats_out[POLYTOPE_TESTS] += 1
             n, decided = -1, False
             if ta == BOX and tb == BOX:
                 n, decided = box_box((pax, pay, paz), (qaw, qax, qay, qaz), (geom_size[ga, 0], geom_size[ga, 1],
                                      geom_size[ga, 2]), (pbx, pby, pbz), (qbw, qbx, qby, qbz),
-                                     (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), margin, witness, k,
+                                     (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), mk, witness, k,
                                      frames, clip, out, base)
             if n < 0:  # not two boxes, or a box pair that needs the general path (see box_box)
                 transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga],
@@ -212,7 +217,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                           geom_edge_start[ga], geom_edge_count[ga])
                 rows_b = (geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
                           geom_edge_start[gb], geom_edge_count[gb])
-                n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), margin,
+                n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), mk,
                                                witness, k, scratch, out, base)
             if decided:
                 stats_out[WITNESS_DECIDED] += 1
@@ -223,7 +228,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
                       geom_face_start, poly_vertices, face_normal, face_offset, wv1, wn1, wd1)
             n = convex_pair(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], wv0, a[11], a[12],
                             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], wv1, b[11], b[12],
-                            margin, epa_ws, point_out, normal_out, depth_out, kind_out, feature_out, base)
+                            mk, epa_ws, point_out, normal_out, depth_out, kind_out, feature_out, base)
         else:
             stats_out[UNSUPPORTED] += 1
         if flip:
@@ -234,7 +239,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, witness, scratch,
 
 
 @njit(cache=True, parallel=True)
-def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, witness, scratch, epa, pair_contacts_out, out,
+def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, sweep, witness, scratch, epa, pair_contacts_out, out,
                          stats_out):
     """``narrowphase_range`` over the pair ranges bounds[t] ≤ k < bounds[t + 1], one per thread, each with its
     own scratch and its own row of stats_out (T, STATS_SIZE). ``scratch`` holds the first 9 scratch arrays and
@@ -245,51 +250,5 @@ def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, witness, scrat
         mine = (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
                 scratch[6][t], scratch[7][t], scratch[8][t],
                 (epa[0][t], epa[1][t], epa[2][t], epa[3][t], epa[4][t], epa[5][t]))
-        narrowphase_range(bounds[t], bounds[t + 1], pairs, geom, poly, x, q, margin, witness, mine,
+        narrowphase_range(bounds[t], bounds[t + 1], pairs, geom, poly, x, q, margin, sweep, witness, mine,
                           pair_contacts_out, out, stats_out[t])
-
-
-@njit(cache=True)
-def carry_witnesses(old_keys, old_witness, keys, witness_out):
-    """Each pair's cached witness from the last call: keys (m,) and old_keys are sorted pair keys
-    (a · geom_count + b); a pair that is new gets WITNESS_NONE. One merge pass, O(m + old)."""
-    j = 0
-    for k in range(keys.shape[0]):
-        while j < old_keys.shape[0] and old_keys[j] < keys[k]:
-            j += 1
-        if j < old_keys.shape[0] and old_keys[j] == keys[k]:
-            for c in range(3):
-                witness_out[k, c] = old_witness[j, c]
-        else:
-            for c in range(3):
-                witness_out[k, c] = WITNESS_NONE
-
-
-@njit(cache=True)
-def gather_contacts(pairs, pair_contacts, out, geom_fixed):
-    """The used slots of the narrowphase output, packed in pair order: returns geom_a, geom_b (c,), point,
-    normal (c, 3), depth, kind, feature (c,). A fixed geometry is always B: a pair whose A is fixed and B
-    is not is swapped and its normal negated, so ground contacts point up, into the moving body."""
-    point_in, normal_in, depth_in, kind_in, feature_in = out
-    c = 0
-    for k in range(pairs.shape[0]):
-        c += pair_contacts[k]
-    geom_a = np.empty(c, dtype=np.int64)
-    geom_b = np.empty(c, dtype=np.int64)
-    point, normal = np.empty((c, 3)), np.empty((c, 3))
-    depth, kind, feature = np.empty(c), np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
-    row = 0
-    for k in range(pairs.shape[0]):
-        ga, gb = pairs[k, 0], pairs[k, 1]
-        sign = 1.0
-        if geom_fixed[ga] and not geom_fixed[gb]:
-            ga, gb, sign = gb, ga, -1.0
-        for j in range(pair_contacts[k]):
-            slot = MAX_CONTACTS * k + j
-            geom_a[row], geom_b[row] = ga, gb
-            for i in range(3):
-                point[row, i] = point_in[slot, i]
-                normal[row, i] = sign * normal_in[slot, i]
-            depth[row], kind[row], feature[row] = depth_in[slot], kind_in[slot], feature_in[slot]
-            row += 1
-    return geom_a, geom_b, point, normal, depth, kind, feature

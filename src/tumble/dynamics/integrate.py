@@ -35,11 +35,15 @@ _SERIES_MAX = 0.05
 
 
 @njit(cache=True, inline="always")
-def _translate(i, mass, inv_mass, x, v, force, gravity, h):
-    """Symplectic Euler for the COM (ArtiSynth notes 0.9.1): v ← v + h M⁻¹ (F + M g), then x ← x + h v."""
+def _translate(i, mass, inv_mass, x, v, force, gravity, h, lag):
+    """Symplectic Euler for the COM (ArtiSynth notes 0.9.1): v ← v + h M⁻¹ (F + M g), then x ← x + h v,
+    or, with ``lag`` = (S − 1) / (2S), exactly what S sub-steps of h / S would give under the constant load:
+    x ← x + h (v⁺ − lag h a). A body then flies the same path whether or not the step it is in has
+    contacts (those steps are sub-stepped), so restitution sees one consistent discrete energy."""
     for k in range(3):
-        v[i, k] += h * inv_mass[i] * (force[i, k] + mass[i] * gravity[k])
-        x[i, k] += h * v[i, k]
+        acc = inv_mass[i] * (force[i, k] + mass[i] * gravity[k])
+        v[i, k] += h * acc
+        x[i, k] += h * (v[i, k] - lag * h * acc)
         force[i, k] = 0.0
 
 
@@ -107,36 +111,55 @@ def _principal_rotation(qw, qx, qy, qz, p0, p1, p2, axis, angle):
 
 
 @njit(cache=True, inline="always")
-def _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                   x, q, v, w, force, torque, gravity, h):
-    _translate(i, mass, inv_mass, x, v, force, gravity, h)
-    pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
-    k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
-    # Torque kick on the momentum, L ← L + h τ (Baraff I (2-31)), in principal coordinates.
-    p0 = principal_moments[i, 0] * a0 + h * t0
-    p1 = principal_moments[i, 1] * a1 + h * t1
-    p2 = principal_moments[i, 2] * a2 + h * t2
+def _free_rotation(pw, px, py, pz, p0, p1, p2, k0, k1, k2, h):
+    """Strang splitting of the free-body flow over h (see ``step_splitting``): half steps about the
+    smallest-moment axis, then the middle one, a full step about the largest, and back."""
     half = 0.5 * h
     pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 0, half * p0 * k0)
     pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 1, half * p1 * k1)
     pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 2, h * p2 * k2)
     pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 1, half * p1 * k1)
     pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 0, half * p0 * k0)
+    return pw, px, py, pz, p0, p1, p2
+
+
+@njit(cache=True, inline="always")
+def _kick_omega(implicit_gyro, I0, I1, I2, k0, k1, k2, a0, a1, a2, t0, t1, t2, h):
+    """Euler's equation stepped on ω (principal coordinates): explicit, or implicit by one Newton step."""
+    if implicit_gyro:
+        return _implicit_gyro(I0, I1, I2, a0 + h * k0 * t0, a1 + h * k1 * t1, a2 + h * k2 * t2, h)
+    L0, L1, L2 = I0 * a0, I1 * a1, I2 * a2
+    return (a0 + h * k0 * (t0 - (a1 * L2 - a2 * L1)),
+            a1 + h * k1 * (t1 - (a2 * L0 - a0 * L2)),
+            a2 + h * k2 * (t2 - (a0 * L1 - a1 * L0)))
+
+
+@njit(cache=True, inline="always")
+def _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
+                   x, q, v, w, force, torque, gravity, h, lag):
+    _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
+    pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
+    k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
+    # Torque kick on the momentum, L ← L + h τ (Baraff I (2-31)), in principal coordinates.
+    p0 = principal_moments[i, 0] * a0 + h * t0
+    p1 = principal_moments[i, 1] * a1 + h * t1
+    p2 = principal_moments[i, 2] * a2 + h * t2
+    pw, px, py, pz, p0, p1, p2 = _free_rotation(pw, px, py, pz, p0, p1, p2, k0, k1, k2, h)
     _leave_principal(i, principal_q, pw, px, py, pz, p0 * k0, p1 * k1, p2 * k2, q, w)
 
 
 @njit(cache=True, fastmath=_FMA)
 def step_splitting_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                          x, q, v, w, force, torque, gravity, h):
+                          x, q, v, w, force, torque, gravity, h, lag):
     """Serial driver of ``step_splitting``."""
     for i in range(x.shape[0]):
         _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                       x, q, v, w, force, torque, gravity, h)
+                       x, q, v, w, force, torque, gravity, h, lag)
 
 
 @njit(cache=True, parallel=True, fastmath=_FMA)
 def step_splitting(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                   x, q, v, w, force, torque, gravity, h):
+                   x, q, v, w, force, torque, gravity, h, lag):
     """Symplectic Euler for translation, an exact-rotation splitting for the rigid body's spin.
 
     Kick (ArtiSynth notes 0.9.1): v ← v + h M⁻¹ (F + M g), L ← L + h τ. Drift: x ← x + h v, and the
@@ -148,7 +171,7 @@ def step_splitting(mass, inv_mass, principal_q, principal_moments, inv_principal
     """
     for i in prange(x.shape[0]):
         _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                       x, q, v, w, force, torque, gravity, h)
+                       x, q, v, w, force, torque, gravity, h, lag)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -179,18 +202,12 @@ def _implicit_gyro(I0, I1, I2, a0, a1, a2, h):
 
 @njit(cache=True, inline="always")
 def _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                          x, q, v, w, force, torque, gravity, h, implicit_gyro):
-    _translate(i, mass, inv_mass, x, v, force, gravity, h)
+                          x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
+    _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     I0, I1, I2 = principal_moments[i, 0], principal_moments[i, 1], principal_moments[i, 2]
     k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
-    if implicit_gyro:
-        a0, a1, a2 = _implicit_gyro(I0, I1, I2, a0 + h * k0 * t0, a1 + h * k1 * t1, a2 + h * k2 * t2, h)
-    else:
-        L0, L1, L2 = I0 * a0, I1 * a1, I2 * a2
-        a0, a1, a2 = (a0 + h * k0 * (t0 - (a1 * L2 - a2 * L1)),
-                      a1 + h * k1 * (t1 - (a2 * L0 - a0 * L2)),
-                      a2 + h * k2 * (t2 - (a0 * L1 - a1 * L0)))
+    a0, a1, a2 = _kick_omega(implicit_gyro, I0, I1, I2, k0, k1, k2, a0, a1, a2, t0, t1, t2, h)
     # Rp ← exp(½ h ω⁺) Rp with ω⁺ in world coordinates, i.e. exp(½ h ω⁺_p) on the right in principal ones.
     dw, dx, dy, dz = exp_map_t(a0, a1, a2, h)
     pw, px, py, pz = qmul_t(pw, px, py, pz, dw, dx, dy, dz)
@@ -199,16 +216,16 @@ def _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv
 
 @njit(cache=True, fastmath=_FMA)
 def step_symplectic_euler_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                                 x, q, v, w, force, torque, gravity, h, implicit_gyro):
+                                 x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
     """Serial driver of ``step_symplectic_euler``."""
     for i in range(x.shape[0]):
         _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                              x, q, v, w, force, torque, gravity, h, implicit_gyro)
+                              x, q, v, w, force, torque, gravity, h, implicit_gyro, lag)
 
 
 @njit(cache=True, parallel=True, fastmath=_FMA)
 def step_symplectic_euler(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                          x, q, v, w, force, torque, gravity, h, implicit_gyro):
+                          x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
     """Semi-implicit (symplectic) Euler on (v, ω) with the gyroscopic term (ArtiSynth notes 0.9.1).
 
     In principal coordinates, Euler's equation I ω̇ + ω × I ω = τ (lecture; Baraff II (C-10)) is stepped
@@ -220,4 +237,97 @@ def step_symplectic_euler(mass, inv_mass, principal_q, principal_moments, inv_pr
     """
     for i in prange(x.shape[0]):
         _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                              x, q, v, w, force, torque, gravity, h, implicit_gyro)
+                              x, q, v, w, force, torque, gravity, h, implicit_gyro, lag)
+
+
+# ------------------------------------------------------------------------------------------------
+# The same schemes as two stages, so that a contact solve can sit between them
+# ------------------------------------------------------------------------------------------------
+#
+# A contact step is: velocity stage (every load but the contacts) → contact impulses → position stage.
+# The velocity stage of both schemes is the kick of the fused kernels above; the position stage is their
+# drift. With the splitting scheme the contact impulses thus change L before the exact rotation.
+
+
+@njit(cache=True, inline="always")
+def _store_inv_inertia_world(i, pw, px, py, pz, k0, k1, k2, inv_inertia_world):
+    """I⁻¹ = Rp diag(k) Rpᵀ in world axes (Baraff I (2-39) with the principal frame), for the solver."""
+    # Columns of the rotation matrix of Rp.
+    r00 = 1.0 - 2.0 * (py * py + pz * pz)
+    r01 = 2.0 * (px * py - pw * pz)
+    r02 = 2.0 * (px * pz + pw * py)
+    r10 = 2.0 * (px * py + pw * pz)
+    r11 = 1.0 - 2.0 * (px * px + pz * pz)
+    r12 = 2.0 * (py * pz - pw * px)
+    r20 = 2.0 * (px * pz - pw * py)
+    r21 = 2.0 * (py * pz + pw * px)
+    r22 = 1.0 - 2.0 * (px * px + py * py)
+    a = inv_inertia_world
+    a[i, 0, 0] = r00 * r00 * k0 + r01 * r01 * k1 + r02 * r02 * k2
+    a[i, 0, 1] = r00 * r10 * k0 + r01 * r11 * k1 + r02 * r12 * k2
+    a[i, 0, 2] = r00 * r20 * k0 + r01 * r21 * k1 + r02 * r22 * k2
+    a[i, 1, 1] = r10 * r10 * k0 + r11 * r11 * k1 + r12 * r12 * k2
+    a[i, 1, 2] = r10 * r20 * k0 + r11 * r21 * k1 + r12 * r22 * k2
+    a[i, 2, 2] = r20 * r20 * k0 + r21 * r21 * k1 + r22 * r22 * k2
+    a[i, 1, 0] = a[i, 0, 1]
+    a[i, 2, 0] = a[i, 0, 2]
+    a[i, 2, 1] = a[i, 1, 2]
+
+
+@njit(cache=True, inline="always")
+def velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
+                       q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads):
+    """Kick of body i by every load but the contacts, and its world inverse inertia for the solver.
+
+    v ← v + h M⁻¹ (F + M g) (ArtiSynth notes 0.9.1). ``scheme`` SPLITTING: L ← L + h τ at the current
+    orientation (the gyroscopic term lives in the exact rotation of the position stage); otherwise ω is
+    stepped by the explicit (SYMPLECTIC_EULER) or implicit (IMPLICIT_GYRO) Euler equation as in
+    ``step_symplectic_euler``. Zeroes the load accumulators when ``clear_loads`` (the last sub-step).
+    """
+    for k in range(3):
+        v[i, k] += h * inv_mass[i] * (force[i, k] + mass[i] * gravity[k])
+    pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                            principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
+    a0, a1, a2 = qrot_inv_t(pw, px, py, pz, w[i, 0], w[i, 1], w[i, 2])
+    t0, t1, t2 = qrot_inv_t(pw, px, py, pz, torque[i, 0], torque[i, 1], torque[i, 2])
+    if clear_loads:
+        for k in range(3):
+            force[i, k] = 0.0
+            torque[i, k] = 0.0
+    k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
+    if scheme == 0:  # Integrator.SPLITTING
+        a0, a1, a2 = a0 + h * k0 * t0, a1 + h * k1 * t1, a2 + h * k2 * t2
+    else:
+        a0, a1, a2 = _kick_omega(scheme == 2, principal_moments[i, 0], principal_moments[i, 1],
+                                 principal_moments[i, 2], k0, k1, k2, a0, a1, a2, t0, t1, t2, h)
+    w[i, 0], w[i, 1], w[i, 2] = qrot_t(pw, px, py, pz, a0, a1, a2)
+    _store_inv_inertia_world(i, pw, px, py, pz, k0, k1, k2, inv_inertia_world)
+
+
+@njit(cache=True, inline="always")
+def position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h):
+    """Drift of body i with its (post-contact) velocities: x ← x + h v, and the orientation by the exact
+    principal-axis splitting (SPLITTING, see ``step_splitting``) or the exponential map q ← exp(½ h ω) q."""
+    for k in range(3):
+        x[i, k] += h * v[i, k]
+    pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                            principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
+    a0, a1, a2 = qrot_inv_t(pw, px, py, pz, w[i, 0], w[i, 1], w[i, 2])
+    k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
+    if scheme == 0:
+        p0, p1, p2 = principal_moments[i, 0] * a0, principal_moments[i, 1] * a1, principal_moments[i, 2] * a2
+        pw, px, py, pz, p0, p1, p2 = _free_rotation(pw, px, py, pz, p0, p1, p2, k0, k1, k2, h)
+        a0, a1, a2 = p0 * k0, p1 * k1, p2 * k2
+    else:
+        dw, dx, dy, dz = exp_map_t(a0, a1, a2, h)
+        pw, px, py, pz = qmul_t(pw, px, py, pz, dw, dx, dy, dz)
+    _leave_principal(i, principal_q, pw, px, py, pz, a0, a1, a2, q, w)
+
+
+@njit(cache=True)
+def velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
+                   torque, gravity, h, inv_inertia_world):
+    """``velocity_stage_one`` for every body (serial)."""
+    for i in range(v.shape[0]):
+        velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
+                           q, v, w, force, torque, gravity, h, inv_inertia_world, True)

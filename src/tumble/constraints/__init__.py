@@ -1,0 +1,1 @@
+"""Constraint rows: what the solver needs from each contact (and, later, each joint)."""

@@ -1,0 +1,171 @@
+"""Velocity-level constraint rows of the contacts (ArtiSynth notes 0.10; seed 004's contact Jacobian D).
+
+Contact j between bodies A and B, at point p with unit normal n (B → A) and friction directions t1, t2,
+has three rows of the Jacobian J, one per direction d ∈ {n, t1, t2}:
+
+    J_d (v_a, ω_a, v_b, ω_b) = d·v_a + (r_a × d)·ω_a − d·v_b − (r_b × d)·ω_b,   r = p − x (world)
+
+so that J_n applied to the body velocities is the normal relative velocity v_rel of Baraff II (8-1)
+(positive when separating). An impulse λ along a row changes the velocities by M⁻¹ Jᵀ λ: +λ d / M_a and
++λ I_a⁻¹ (r_a × d) on A, the opposite on B (Baraff II (8-12)). The effective mass of the normal row is
+1 / (J_n M⁻¹ J_nᵀ), the inverse of the diagonal of N = Dᵀ M⁻¹ D (seed 004); the two friction rows keep
+their 2×2 block K_t of N for the friction step of notes 0.16.
+
+``prepare_rows`` builds the rows straight from the step's contact buffer and, in the same sorted merge,
+takes each contact's impulses from the last step when its pair and feature id persist (warm start).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..collision.sat import MAX_CONTACTS
+
+_TANGENT_SWITCH = 0.57735026918962573
+"""1/√3: some component of a unit normal is at least this large, so the tangent built from that
+component and another never degenerates."""
+
+
+@njit(cache=True, inline="always")
+def tangent_basis(nx, ny, nz):
+    """Unit t1 ⟂ n built from n alone (so a contact keeps its basis while n stays), and t2 = n × t1."""
+    if abs(nx) >= _TANGENT_SWITCH:
+        inv = 1.0 / np.sqrt(nx * nx + ny * ny)
+        ax, ay, az = ny * inv, -nx * inv, 0.0
+    else:
+        inv = 1.0 / np.sqrt(ny * ny + nz * nz)
+        ax, ay, az = 0.0, nz * inv, -ny * inv
+    return ax, ay, az, ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax
+
+
+@njit(cache=True, inline="always")
+def _row_geometry(s, r0, r1, r2, iinv, ang, inv_ang, d, dx, dy, dz):
+    """ang[s, d] = r × dir and inv_ang[s, d] = I⁻¹ (r × dir); returns (r × dir)·I⁻¹ (r × dir)."""
+    cx, cy, cz = r1 * dz - r2 * dy, r2 * dx - r0 * dz, r0 * dy - r1 * dx
+    ang[s, d, 0], ang[s, d, 1], ang[s, d, 2] = cx, cy, cz
+    ix = iinv[0, 0] * cx + iinv[0, 1] * cy + iinv[0, 2] * cz
+    iy = iinv[1, 0] * cx + iinv[1, 1] * cy + iinv[1, 2] * cz
+    iz = iinv[2, 0] * cx + iinv[2, 1] * cy + iinv[2, 2] * cz
+    inv_ang[s, d, 0], inv_ang[s, d, 1], inv_ang[s, d, 2] = ix, iy, iz
+    return cx * ix + cy * iy + cz * iz
+
+
+@njit(cache=True, inline="always")
+def row_velocity(s, d, a, b, dx, dy, dz, ang_a, ang_b, v, w):
+    """J_d times the body velocities: the relative velocity of A against B at the contact along d."""
+    return (dx * (v[a, 0] - v[b, 0]) + dy * (v[a, 1] - v[b, 1]) + dz * (v[a, 2] - v[b, 2])
+            + ang_a[s, d, 0] * w[a, 0] + ang_a[s, d, 1] * w[a, 1] + ang_a[s, d, 2] * w[a, 2]
+            - ang_b[s, d, 0] * w[b, 0] - ang_b[s, d, 1] * w[b, 1] - ang_b[s, d, 2] * w[b, 2])
+
+
+@njit(cache=True, inline="always")
+def apply_row_impulse(s, d, a, b, dx, dy, dz, impulse, inv_mass, inv_ang_a, inv_ang_b, v, w):
+    """Velocities += M⁻¹ J_dᵀ impulse (Baraff II (8-12)): A gets +impulse along d, B the opposite."""
+    la, lb = impulse * inv_mass[a], impulse * inv_mass[b]
+    v[a, 0] += la * dx
+    v[a, 1] += la * dy
+    v[a, 2] += la * dz
+    v[b, 0] -= lb * dx
+    v[b, 1] -= lb * dy
+    v[b, 2] -= lb * dz
+    for c in range(3):
+        w[a, c] += impulse * inv_ang_a[s, d, c]
+        w[b, c] -= impulse * inv_ang_b[s, d, c]
+
+
+@njit(cache=True)
+def prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
+                 friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
+                 tangent_k, approach, normal_accel, separation, source, old_key, old_contacts, old_feature,
+                 old_point, old_normal_impulse,
+                 old_friction_impulse, match_distance, x, v, w, v_start, w_start, h, inv_mass,
+                 inv_inertia_world):
+    """Rows of every contact in the buffer, with the warm-start impulses recycled from the last step.
+
+    Run after the (first) velocity stage of length h [s]: v_start, w_start are the velocities before it, so
+    ``approach`` is the normal velocity at the start of the step (v⁻ of Baraff II (8-10)) and
+    ``normal_accel`` the normal relative acceleration the loads gave over the stage. old_* are the last
+    step's pair keys (sorted), slot counts, feature ids, points and
+    impulses; match_distance [m] bounds the fallback match by position. Returns the number of contacts.
+    """
+    jo = 0
+    n_old = old_key.shape[0]
+    count = 0
+    for k in range(pair_key.shape[0]):
+        c = pair_contacts[k]
+        if c == 0:
+            continue
+        key = pair_key[k]
+        while jo < n_old and old_key[jo] < key:
+            jo += 1
+        matched = jo < n_old and old_key[jo] == key
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        ima, imb = inv_mass[a], inv_mass[b]
+        # Contact recycling: a contact whose pair persists takes the impulses of last step's contact with
+        # the same feature id; failing that, of the nearest unclaimed old contact within match_distance
+        # (exactly aligned equal faces can name a corner by either box's edges, so ids alone flicker).
+        for j in range(c):
+            source[MAX_CONTACTS * k + j] = -1
+        if matched:
+            claimed = 0
+            n_prev = old_contacts[jo]
+            for j in range(c):
+                s = MAX_CONTACTS * k + j
+                for jj in range(n_prev):
+                    so = MAX_CONTACTS * jo + jj
+                    if old_feature[so] == feature[s] and not (claimed >> jj) & 1:
+                        source[s] = so
+                        claimed |= 1 << jj
+                        break
+            for j in range(c):
+                s = MAX_CONTACTS * k + j
+                if source[s] >= 0:
+                    continue
+                best, best_d2 = -1, match_distance * match_distance
+                for jj in range(n_prev):
+                    if (claimed >> jj) & 1:
+                        continue
+                    so = MAX_CONTACTS * jo + jj
+                    d2 = ((point[s, 0] - old_point[so, 0]) ** 2 + (point[s, 1] - old_point[so, 1]) ** 2
+                          + (point[s, 2] - old_point[so, 2]) ** 2)
+                    if d2 <= best_d2:
+                        best, best_d2 = jj, d2
+                if best >= 0:
+                    source[s] = MAX_CONTACTS * jo + best
+                    claimed |= 1 << best
+        for j in range(c):
+            s = MAX_CONTACTS * k + j
+            count += 1
+            lam = 0.0
+            fx, fy, fz = 0.0, 0.0, 0.0
+            so = source[s]
+            if so >= 0:
+                lam = old_normal_impulse[so]
+                fx, fy, fz = old_friction_impulse[so, 0], old_friction_impulse[so, 1], old_friction_impulse[so, 2]
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(nx, ny, nz)
+            tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2] = t1x, t1y, t1z
+            tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2] = t2x, t2y, t2z
+            ra0, ra1, ra2 = point[s, 0] - x[a, 0], point[s, 1] - x[a, 1], point[s, 2] - x[a, 2]
+            rb0, rb1, rb2 = point[s, 0] - x[b, 0], point[s, 1] - x[b, 1], point[s, 2] - x[b, 2]
+            ia, ib = inv_inertia_world[a], inv_inertia_world[b]
+            kn = (ima + imb + _row_geometry(s, ra0, ra1, ra2, ia, ang_a, inv_ang_a, 0, nx, ny, nz)
+                  + _row_geometry(s, rb0, rb1, rb2, ib, ang_b, inv_ang_b, 0, nx, ny, nz))
+            k11 = (ima + imb + _row_geometry(s, ra0, ra1, ra2, ia, ang_a, inv_ang_a, 1, t1x, t1y, t1z)
+                   + _row_geometry(s, rb0, rb1, rb2, ib, ang_b, inv_ang_b, 1, t1x, t1y, t1z))
+            k22 = (ima + imb + _row_geometry(s, ra0, ra1, ra2, ia, ang_a, inv_ang_a, 2, t2x, t2y, t2z)
+                   + _row_geometry(s, rb0, rb1, rb2, ib, ang_b, inv_ang_b, 2, t2x, t2y, t2z))
+            k12 = 0.0
+            for e in range(3):
+                k12 += ang_a[s, 1, e] * inv_ang_a[s, 2, e] + ang_b[s, 1, e] * inv_ang_b[s, 2, e]
+            normal_mass[s] = 1.0 / kn
+            tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2] = k11, k12, k22
+            approach[s] = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_start, w_start)
+            normal_accel[s] = (row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w) - approach[s]) / h
+            separation[s] = -depth[s]
+            normal_impulse[s] = lam
+            friction_impulse[s, 0], friction_impulse[s, 1], friction_impulse[s, 2] = fx, fy, fz
+            tangent_impulse[s, 0] = fx * t1x + fy * t1y + fz * t1z
+            tangent_impulse[s, 1] = fx * t2x + fy * t2y + fz * t2z
+    return count

@@ -1,0 +1,112 @@
+"""The contact solver's settings: validated once, packed into the small arrays the step kernel reads.
+
+Each setting's meaning, unit and default, and the measurements behind the defaults, are in
+docs/contact.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from . import _checks
+from .dynamics import timestep as ts
+
+FRICTION_MODELS = {"cone": 1, "none": 0}
+"""Friction models of the time-stepping solver: the circular Coulomb cone by projection in the
+Gauss–Seidel sweep (ArtiSynth notes 0.16), or none. The notes' box and pyramid models are a later issue."""
+
+SOLVERS = {"pgs": 0}
+"""Solvers of the time-stepping method: projected Gauss–Seidel / sequential impulses with warm starting."""
+
+CORRECTIONS = {"split": ts.CORRECTION_SPLIT, "soft": ts.CORRECTION_SOFT}
+"""How penetration is removed without injecting energy (dynamics/timestep.py, docs/contact.md)."""
+
+
+def _count(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class ContactSettings:
+    """Settings of the time-stepping contact solver (all SI).
+
+    Attributes:
+        friction: "cone" (Coulomb's circular cone, default) or "none".
+        solver: "pgs": projected Gauss–Seidel / sequential impulses, warm-started by feature id.
+        iterations: velocity sweeps per sub-step (at most; see ``tolerance``).
+        substeps: sub-steps per step: velocity stage, sweeps and position stage repeat with h / substeps on
+            the rows built once at the start of the step (Box2D v3's soft step); impulses are per sub-step.
+        relax_iterations: sweeps of each pass after the velocity solve: the split-impulse position
+            correction or the soft step's relax, and the restitution pass.
+        tolerance: [m/s] the velocity sweeps stop early once no normal row changes a relative velocity by
+            more than this in a sweep.
+        restitution_threshold: [m/s] contacts closing slower than this before the solve get no bounce
+            (Baraff II (8-10) applies above it), so resting contact stays at rest.
+        correction: "split" (split impulse: pseudo-velocities, dropped after the position stage) or
+            "soft" (regularized rows with a relax pass, ArtiSynth notes 0.11).
+        contact_hertz: [Hz] stiffness of the soft rows as a natural frequency ("soft" only).
+        contact_damping_ratio: damping ratio ζ of the soft rows ("soft" only).
+        max_push_velocity: [m/s] the fastest a soft row pushes bodies apart ("soft" only).
+        baumgarte: fraction of a penetration the split-impulse correction removes per step ("split" only).
+        slop: [m] penetration left alone by the correction, so touching contacts stay touching.
+        match_distance: [m] a contact whose feature id is new takes the warm start of the nearest unclaimed
+            contact of the same pair from the last step within this distance.
+    """
+
+    friction: str = "cone"
+    solver: str = "pgs"
+    iterations: int = 4
+    substeps: int = 4
+    relax_iterations: int = 4
+    tolerance: float = 1e-6
+    restitution_threshold: float = 0.25
+    correction: str = "split"
+    contact_hertz: float = 30.0
+    contact_damping_ratio: float = 10.0
+    max_push_velocity: float = 3.0
+    baumgarte: float = 0.2
+    slop: float = 1e-4
+    match_distance: float = 0.005
+    arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _checks.choice("friction", self.friction, FRICTION_MODELS)
+        _checks.choice("solver", self.solver, SOLVERS)
+        _checks.choice("correction", self.correction, CORRECTIONS)
+        _count("iterations", self.iterations, 1)
+        _count("relax_iterations", self.relax_iterations, 0)
+        _count("substeps", self.substeps, 1)
+        for name in ("tolerance", "restitution_threshold", "contact_damping_ratio", "max_push_velocity", "slop",
+                     "match_distance"):
+            _checks.non_negative(name, getattr(self, name))
+        _checks.positive("contact_hertz", self.contact_hertz)
+        beta = _checks.real("baumgarte", self.baumgarte)
+        if not 0.0 <= beta <= 1.0:
+            raise ValueError(f"baumgarte must be in [0, 1], got {self.baumgarte!r}")
+        settings = np.zeros(ts.SETTINGS_SIZE)
+        settings[ts.S_HERTZ] = self.contact_hertz
+        settings[ts.S_DAMPING] = self.contact_damping_ratio
+        settings[ts.S_MAX_PUSH] = self.max_push_velocity
+        settings[ts.S_BAUMGARTE] = beta
+        settings[ts.S_SLOP] = self.slop
+        settings[ts.S_RESTITUTION_THRESHOLD] = self.restitution_threshold
+        settings[ts.S_TOLERANCE] = self.tolerance
+        settings[ts.S_MATCH_DISTANCE] = self.match_distance
+        isettings = np.zeros(ts.ISETTINGS_SIZE, dtype=np.int64)
+        isettings[ts.I_ITERATIONS] = self.iterations
+        isettings[ts.I_RELAX_ITERATIONS] = self.relax_iterations
+        isettings[ts.I_CORRECTION] = CORRECTIONS[self.correction]
+        isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
+        isettings[ts.I_SUBSTEPS] = self.substeps
+        object.__setattr__(self, "arrays", (settings, isettings))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}

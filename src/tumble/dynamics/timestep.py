@@ -1,0 +1,154 @@
+"""The time-stepping method's step with contacts, as one kernel (DESIGN.md "Two ways to advance time").
+
+    velocity stage → rows (+ warm start by feature id) → Gauss–Seidel sweeps → position stage
+                   → position correction → restitution → impulses stored for the next step
+
+Detection has run before this kernel and filled the contact buffer. Two ways of removing penetration
+without injecting energy (ArtiSynth notes 0.11; measured against each other in docs/contact.md):
+
+- ``CORRECTION_SPLIT`` (Bullet's split impulse): the velocity sweeps are rigid; a separate sweep finds
+  pseudo-velocities that remove a fraction β of each penetration beyond a slop; they move the bodies in the
+  position stage and are then dropped;
+- ``CORRECTION_SOFT`` (Catto's soft step, Box2D v3): the velocity sweeps use regularized rows that push
+  out of penetration (frequency, damping ratio); after the position stage, rigid "relax" sweeps remove
+  the push velocity again.
+
+Shapes: ``body`` is the tuple of ``BODY_ARRAYS`` (n rows each); ``pairs`` and ``slots`` the contact
+buffer's live arrays (``contact_buffer.PAIR_FIELDS`` / ``SLOT_FIELDS``); ``old`` = (pair_key,
+pair_contacts, feature, point, normal_impulse, friction_impulse) of the last step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..collision.sat import MAX_CONTACTS
+from ..constraints.contact_rows import prepare_rows
+from ..math3d import exp_map_t, qmul_t
+from ..solvers import sequential_impulse as si
+from .integrate import position_stage_one, velocity_stage_one
+
+BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
+               "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo")
+
+CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
+
+# settings (float64 array) layout
+(S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_TOLERANCE,
+ S_MATCH_DISTANCE) = range(8)
+SETTINGS_SIZE = 8
+# isettings (int64 array) layout
+I_ITERATIONS, I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS = range(5)
+ISETTINGS_SIZE = 5
+# stats_out layout
+STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL = range(3)
+STATS_SIZE = 3
+
+
+@njit(cache=True)
+def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isettings, integrate_positions,
+                 stats_out):
+    """Advance every body by h [s] with the contacts in the buffer (module docstring).
+
+    ``scheme``: Integrator code of the velocity and position stages (SPLITTING, SYMPLECTIC_EULER or
+    IMPLICIT_GYRO). ``integrate_positions`` False stops after the velocity solve (the ODE integrators then
+    take the contact impulses as an initial kick). stats_out (3,): contacts, sweeps, residual [m/s].
+    """
+    (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
+     inv_inertia_world, v_pseudo, w_pseudo) = body
+    pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution = pairs
+    (point, normal, depth, kind, feature, normal_impulse, friction_impulse, tangent, tangent_impulse, ang_a, ang_b,
+     inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
+     pseudo_impulse) = slots
+    old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
+    n = x.shape[0]
+    substeps = isettings[I_SUBSTEPS]
+    hs = h / substeps
+    v_pseudo[:] = v  # the velocities before any load acts, for the rows' approach velocity
+    w_pseudo[:] = w
+    for i in range(n):
+        velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
+                           q, v, w, force, torque, gravity, hs, inv_inertia_world, substeps == 1)
+    count = prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
+                         friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
+                         tangent_k, approach, normal_accel, separation, recycled_from, old_key, old_contacts,
+                         old_feature, old_point, old_normal_impulse, old_friction_impulse, settings[S_MATCH_DISTANCE],
+                         x, v, w, v_pseudo, w_pseudo, hs, inv_mass, inv_inertia_world)
+    correction = isettings[I_CORRECTION]
+    soft = correction == CORRECTION_SOFT
+    # Soft rows stay stable up to about a quarter of the sub-step rate (Catto, Box2D v3).
+    hertz = min(settings[S_HERTZ], 0.25 / hs)
+    bias_rate, mass_scale, impulse_scale = si.soft_coefficients(hertz, settings[S_DAMPING], hs)
+    max_push = settings[S_MAX_PUSH]
+    friction_on = isettings[I_FRICTION] != 0
+    sweeps = 0
+    residual = 0.0
+    for sub in range(substeps):
+        if sub > 0:
+            for i in range(n):
+                velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
+                                   q, v, w, force, torque, gravity, hs, inv_inertia_world, sub == substeps - 1)
+        # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
+        si.warm_start(pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
+                      inv_ang_b, inv_mass, v, w)
+        for it in range(isettings[I_ITERATIONS]):
+            residual = si.sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse,
+                                tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
+                                inv_mass, v, w, hs, soft, bias_rate, mass_scale, impulse_scale, max_push, friction_on,
+                                it % 2 == 1)
+            sweeps += 1
+            if residual <= settings[S_TOLERANCE]:
+                break
+        if not integrate_positions:
+            break
+        if not soft:
+            v_pseudo[:] = 0.0
+            w_pseudo[:] = 0.0
+            pseudo_impulse[:] = 0.0
+            for _ in range(isettings[I_RELAX_ITERATIONS]):
+                si.pseudo_sweep(pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
+                                normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs, settings[S_BAUMGARTE],
+                                settings[S_SLOP])
+            si.advance_separation(pair_body, pair_contacts, normal, ang_a, ang_b, separation, v_pseudo, w_pseudo, hs)
+        si.advance_separation(pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, hs)
+        for i in range(n):
+            position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs)
+        if not soft:
+            _apply_pseudo(x, q, v_pseudo, w_pseudo, hs)
+        else:
+            for it in range(isettings[I_RELAX_ITERATIONS]):
+                si.sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
+                         ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w,
+                         hs, False, 0.0, 1.0, 0.0, 0.0, friction_on, it % 2 == 1)
+    if integrate_positions:
+        for _ in range(isettings[I_RELAX_ITERATIONS]):
+            si.restitution_sweep(pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,
+                                 inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w,
+                                 settings[S_RESTITUTION_THRESHOLD], hs)
+
+    for k in range(pair_contacts.shape[0]):
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            for c in range(3):
+                friction_impulse[s, c] = (tangent_impulse[s, 0] * tangent[s, 0, c]
+                                          + tangent_impulse[s, 1] * tangent[s, 1, c])
+    stats_out[STAT_CONTACTS] = count
+    stats_out[STAT_ITERATIONS] = sweeps
+    stats_out[STAT_RESIDUAL] = residual
+
+
+@njit(cache=True, inline="always")
+def _apply_pseudo(x, q, v_pseudo, w_pseudo, h):
+    """Move every body by its split-impulse pseudo-velocities: x ← x + h v_p, q ← exp(½ h ω_p) q."""
+    for i in range(x.shape[0]):
+        wx, wy, wz = w_pseudo[i, 0], w_pseudo[i, 1], w_pseudo[i, 2]
+        if wx == 0.0 and wy == 0.0 and wz == 0.0 and v_pseudo[i, 0] == 0.0 and v_pseudo[i, 1] == 0.0 \
+                and v_pseudo[i, 2] == 0.0:
+            continue
+        for k in range(3):
+            x[i, k] += h * v_pseudo[i, k]
+        dw, dx, dy, dz = exp_map_t(wx, wy, wz, h)
+        a, b, c, d = qmul_t(dw, dx, dy, dz, q[i, 0], q[i, 1], q[i, 2], q[i, 3])
+        inv = 1.0 / np.sqrt(a * a + b * b + c * c + d * d)
+        q[i, 0], q[i, 1], q[i, 2], q[i, 3] = a * inv, b * inv, c * inv, d * inv

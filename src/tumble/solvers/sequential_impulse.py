@@ -1,0 +1,246 @@
+"""Projected Gauss–Seidel / sequential impulses over the contact rows (ArtiSynth notes 0.15, 0.16).
+
+Each sweep visits the contacts in buffer order (pairs by key, slots in order), so a sweep, and the whole
+step, is the same on every run and any thread count. Per contact:
+
+- **friction** (notes 0.16, the circular cone): the tangential relative velocity v_t (2,) is removed as far
+  as the disc |λ_t| <= μ λ_n allows (``friction_disc``; K_t is the 2×2 tangential block of N = Dᵀ M⁻¹ D);
+- **normal** (notes 0.15 on the unilateral row of 0.10): the accumulated impulse is clamped at zero,
+  λ_n ← max(0, λ_n − m_n (ms (v_n + bias)) − is λ_n). The row's target follows the gap s:
+  s > 0 (apart, within the contact margin): bias = s / h, so the bodies may close the gap this step but not
+  pass it (a speculative contact); s <= 0 in the biased sweep of the soft mode: bias = max(β_s s, −v_push)
+  with the soft coefficients (ms, is) of the regularized row (notes 0.11); otherwise a rigid row (bias 0).
+
+Velocities are updated in place after every row (the "total velocity" of notes 0.15), so a row always sees
+the impulses of every row solved before it.
+
+The soft row comes from notes 0.11 (0.8)–(0.9): a spring of stiffness k = m_n ω² and damper
+d = 2 m_n ζ ω behind the constraint, integrated implicitly over the step, gives
+  λ = −m_n ms (v_n + β_s s) − is λ_prev,  β_s = ω / (2ζ + hω),  ms = hω(2ζ + hω) / (1 + hω(2ζ + hω)),
+  is = 1 / (1 + hω(2ζ + hω))
+(the form of Catto's soft step, Box2D v3), so the behaviour is set in physical units (a frequency in Hz
+and a damping ratio) whatever the masses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..collision.sat import MAX_CONTACTS
+from ..constraints.contact_rows import apply_row_impulse, row_velocity
+
+
+@njit(cache=True, inline="always")
+def soft_coefficients(hertz, damping_ratio, h):
+    """(β_s [1/s], ms, is) of a regularized row (module docstring); hertz 0 gives a rigid row (0, 1, 0)."""
+    if hertz <= 0.0:
+        return 0.0, 1.0, 0.0
+    omega = 2.0 * np.pi * hertz
+    a1 = 2.0 * damping_ratio + h * omega
+    a2 = h * omega * a1
+    a3 = 1.0 / (1.0 + a2)
+    return omega / a1, a2 * a3, a3
+
+
+@njit(cache=True, inline="always")
+def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
+    """The friction step of notes 0.16 at one contact: the impulse λ_t (2,) in the disc |λ_t| <= ``limit``
+    that reduces the tangential velocity v_t + K_t (λ_t − λ_old) the most, measured in the K_t⁻¹ metric
+    (the kinetic energy the contact can remove), i.e. min ½ λᵀ K_t λ − λᵀ (K_t λ_old − v_t) on the disc.
+
+    Inside the disc that is the sticking impulse λ_old − K_t⁻¹ v_t. Outside, (K_t + γ I) λ = K_t λ_old − v_t
+    with γ > 0 chosen so |λ| = limit (the secular equation, solved by Newton's method on 1/|λ| − 1/limit in
+    K_t's eigenbasis, which converges monotonically from γ = 0; Moré & Sorensen 1983). The velocity left
+    after the step is then −γ λ: the friction opposes the sliding exactly (maximal dissipation), which a
+    plain rescaling of the sticking impulse onto the circle does not do when K_t is not isotropic.
+    """
+    det = k11 * k22 - k12 * k12
+    u1 = old1 - (k22 * vt1 - k12 * vt2) / det
+    u2 = old2 - (k11 * vt2 - k12 * vt1) / det
+    if u1 * u1 + u2 * u2 <= limit * limit:
+        return u1, u2
+    if limit <= 0.0:
+        return 0.0, 0.0
+    r1 = k11 * old1 + k12 * old2 - vt1
+    r2 = k12 * old1 + k22 * old2 - vt2
+    half_trace = 0.5 * (k11 + k22)
+    spread = np.sqrt(0.25 * (k11 - k22) ** 2 + k12 * k12)
+    e1, e2 = half_trace - spread, half_trace + spread
+    if spread > 1e-14 * half_trace:   # eigenvector of e1: (k12, e1 − k11) or (e1 − k22, k12), the longer
+        qa, qb = k12, e1 - k11
+        qc, qd = e1 - k22, k12
+        if qc * qc + qd * qd > qa * qa + qb * qb:
+            qa, qb = qc, qd
+        inv = 1.0 / np.sqrt(qa * qa + qb * qb)
+        qa *= inv
+        qb *= inv
+    else:
+        qa, qb = 1.0, 0.0
+    c1 = qa * r1 + qb * r2          # r in the eigenbasis (q1 = (qa, qb), q2 = (−qb, qa))
+    c2 = -qb * r1 + qa * r2
+    gamma = 0.0
+    a1, a2 = c1 / e1, c2 / e2
+    for _ in range(30):
+        norm = np.sqrt(a1 * a1 + a2 * a2)
+        phi = 1.0 / norm - 1.0 / limit
+        if phi * limit >= -1e-13:
+            break
+        dnorm = -(a1 * a1 / (e1 + gamma) + a2 * a2 / (e2 + gamma)) / norm
+        gamma += phi * norm * norm / dnorm      # Newton: γ ← γ − φ / φ′ with φ′ = −|λ|′ / |λ|²
+        a1, a2 = c1 / (e1 + gamma), c2 / (e2 + gamma)
+    scale = limit / np.sqrt(a1 * a1 + a2 * a2)
+    a1 *= scale
+    a2 *= scale
+    return qa * a1 - qb * a2, qb * a1 + qa * a2
+
+
+@njit(cache=True)
+def warm_start(pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a, inv_ang_b,
+               inv_mass, v, w):
+    """Apply last step's recycled impulses before the first sweep (warm start)."""
+    for k in range(pair_contacts.shape[0]):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            apply_row_impulse(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], inv_mass,
+                              inv_ang_a, inv_ang_b, v, w)
+            for d in range(2):
+                apply_row_impulse(s, d + 1, a, b, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2],
+                                  tangent_impulse[s, d], inv_mass, inv_ang_a, inv_ang_b, v, w)
+
+
+@njit(cache=True)
+def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a, ang_b,
+          inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
+          mass_scale, impulse_scale, max_push, friction_on, reverse):
+    """One Gauss–Seidel sweep: every normal row, then every contact's friction; backwards through the
+    buffer when ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is
+    favoured). Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
+    residual = 0.0
+    inv_h = 1.0 / h
+    m = pair_contacts.shape[0]
+    for kk in range(m):
+        k = m - 1 - kk if reverse else kk
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        c = pair_contacts[k]
+        for jj in range(c):
+            s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+            # Normal: unilateral, accumulated impulse clamped at zero.
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w)
+            gap = separation[s]
+            ms, is_ = 1.0, 0.0
+            if gap > 0.0:
+                bias = gap * inv_h
+            elif use_bias:
+                bias = max(bias_rate * gap, -max_push)
+                ms, is_ = mass_scale, impulse_scale
+            else:
+                bias = 0.0
+            old = normal_impulse[s]
+            new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
+            normal_impulse[s] = new
+            delta = new - old
+            apply_row_impulse(s, 0, a, b, nx, ny, nz, delta, inv_mass, inv_ang_a, inv_ang_b, v, w)
+            change = abs(delta) / normal_mass[s]
+            if change > residual:
+                residual = change
+    if friction_on:
+        for kk in range(m):
+            k = m - 1 - kk if reverse else kk
+            mu = pair_friction[k]
+            if mu == 0.0:
+                continue
+            a, b = pair_body[k, 0], pair_body[k, 1]
+            c = pair_contacts[k]
+            for jj in range(c):
+                s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+                # Friction: the circular cone (notes 0.16).
+                t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
+                t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
+                vt1 = row_velocity(s, 1, a, b, t1x, t1y, t1z, ang_a, ang_b, v, w)
+                vt2 = row_velocity(s, 2, a, b, t2x, t2y, t2z, ang_a, ang_b, v, w)
+                old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
+                new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2, vt1, vt2,
+                                           mu * normal_impulse[s])
+                tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
+                apply_row_impulse(s, 1, a, b, t1x, t1y, t1z, new1 - old1, inv_mass, inv_ang_a, inv_ang_b, v, w)
+                apply_row_impulse(s, 2, a, b, t2x, t2y, t2z, new2 - old2, inv_mass, inv_ang_a, inv_ang_b, v, w)
+    return residual
+
+
+@njit(cache=True)
+def pseudo_sweep(pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
+                 separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
+    """One sweep of the split-impulse position correction (Bullet's split impulse): pseudo-velocities that
+    remove the fraction ``baumgarte`` of each penetration beyond ``slop`` over the step. They move the
+    bodies in the position stage and are then dropped, so they add no kinetic energy."""
+    inv_h = 1.0 / h
+    for k in range(pair_contacts.shape[0]):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_pseudo, w_pseudo)
+            old = pseudo_impulse[s]
+            new = max(old + normal_mass[s] * (target - vn), 0.0)
+            pseudo_impulse[s] = new
+            apply_row_impulse(s, 0, a, b, nx, ny, nz, new - old, inv_mass, inv_ang_a, inv_ang_b, v_pseudo, w_pseudo)
+
+
+@njit(cache=True)
+def advance_separation(pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h):
+    """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v (to first order
+    in the rotation), for the passes that run after it."""
+    for k in range(pair_contacts.shape[0]):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            separation[s] += h * row_velocity(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2],
+                                              ang_a, ang_b, v, w)
+
+
+@njit(cache=True, inline="always")
+def rebound_speed(e, v0, a, gap, h):
+    """Separation speed v⁺ >= 0 after an impact with restitution e (Baraff II (8-10)), for a contact that
+    started the step at normal velocity v0 < 0 [m/s], gap [m] (negative when overlapping) and constant
+    normal relative acceleration a [m/s²] from the loads, with sub-steps of h [s].
+
+    A symplectic Euler step under a constant load conserves the modified energy
+    Ẽ = ½ v² − a z + ½ h a v exactly (z the gap); the continuous energy it approximates is off by O(h).
+    v⁺ is chosen so that Ẽ after the impact (at z = 0) is e² times Ẽ before it:
+        v⁺² + h a v⁺ = e² (v0² − 2 a gap + h a v0),
+    so rebound heights come out in the ratio e² exactly under a constant load. With a = 0 (no load), or as
+    h → 0 with the gap closed, this is v⁺ = −e v⁻ of (8-10).
+    """
+    energy = v0 * v0 - 2.0 * a * gap + h * a * v0
+    if energy <= 0.0:
+        return 0.0
+    half = 0.5 * h * a
+    return -half + np.sqrt(half * half + e * e * energy)
+
+
+@njit(cache=True)
+def restitution_sweep(pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b, inv_ang_a,
+                      inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
+    """Baraff II (8-10): a contact that was closing faster than ``threshold`` [m/s] and took a normal
+    impulse leaves with the separation speed of ``rebound_speed``. Run after the position stage (as Box2D v3
+    does), so a speculative contact first brings the bodies together and only then sends them apart."""
+    for k in range(pair_contacts.shape[0]):
+        e = pair_restitution[k]
+        if e == 0.0:
+            continue
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
+                continue
+            target = rebound_speed(e, approach[s], normal_accel[s], -depth[s], h)
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w)
+            old = normal_impulse[s]
+            new = max(old + normal_mass[s] * (target - vn), 0.0)
+            normal_impulse[s] = new
+            apply_row_impulse(s, 0, a, b, nx, ny, nz, new - old, inv_mass, inv_ang_a, inv_ang_b, v, w)
