@@ -95,8 +95,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
         for it in range(isettings[I_ITERATIONS]):
             residual = si.sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse,
                                 tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
-                                inv_mass, v, w, hs, soft, bias_rate, mass_scale, impulse_scale, max_push, friction_on,
-                                it % 2 == 1)
+                                inv_mass, v, w, hs, soft, bias_rate, mass_scale, impulse_scale, max_push,
+                                settings[S_SLOP], friction_on, it % 2 == 1)
             sweeps += 1
             if residual <= settings[S_TOLERANCE]:
                 break
@@ -120,7 +120,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
             for it in range(isettings[I_RELAX_ITERATIONS]):
                 si.sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
                          ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w,
-                         hs, False, 0.0, 1.0, 0.0, 0.0, friction_on, it % 2 == 1)
+                         hs, False, 0.0, 1.0, 0.0, 0.0, settings[S_SLOP], friction_on, it % 2 == 1)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
             si.restitution_sweep(pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,

@@ -7,9 +7,12 @@ step, is the same on every run and any thread count. Per contact:
   as the disc |λ_t| <= μ λ_n allows (``friction_disc``; K_t is the 2×2 tangential block of N = Dᵀ M⁻¹ D);
 - **normal** (notes 0.15 on the unilateral row of 0.10): the accumulated impulse is clamped at zero,
   λ_n ← max(0, λ_n − m_n (ms (v_n + bias)) − is λ_n). The row's target follows the gap s:
-  s > 0 (apart, within the contact margin): bias = s / h, so the bodies may close the gap this step but not
-  pass it (a speculative contact); s <= 0 in the biased sweep of the soft mode: bias = max(β_s s, −v_push)
-  with the soft coefficients (ms, is) of the regularized row (notes 0.11); otherwise a rigid row (bias 0).
+  s > δ (apart, within the contact margin): bias = s / h, so the bodies may close the gap this step but not
+  pass it (a speculative contact); 0 < s <= δ, with δ the ``slop``: touching, a rigid row (a resting body
+  that the position correction lifted by a hair must not fall freely for a sub-step: in a tall stack those
+  free falls become a chatter that Gauss–Seidel cannot damp in a few sweeps, and the stack falls);
+  s <= 0 in the biased sweep of the soft mode: bias = max(β_s s, −v_push) with the soft coefficients
+  (ms, is) of the regularized row (notes 0.11); otherwise a rigid row (bias 0).
 
 Velocities are updated in place after every row (the "total velocity" of notes 0.15), so a row always sees
 the impulses of every row solved before it.
@@ -113,7 +116,7 @@ def warm_start(pair_body, pair_contacts, normal, tangent, normal_impulse, tangen
 @njit(cache=True)
 def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a, ang_b,
           inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
-          mass_scale, impulse_scale, max_push, friction_on, reverse):
+          mass_scale, impulse_scale, max_push, touch_band, friction_on, reverse):
     """One Gauss–Seidel sweep: every normal row, then every contact's friction; backwards through the
     buffer when ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is
     favoured). Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
@@ -131,7 +134,7 @@ def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impul
             vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w)
             gap = separation[s]
             ms, is_ = 1.0, 0.0
-            if gap > 0.0:
+            if gap > touch_band:
                 bias = gap * inv_h
             elif use_bias:
                 bias = max(bias_rate * gap, -max_push)
