@@ -31,6 +31,7 @@ from .sat import (
     KIND_EDGE_EDGE,
     KIND_VERTEX_FACE,
     clip_by_plane,
+    edge_axis_along_face,
     edge_midpoint,
     face_preference,
     name_clipped,
@@ -148,8 +149,12 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     # pair separates at least as much as the face, its edge contact is the answer (as in sat.collide_polytopes);
     # otherwise the crossing joins the manifold at the face's depth. The first case is common in piles (boxes
     # resting edge on edge), and is known before clipping when the incident box's deepest vertex lies well
-    # beside the reference face (overlapping boxes only: boxes apart take the general path, see below).
-    if ae >= 0 and se >= max(sa, sb) and max(sa, sb) <= 0.0:
+    # beside the reference face (overlapping boxes only: boxes apart take the general path, see below). An
+    # edge axis within sat.FACE_ALIGNED_COS of the face normal is the face's own, badly conditioned: the
+    # face manifold stays, with the crossing.
+    ref_normal = RA[fa] if sa >= sb else RB[fb]
+    edge_is_face = ae >= 0 and se <= 0.0 and _edge_axis_along_face(ae, ref_normal, RA, RB)
+    if ae >= 0 and se >= max(sa, sb) and max(sa, sb) <= 0.0 and not edge_is_face:
         if sa >= sb:
             beside = _deepest_vertex_beside(fa, 1.0 if t[fa] >= 0.0 else -1.0, pa, RA, hav, pb, RB, hbv)
         else:
@@ -176,7 +181,7 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
             return -1, False
         if not short or ae < 0:
             break
-        if se >= max(sa, sb):
+        if se >= max(sa, sb) and not edge_is_face:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
             return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out,
                                  base), False
@@ -187,6 +192,15 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
         for c in range(3):
             normal_out[base + r, c] *= flip
     return n, False
+
+
+@njit(cache=True, inline="always")
+def _edge_axis_along_face(ae, face_normal, RA, RB):
+    """True when edge axis ``ae`` (6 + 3 i + j: a_i × b_j) lies within sat.FACE_ALIGNED_COS of the normal."""
+    i, j = (ae - 6) // 3, (ae - 6) % 3
+    return edge_axis_along_face(RA[i, 1] * RB[j, 2] - RA[i, 2] * RB[j, 1], RA[i, 2] * RB[j, 0] - RA[i, 0] * RB[j, 2],
+                                RA[i, 0] * RB[j, 1] - RA[i, 1] * RB[j, 0], face_normal[0], face_normal[1],
+                                face_normal[2])
 
 
 @njit(cache=True, inline="always")

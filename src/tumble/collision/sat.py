@@ -46,6 +46,22 @@ FACE_PREFERENCE_REL = 1e-3
 """The face preference grows as this × the smaller of the two shapes' bounding radii beyond 1 m."""
 
 
+FACE_ALIGNED_COS = 0.99875
+"""cos 0.05 rad. Nearly parallel edges of two faces that lie on each other (a box resting slightly tilted
+and turned on another) cross along an axis within a few degrees of the face normal, and that axis can
+separate a hair more than the face because of the tilt. When the shapes overlap along it too, it is the
+face axis badly conditioned, not edges crossing: when the face manifold falls short, the crossing joins it
+(``edge_axis_along_face``) instead of the single edge contact, on which a resting box would rock. (Shapes
+apart along the edge axis keep the edge contact, whose gap is then the true one.)"""
+
+
+@njit(cache=True, inline="always")
+def edge_axis_along_face(ax, ay, az, nx, ny, nz):
+    """True when the axis (ax, ay, az) (any length) lies within FACE_ALIGNED_COS of the unit normal n."""
+    d = ax * nx + ay * ny + az * nz
+    return d * d > FACE_ALIGNED_COS * FACE_ALIGNED_COS * (ax * ax + ay * ay + az * az)
+
+
 @njit(cache=True, inline="always")
 def face_preference(radius_a, radius_b):
     """m. How much more an edge pair must separate than the best face axis to be chosen: near-ties go to
@@ -453,8 +469,8 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
     # Face contact. The reference is A's face if it separates at least as much as B's (ties to A). If no
     # point of the face manifold reaches the face axis's overlap, edges cross there: when the best edge pair
     # separates at least as much as the face, its edge contact is the answer (the preference for faces is
-    # for the stable manifold they give, which is then not to be had); otherwise the crossing joins the
-    # manifold at the face's depth.
+    # for the stable manifold they give, which is then not to be had), unless its axis is the face's own
+    # (FACE_ALIGNED_COS); otherwise the crossing joins the manifold at the face's depth.
     crossing = (np.nan, np.nan, np.nan)
     for _attempt in range(2):  # the crossing is computed only for the rare second attempt
         if sa >= sb:
@@ -469,7 +485,11 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
                                      scratch, out, base)
         if not short or ia < 0:
             break
-        if se >= max(sa, sb):
+        _, ax, ay, az, _ = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA, wvB, edges[eB + ib, 0],
+                                      edges[eB + ib, 1])
+        ref_normal = wnA[fa] if sa >= sb else wnB[fb]
+        edge_is_face = se <= 0.0 and edge_axis_along_face(ax, ay, az, ref_normal[0], ref_normal[1], ref_normal[2])
+        if se >= max(sa, sb) and not edge_is_face:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
             return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
                                  point_out, normal_out, depth_out, kind_out, feature_out, base), False
