@@ -51,6 +51,11 @@ BODY_FIELDS: tuple[Field, ...] = (
     Field("friction", FLOAT, (), "-", "-", "add_body", "Coulomb friction coefficient μ"),
     Field("restitution", FLOAT, (), "-", "-", "add_body", "coefficient of restitution e ∈ [0, 1]"),
     Field("collide", np.bool_, (), "-", "-", "add_body", "False: the body takes part in no contact"),
+    Field("extent", FLOAT, (), "m", "-", "add_body",
+          "radius about the COM of a sphere holding every shape of the body (for the sleep test)"),
+    Field("awake", np.bool_, (), "-", "-", "islands / the API",
+          "False while the body sleeps: the step skips it (constraints/islands.py)", state=True),
+    Field("sleep_timer", FLOAT, (), "s", "-", "islands", "how long the body has been quiet", state=True),
     Field("inv_inertia_world", FLOAT, (3, 3), "1/(kg m²)", "world", "velocity stage",
           "I⁻¹ = R Ibody⁻¹ Rᵀ at the start of the step (Baraff I (2-39)), for the contact rows"),
     Field("v_pseudo", FLOAT, (3,), "m/s", "world", "contact solve",
@@ -126,6 +131,15 @@ class ArrayGroup:
             getattr(self, f.name)[start:start + k] = rows[f.name]
         self.count += k
         return start
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Keep the live rows where ``mask`` (count,) is True, moved up in order; the others are dropped."""
+        kept = int(np.count_nonzero(mask))
+        for f in self.fields:
+            arr = getattr(self, f.name)
+            arr[:kept] = arr[: self.count][mask]
+            arr[kept: self.count] = 0
+        self.count = kept
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """Copies of the live rows of every state field (MuJoCo's mj_getState)."""

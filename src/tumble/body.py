@@ -28,7 +28,14 @@ class Body:
         self._index = index
 
     def _row(self, name: str) -> np.ndarray:
+        if self._index < 0:
+            raise ValueError("this body was removed from its world (world.remove_body)")
         return getattr(self._world._body, name)[self._index]
+
+    def _set(self, name: str, value: Any) -> None:
+        """Write a scalar field of this body's row."""
+        self._row(name)
+        getattr(self._world._body, name)[self._index] = value
 
     @property
     def world(self) -> World:
@@ -37,12 +44,15 @@ class Body:
 
     @property
     def index(self) -> int:
-        """Row of this body in the world's arrays (its creation order)."""
+        """Row of this body in the world's arrays: its place in creation order among the bodies still in the
+        world (it moves up by one when an earlier body is removed)."""
+        self._row("mass")
         return self._index
 
     @property
     def name(self) -> str | None:
         """The name given at creation, or None."""
+        self._row("mass")
         return self._world._names[self._index]
 
     # ------------------------------------------------------------------ state
@@ -54,6 +64,7 @@ class Body:
     @position.setter
     def position(self, value: Any) -> None:
         self._row("x")[:] = _checks.vector3("position", value)
+        self._moved()
 
     @property
     def orientation(self) -> np.ndarray:
@@ -63,6 +74,7 @@ class Body:
     @orientation.setter
     def orientation(self, value: Any) -> None:
         self._row("q")[:] = _checks.quaternion("orientation", value)
+        self._moved()
 
     @property
     def velocity(self) -> np.ndarray:
@@ -87,6 +99,44 @@ class Body:
         if self.fixed and np.any(vec):
             raise ValueError(f"{name} of a fixed body must stay zero, got {vec.tolist()}")
         self._row(field)[:] = vec
+        if np.any(vec):
+            self._wake()
+
+    def _moved(self) -> None:
+        """A moved body wakes; a moved fixed body wakes every body (some may rest on it)."""
+        if self.fixed:
+            self._world._wake_all()
+        else:
+            self._wake()
+
+    def _wake(self) -> None:
+        if not self._row("awake"):
+            self._set("awake", True)
+            self._world._sleeping -= 1
+        self._set("sleep_timer", 0.0)
+
+    @property
+    def awake(self) -> bool:
+        """False while the body sleeps (constraints/islands.py): the step leaves it where it is. Setting True
+        wakes it; setting False puts it to sleep now with zero velocities, though its island wakes it again
+        at the next step if any body in it is awake. Fixed bodies are always awake. Moving the body,
+        setting a velocity or applying a load wakes it."""
+        return bool(self._row("awake"))
+
+    @awake.setter
+    def awake(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"awake must be True or False, got {value!r}")
+        if value:
+            self._wake()
+            return
+        if self.fixed:
+            raise ValueError("awake of a fixed body cannot be set to False: fixed bodies do not sleep")
+        if self._row("awake"):
+            self._set("awake", False)
+            self._world._sleeping += 1
+        self._row("v")[:] = 0.0
+        self._row("w")[:] = 0.0
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -157,10 +207,15 @@ class Body:
         arm = self._point_arm(point)
         self._row("force")[:] += f
         self._row("torque")[:] += np.cross(arm, f)
+        if np.any(f) and not self.fixed:
+            self._wake()
 
     def apply_torque(self, tau: Any) -> None:
         """Add a world-frame torque τ (3,) [N m] for the next step."""
-        self._row("torque")[:] += _checks.vector3("tau", tau)
+        tau = _checks.vector3("tau", tau)
+        self._row("torque")[:] += tau
+        if np.any(tau) and not self.fixed:
+            self._wake()
 
     def apply_impulse(self, j: Any, point: Any = None) -> None:
         """Apply a world-frame impulse j (3,) [N s] at a world point (the COM if None), now:
@@ -169,6 +224,8 @@ class Body:
         arm = self._point_arm(point)
         self._row("v")[:] += self.inv_mass * j
         self._row("w")[:] += self.inv_inertia_world @ np.cross(arm, j)
+        if np.any(j) and not self.fixed:
+            self._wake()
 
     def clear_loads(self) -> None:
         """Discard the force and torque accumulated for the next step."""

@@ -58,6 +58,12 @@ class ContactSettings:
         slop: [m] penetration left alone by the correction, so touching contacts stay touching.
         match_distance: [m] a contact whose feature id is new takes the warm start of the nearest unclaimed
             contact of the same pair from the last step within this distance.
+        sleep: let resting islands fall asleep (constraints/islands.py); False keeps every body awake, and
+            the physics of awake bodies is the same either way. The ODE integrators (euler, rk4,
+            adaptive) never put bodies to sleep.
+        sleep_time: [s] how long every body of an island must have been quiet before it sleeps.
+        sleep_speed: [m/s] a body is quiet while |v| + ρ |ω| stays below this (ρ: the radius of its
+            bounding sphere about the COM, so the bound holds for every point of the body).
     """
 
     friction: str = "cone"
@@ -74,6 +80,9 @@ class ContactSettings:
     baumgarte: float = 0.2
     slop: float = 1e-4
     match_distance: float = 0.005
+    sleep: bool = True
+    sleep_time: float = 0.5
+    sleep_speed: float = 0.01
     arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -87,6 +96,10 @@ class ContactSettings:
                      "match_distance"):
             _checks.non_negative(name, getattr(self, name))
         _checks.positive("contact_hertz", self.contact_hertz)
+        if not isinstance(self.sleep, (bool, np.bool_)):
+            raise TypeError(f"sleep must be True or False, got {self.sleep!r}")
+        _checks.positive("sleep_time", self.sleep_time)
+        _checks.positive("sleep_speed", self.sleep_speed)
         beta = _checks.real("baumgarte", self.baumgarte)
         if not 0.0 <= beta <= 1.0:
             raise ValueError(f"baumgarte must be in [0, 1], got {self.baumgarte!r}")

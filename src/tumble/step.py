@@ -1,6 +1,7 @@
 """One time step, stage by stage. This is the only place the order of the stages is written.
 
     forces (user callbacks) → detection (AABBs → sweep and sort → narrowphase, into the contact buffer)
+    → islands (sleep and wake)
     → velocity stage → contact rows and Gauss–Seidel solve → position stage → position correction
     → restitution
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .constraints.islands import update_islands
 from .conventions import PARALLEL_MIN_BODIES, Integrator
 from .dynamics import integrate, ode
 from .dynamics import state as _state
@@ -78,6 +80,10 @@ def step(world: World, dt: float) -> None:
         pairs = 0
     t1 = time.perf_counter()
     kind = world._integrator
+    if pairs and world._settings.sleep and kind not in _ODE_METHOD:
+        _islands(world, dt)
+    elif world._sleeping:
+        world._wake_all()
     if pairs == 0:
         _free_step(world, dt, kind)
     elif kind in _ODE_METHOD:
@@ -91,6 +97,18 @@ def step(world: World, dt: float) -> None:
     stats[StepStats.SECONDS_DETECT] = t1 - t0
     stats[StepStats.SECONDS_SOLVE] = t2 - t1
     stats[StepStats.SECONDS_STEP] = t2 - t0
+
+
+def _islands(world: World, dt: float) -> None:
+    """Sleep and wake by islands (constraints/islands.py); ``dt`` [s] advances the quiet timers."""
+    a = world._live()
+    p = world._buffer.pairs
+    parent, island_timer, island_state = world._island_scratch()
+    settings = world._settings
+    world._sleeping = update_islands(p.live("pair_body"), p.live("pair_contacts"), a["inv_mass"], a["extent"],
+                                     a["v"], a["w"], a["awake"], a["sleep_timer"], parent, island_timer,
+                                     island_state, dt, settings.sleep_speed, settings.sleep_time,
+                                     p.live("pair_awake"))
 
 
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:

@@ -34,6 +34,22 @@ from .trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
 
+_BOUNDING_RADIUS = {
+    int(GeomType.SPHERE): lambda size: size[0],
+    int(GeomType.BOX): lambda size: float(np.linalg.norm(size)),
+    int(GeomType.CAPSULE): lambda size: size[0] + size[1],
+    int(GeomType.CYLINDER): lambda size: float(np.hypot(size[0], size[1])),
+    int(GeomType.ELLIPSOID): lambda size: float(np.max(size)),
+    int(GeomType.CONVEX_HULL): lambda size: float(np.linalg.norm(size)),
+}
+"""Radius of a sphere about the shape's origin that holds the shape, from ``geom_size``."""
+
+
+def _extent(geom_rows: dict[str, np.ndarray]) -> float:
+    """[m] radius about the body's COM of a sphere holding all its shapes (for the sleep test)."""
+    parts = zip(geom_rows["geom_type"], geom_rows["geom_pos"], geom_rows["geom_size"], strict=True)
+    return max(float(np.linalg.norm(pos)) + _BOUNDING_RADIUS[int(t)](size) for t, pos, size in parts)
+
 
 class World:
     """A set of rigid bodies advanced in time together.
@@ -80,6 +96,9 @@ class World:
         self._handles: list[Body] = []
         self._force_fns: list[ForceCallback] = []
         self._views: dict[str, np.ndarray] | None = None
+        self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._sleeping = 0
+        """Bodies asleep after the last island pass (constraints/islands.py)."""
         self.time = 0.0
         """Simulated time [s]."""
 
@@ -92,6 +111,7 @@ class World:
     @gravity.setter
     def gravity(self, value: Any) -> None:
         self._gravity = _checks.vector3("gravity", value)
+        self._wake_all()
 
     @property
     def integrator(self) -> str:
@@ -161,6 +181,7 @@ class World:
             "inv_principal_moments": np.zeros(3) if fixed else 1.0 / moments,
             "x": x, "q": q, "v": v, "w": w, "force": np.zeros(3), "torque": np.zeros(3),
             "friction": mu, "restitution": e, "collide": bool(collide),
+            "extent": _extent(geom_rows), "awake": True, "sleep_timer": 0.0,
         }, geom_rows, polys, name)
 
     def add_ground(self, height: float = 0.0, *, friction: float = DEFAULT_FRICTION,
@@ -184,7 +205,7 @@ class World:
             "principal_q": np.array([1.0, 0.0, 0.0, 0.0]), "principal_moments": np.ones(3),
             "inv_principal_moments": np.zeros(3), "x": np.array([0.0, 0.0, z]), "q": np.array([1.0, 0.0, 0.0, 0.0]),
             "v": np.zeros(3), "w": np.zeros(3), "force": np.zeros(3), "torque": np.zeros(3),
-            "friction": mu, "restitution": e, "collide": True,
+            "friction": mu, "restitution": e, "collide": True, "extent": 0.0, "awake": True, "sleep_timer": 0.0,
         }, geom_rows, [None], name)
 
     def _check_name(self, name: Any) -> None:
@@ -215,10 +236,64 @@ class World:
             self._name_index[name] = index
         handle = Body(self, index)
         self._handles.append(handle)
+        self._bodies_changed()
+        return handle
+
+    def _bodies_changed(self) -> None:
+        """Drop what depends on the body and shape rows: views, the detector, the contact buffers (their
+        pair keys name shape rows), the island scratch."""
         self._views = None
+        self._islands = None
         self._collision = None
         self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
-        return handle
+
+    def remove_body(self, body: Body) -> None:
+        """Take ``body`` (a handle from this world) and its shapes out of the world.
+
+        The rows after it move up one place, in order, and their handles follow (``body.index`` changes);
+        the removed handle becomes invalid (using it raises ValueError). Every body is woken and the
+        contacts' warm start is dropped, as after ``add_body``; the next step detects afresh. (The
+        body's collision polytopes stay in the shared table, unused.)
+        """
+        if not isinstance(body, Body):
+            raise TypeError(f"body must be a Body handle, got {body!r}")
+        if body._index < 0:
+            raise ValueError("body must be a live body of this world, got one already removed")
+        if body._world is not self:
+            raise ValueError(f"body must be a live body of this world, got {body!r} of another world")
+        index = body._index
+        keep = np.arange(self._body.count) != index
+        self._body.keep(keep)
+        geom_keep = self._geom.live("geom_body") != index
+        self._geom.keep(geom_keep)
+        geom_body = self._geom.live("geom_body")
+        geom_body[geom_body > index] -= 1
+        name = self._names.pop(index)
+        if name is not None:
+            del self._name_index[name]
+        for key, i in self._name_index.items():
+            if i > index:
+                self._name_index[key] = i - 1
+        self._handles.pop(index)
+        for handle in self._handles[index:]:
+            handle._index -= 1
+        body._index = -1
+        self._bodies_changed()
+        self._wake_all()
+
+    def _wake_all(self) -> None:
+        """Wake every moving body (gravity changed, a body was removed, the state was written)."""
+        awake = self._body.live("awake")
+        awake[self._body.live("inv_mass") != 0.0] = True
+        self._body.live("sleep_timer")[awake] = 0.0
+        self._sleeping = 0
+
+    def _island_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Union-find parents, island timers and island flags, (n,) each, kept between steps."""
+        if self._islands is None:
+            n = self._body.count
+            self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
+        return self._islands
 
     @staticmethod
     def _check_mass(shape: Any, density: Any, mass: Any, inertia: Any) -> tuple[MassProperties, np.ndarray]:
@@ -300,6 +375,7 @@ class World:
         """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
         what followed the snapshot exactly."""
         self._body.restore(snapshot["body"])
+        self._sleeping = int(np.count_nonzero(~self._body.live("awake")))
         self._buffer.restore(snapshot["contacts"])
         self._buffer_dt = snapshot["contacts_dt"]
         self.time = float(snapshot["time"])
@@ -318,6 +394,7 @@ class World:
         live = self._live()
         _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y,
                                live["x"], live["q"], live["v"], live["w"])
+        self._wake_all()
 
     def state_derivative(self, y: Any) -> np.ndarray:
         """dY/dt (13 n,) of Baraff I (2-43) under the loads accumulated now and gravity. The loads do not

@@ -35,6 +35,8 @@ PAIR_FIELDS: tuple[Field, ...] = (
     Field("pair_contacts", np.int64, (), "-", "-", "narrowphase", "slots in use, 0 … MAX_CONTACTS", state=True),
     Field("pair_friction", FLOAT, (), "-", "-", "broadphase", "μ = √(μa μb) (API.md, Box2D's rule)", state=True),
     Field("pair_restitution", FLOAT, (), "-", "-", "broadphase", "e = max(ea, eb) (API.md)", state=True),
+    Field("pair_awake", np.bool_, (), "-", "-", "islands",
+          "the pair has an awake moving body: the solver visits it (constraints/islands.py)", state=True),
 )
 
 SLOT_FIELDS: tuple[Field, ...] = (
@@ -109,10 +111,11 @@ class ContactBuffer:
 
 @njit(cache=True)
 def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, old_key, old_witness,
-              pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution):
+              pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution,
+              pair_awake):
     """Fill the pair rows from the broadphase's sorted pairs (m, 2), carrying each pair's witness from the
     last step by a merge on the sorted keys (new pairs get WITNESS_NONE), and combine the materials:
-    μ = √(μa μb), e = max(ea, eb) (API.md)."""
+    μ = √(μa μb), e = max(ea, eb) (API.md). Every pair starts awake (the island pass may put it to sleep)."""
     j = 0
     n_old = old_key.shape[0]
     for k in range(pairs.shape[0]):
@@ -125,6 +128,7 @@ def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, old
         pair_contacts[k] = 0
         pair_friction[k] = np.sqrt(body_friction[ba] * body_friction[bb])
         pair_restitution[k] = max(body_restitution[ba], body_restitution[bb])
+        pair_awake[k] = True
         while j < n_old and old_key[j] < key:
             j += 1
         if j < n_old and old_key[j] == key:

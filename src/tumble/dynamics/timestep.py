@@ -30,7 +30,7 @@ from ..solvers import sequential_impulse as si
 from .integrate import position_stage_one, velocity_stage_one
 
 BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
-               "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo")
+               "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo", "awake")
 
 CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
 
@@ -56,8 +56,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     take the contact impulses as an initial kick). stats_out (3,): contacts, sweeps, residual [m/s].
     """
     (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
-     inv_inertia_world, v_pseudo, w_pseudo) = body
-    pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution = pairs
+     inv_inertia_world, v_pseudo, w_pseudo, awake) = body
+    pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution, pair_awake = pairs
     (point, normal, depth, kind, feature, normal_impulse, friction_impulse, tangent, tangent_impulse, ang_a, ang_b,
      inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
      pseudo_impulse) = slots
@@ -68,6 +68,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     v_pseudo[:] = v  # the velocities before any load acts, for the rows' approach velocity
     w_pseudo[:] = w
     for i in range(n):
+        if not awake[i]:
+            continue
         velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                            q, v, w, force, torque, gravity, hs, inv_inertia_world, substeps == 1)
     count = prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
@@ -87,13 +89,15 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     for sub in range(substeps):
         if sub > 0:
             for i in range(n):
+                if not awake[i]:
+                    continue
                 velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                                    q, v, w, force, torque, gravity, hs, inv_inertia_world, sub == substeps - 1)
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
-        si.warm_start(pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
+        si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                       inv_ang_b, inv_mass, v, w)
         for it in range(isettings[I_ITERATIONS]):
-            residual = si.sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse,
+            residual = si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
                                 tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
                                 inv_mass, v, w, hs, soft, bias_rate, mass_scale, impulse_scale, max_push,
                                 settings[S_SLOP], friction_on, it % 2 == 1)
@@ -107,25 +111,28 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
             w_pseudo[:] = 0.0
             pseudo_impulse[:] = 0.0
             for _ in range(isettings[I_RELAX_ITERATIONS]):
-                si.pseudo_sweep(pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                                normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs, settings[S_BAUMGARTE],
-                                settings[S_SLOP])
-            si.advance_separation(pair_body, pair_contacts, normal, ang_a, ang_b, separation, v_pseudo, w_pseudo, hs)
-        si.advance_separation(pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, hs)
+                si.pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a,
+                                inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs,
+                                settings[S_BAUMGARTE], settings[S_SLOP])
+            si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v_pseudo,
+                                  w_pseudo, hs)
+        si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, hs)
         for i in range(n):
+            if not awake[i]:
+                continue
             position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs)
         if not soft:
             _apply_pseudo(x, q, v_pseudo, w_pseudo, hs)
         else:
             for it in range(isettings[I_RELAX_ITERATIONS]):
-                si.sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
-                         ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w,
-                         hs, False, 0.0, 1.0, 0.0, 0.0, settings[S_SLOP], friction_on, it % 2 == 1)
+                si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
+                         tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
+                         inv_mass, v, w, hs, False, 0.0, 1.0, 0.0, 0.0, settings[S_SLOP], friction_on, it % 2 == 1)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
-            si.restitution_sweep(pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,
-                                 inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w,
-                                 settings[S_RESTITUTION_THRESHOLD], hs)
+            si.restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a,
+                                 ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v,
+                                 w, settings[S_RESTITUTION_THRESHOLD], hs)
 
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):

@@ -99,10 +99,12 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
 
 
 @njit(cache=True)
-def warm_start(pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a, inv_ang_b,
-               inv_mass, v, w):
+def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
+               inv_ang_b, inv_mass, v, w):
     """Apply last step's recycled impulses before the first sweep (warm start)."""
     for k in range(pair_contacts.shape[0]):
+        if not pair_awake[k]:
+            continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
@@ -114,8 +116,8 @@ def warm_start(pair_body, pair_contacts, normal, tangent, normal_impulse, tangen
 
 
 @njit(cache=True)
-def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a, ang_b,
-          inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
+def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
+          ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
           mass_scale, impulse_scale, max_push, touch_band, friction_on, reverse):
     """One Gauss–Seidel sweep: every normal row, then every contact's friction; backwards through the
     buffer when ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is
@@ -125,6 +127,8 @@ def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impul
     m = pair_contacts.shape[0]
     for kk in range(m):
         k = m - 1 - kk if reverse else kk
+        if not pair_awake[k]:
+            continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         c = pair_contacts[k]
         for jj in range(c):
@@ -153,7 +157,7 @@ def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impul
         for kk in range(m):
             k = m - 1 - kk if reverse else kk
             mu = pair_friction[k]
-            if mu == 0.0:
+            if mu == 0.0 or not pair_awake[k]:
                 continue
             a, b = pair_body[k, 0], pair_body[k, 1]
             c = pair_contacts[k]
@@ -174,13 +178,15 @@ def sweep(pair_body, pair_contacts, pair_friction, normal, tangent, normal_impul
 
 
 @njit(cache=True)
-def pseudo_sweep(pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                 separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
+def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
+                 normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
     """One sweep of the split-impulse position correction (Bullet's split impulse): pseudo-velocities that
     remove the fraction ``baumgarte`` of each penetration beyond ``slop`` over the step. They move the
     bodies in the position stage and are then dropped, so they add no kinetic energy."""
     inv_h = 1.0 / h
     for k in range(pair_contacts.shape[0]):
+        if not pair_awake[k]:
+            continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
@@ -194,10 +200,12 @@ def pseudo_sweep(pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b,
 
 
 @njit(cache=True)
-def advance_separation(pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h):
+def advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, h):
     """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v (to first order
     in the rotation), for the passes that run after it."""
     for k in range(pair_contacts.shape[0]):
+        if not pair_awake[k]:
+            continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
@@ -226,14 +234,14 @@ def rebound_speed(e, v0, a, gap, h):
 
 
 @njit(cache=True)
-def restitution_sweep(pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b, inv_ang_a,
-                      inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
+def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a, ang_b,
+                      inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
     """Baraff II (8-10): a contact that was closing faster than ``threshold`` [m/s] and took a normal
     impulse leaves with the separation speed of ``rebound_speed``. Run after the position stage (as Box2D v3
     does), so a speculative contact first brings the bodies together and only then sends them apart."""
     for k in range(pair_contacts.shape[0]):
         e = pair_restitution[k]
-        if e == 0.0:
+        if e == 0.0 or not pair_awake[k]:
             continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         for j in range(pair_contacts[k]):

@@ -1,0 +1,105 @@
+"""Islands of the contact graph, and sleeping (Box2D's islands; Bullet's deactivation).
+
+Two moving bodies belong to the same island when a chain of touching pairs joins them (a pair touches
+when the narrowphase gave it at least one contact, speculative ones included, so a body about to land
+on a sleeping pile already belongs to it). Fixed bodies join nothing: the ground does not make the whole
+scene one island.
+
+An island falls asleep when every body in it has been quiet for ``sleep_time`` seconds: a body is quiet
+while the fastest point of its bounding sphere moves slower than ``sleep_speed``, |v| + ρ |ω| (ρ the
+body's ``extent``). A sleeping body keeps its place and zero velocities; the step skips its velocity and
+position stages, and the solver skips every pair with no awake moving body. The contacts of a sleeping
+pair stay in the buffer with their last impulses, so ``world.contacts()`` still reports the forces that
+hold a sleeping pile up, and the warm start is ready when the island wakes.
+
+An island wakes as a whole when it holds an awake body and a sleeping one (something touched it); the
+World also wakes a body when the user moves it, sets its velocities or applies a load.
+
+How a sleeping body is skipped: by an ``awake`` flag per body row, not by moving awake bodies into a
+dense range of indices (Box2D v3's solver sets with generation-counted handles). The flag keeps body
+indices stable, which the handles, the trajectories and the contact buffer's pair keys rely on; its cost
+is one branch per body and per pair in a step, against a copy of every field of a body each time it falls
+asleep or wakes. ``World.remove_body`` compacts the rows in order and renumbers the handles.
+
+Shapes: pair_body (m, 2); pair_contacts (m,); inv_mass, extent, sleep_timer (n,); v, w (n, 3);
+awake (n,) bool; parent, island_timer (n,) scratch; pair_awake (m,) bool (out).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def _root(parent, i):
+    """Root of i's set, halving the path on the way (union-find)."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(cache=True)
+def update_islands(pair_body, pair_contacts, inv_mass, extent, v, w, awake, sleep_timer, parent, island_timer,
+                   island_state, dt, sleep_speed, sleep_time, pair_awake):
+    """One pass at the start of a step, after detection: advance the quiet timers by ``dt`` [s] (the last
+    step's), build the islands, wake the islands that were touched and put the quiet ones to sleep; then
+    mark the pairs the solver must visit. Returns the number of sleeping bodies.
+
+    Serial and in index order, so the result is the same on every run and any thread count."""
+    n = inv_mass.shape[0]
+    m = pair_body.shape[0]
+    limit2 = sleep_speed * sleep_speed
+    for i in range(n):
+        parent[i] = i
+        island_timer[i] = np.inf
+        island_state[i] = 0
+        if inv_mass[i] == 0.0 or not awake[i]:
+            continue
+        speed = np.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2) \
+            + extent[i] * np.sqrt(w[i, 0] ** 2 + w[i, 1] ** 2 + w[i, 2] ** 2)
+        if speed * speed < limit2:
+            sleep_timer[i] += dt
+        else:
+            sleep_timer[i] = 0.0
+    for k in range(m):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        if pair_contacts[k] == 0 or inv_mass[a] == 0.0 or inv_mass[b] == 0.0:
+            continue
+        ra, rb = _root(parent, a), _root(parent, b)
+        if ra != rb:   # the smaller index becomes the root, so the sets do not depend on pair order
+            if ra < rb:
+                parent[rb] = ra
+            else:
+                parent[ra] = rb
+    # island_state bits: 1 = holds an awake body, 2 = holds a sleeping body.
+    for i in range(n):
+        if inv_mass[i] == 0.0:
+            continue
+        r = _root(parent, i)
+        if awake[i]:
+            island_state[r] |= 1
+            if sleep_timer[i] < island_timer[r]:
+                island_timer[r] = sleep_timer[i]
+        else:
+            island_state[r] |= 2
+    sleeping = 0
+    for i in range(n):
+        if inv_mass[i] == 0.0:
+            continue
+        r = _root(parent, i)
+        if island_state[r] == 3:
+            awake[i] = True
+            sleep_timer[i] = 0.0
+        elif island_state[r] == 1 and island_timer[r] >= sleep_time:
+            awake[i] = False
+            for c in range(3):
+                v[i, c] = 0.0
+                w[i, c] = 0.0
+        if not awake[i]:
+            sleeping += 1
+    for k in range(m):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        pair_awake[k] = (inv_mass[a] != 0.0 and awake[a]) or (inv_mass[b] != 0.0 and awake[b])
+    return sleeping
