@@ -79,7 +79,7 @@ def step(world: World, dt: float) -> None:
     else:
         pairs = 0
     t1 = time.perf_counter()
-    kind = world._integrator
+    kind = int(world._integrator)  # a plain int: Numba types an IntEnum argument slowly (~150 µs a call)
     if pairs and world._settings.sleep and kind not in _ODE_METHOD:
         _islands(world, dt)
     elif world._sleeping:
@@ -112,15 +112,11 @@ def _islands(world: World, dt: float) -> None:
 
 
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:
-    a = world._live()
-    old = world._old_buffer
     settings, isettings = world._settings.arrays
     out = world.step_stats.solver_out
-    ts.contact_step(kind, tuple(a[name] for name in ts.BODY_ARRAYS), world._buffer.pair_arrays(),
-                    world._buffer.slot_arrays(),
-                    (old.pairs.live("pair_key"), old.pairs.live("pair_contacts"), old.slots.live("feature"),
-                     old.slots.live("point"), old.slots.live("normal_impulse"), old.slots.live("friction_impulse")),
-                    world._gravity, dt, settings, isettings, integrate_positions, out)
+    ts.contact_step(kind, world._body_arrays(ts.BODY_ARRAYS), world._buffer.pair_arrays(),
+                    world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt, settings,
+                    isettings, integrate_positions, out)
     stats = world.step_stats.values
     stats[StepStats.CONTACTS] = out[ts.STAT_CONTACTS]
     stats[StepStats.SWEEPS] = out[ts.STAT_ITERATIONS]

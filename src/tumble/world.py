@@ -96,6 +96,7 @@ class World:
         self._handles: list[Body] = []
         self._force_fns: list[ForceCallback] = []
         self._views: dict[str, np.ndarray] | None = None
+        self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._sleeping = 0
         """Bodies asleep after the last island pass (constraints/islands.py)."""
@@ -358,7 +359,16 @@ class World:
         """Views of the live rows of every body field, rebuilt only when the body count changes."""
         if self._views is None:
             self._views = {f.name: self._body.live(f.name) for f in BODY_FIELDS}
+            self._view_tuples = {}
         return self._views
+
+    def _body_arrays(self, names: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+        """The live views of ``names`` as a tuple, kept while the bodies stay the same (a kernel argument)."""
+        views = self._live()
+        cached = self._view_tuples.get(names)
+        if cached is None:
+            cached = self._view_tuples[names] = tuple(views[name] for name in names)
+        return cached
 
     def state_arrays(self) -> dict[str, np.ndarray]:
         """Copies of the body state: {"x": (n,3) m, "q": (n,4), "v": (n,3) m/s, "w": (n,3) rad/s}, world frame."""

@@ -43,8 +43,14 @@ def test_settled_pile_sleeps_and_keeps_its_forces():
     _run(world, 120)
     # Asleep, nothing moves at all (not even by rounding).
     np.testing.assert_array_equal(np.array([b.position for b in boxes]), x_asleep)
+    # Asleep, the narrowphase skips the pairs and keeps their contacts: the stack's two box–box pairs take no
+    # polytope test, and the kept contacts are the ones a fresh detection of the same state finds.
+    assert world.collision_stats["polytope_tests"] == 0
+    c, fresh = world.contacts(), world.detect_contacts()
+    order, fresh_order = np.lexsort(c.point.T), np.lexsort(fresh.point.T)
+    np.testing.assert_array_equal(c.point[order], fresh.point[fresh_order])
+    np.testing.assert_array_equal(c.depth[order], fresh.depth[fresh_order])
     # The sleeping contacts still carry the weights: the ground holds 3 × 1 kg + 2 × 2 kg.
-    c = world.contacts()
     ground = world.body("ground").index
     on_ground = c.body_b == ground
     total = c.force[on_ground, 2].sum()

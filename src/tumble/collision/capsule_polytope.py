@@ -244,6 +244,19 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
         return 0
     n = _face_contacts(c0, c1, r, wv, wn, wd, best_face, face_vstart[f0 + best_face], face_vcount[f0 + best_face],
                        face_verts, margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+    if n and best_edge >= 0 and edge_sep >= face_sep:
+        # The clipped ends fall short of the face axis's overlap r − face_sep when the deepest part of the
+        # segment lies beside the face, over one of its edges; the edge axis, which separates at least as
+        # much as the face, is then the contact (as sat.collide_polytopes decides for a short manifold).
+        deepest = depth_out[base]
+        for j in range(1, n):
+            deepest = max(deepest, depth_out[base + j])
+        if deepest < r - face_sep - 1e-9 * (1.0 + r):
+            px, py, pz, qx, qy, qz = _segment_edge_closest(c0, c1, wv, edges[e0 + best_edge, 0],
+                                                           edges[e0 + best_edge, 1])
+            return _point_contact(px, py, pz, qx, qy, qz, ex_, ey_, ez_, r, edge_sep,
+                                  features.closest(features.CLOSEST_EDGE, best_edge),
+                                  point_out, normal_out, depth_out, kind_out, feature_out, base)
     if n:
         return n
     # the segment's deepest end lies outside the face's prism: report it at the axis's separation

@@ -139,23 +139,27 @@ class CollisionDetector:
         m = pairs.shape[0]
         buffer.resize(m)
         p = buffer.pair_arrays()
-        set_pairs(pairs, g, gl["geom_body"], body["friction"], body["restitution"], old.pairs.live("pair_key"),
-                  old.pairs.live("pair_witness"), *p)
+        set_pairs(pairs, g, gl["geom_body"], body["friction"], body["restitution"], body["inv_mass"], body["awake"],
+                  old.pairs.live("pair_key"), old.pairs.live("pair_witness"), old.pairs.live("pair_contacts"),
+                  old.narrowphase_out(), *p, buffer.narrowphase_out())
         t2 = time.perf_counter()
-        witness, per_pair, out = p[3], p[4], buffer.narrowphase_out()
+        witness, per_pair, awake_pairs, out = p[3], p[4], p[7], buffer.narrowphase_out()
         geom_rows, tables = self._geom_rows, self._tables
-        threads = numba.get_num_threads()
-        if m >= PARALLEL_MIN_PAIRS and threads > 1:
+        # (get_num_threads costs ~20 µs: asked only when the narrowphase may go parallel)
+        threads = numba.get_num_threads() if m >= PARALLEL_MIN_PAIRS else 1
+        if threads > 1:
             bounds = self._bounds[threads]
             np.multiply(self._bounds_scale[threads], m, out=bounds)
             np.floor_divide(bounds, threads, out=bounds)
             stats = self._thread_stats[:threads]
-            nph.narrowphase_parallel(bounds, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
-                                     self._sweep, witness, self._scratch, self._epa, per_pair, out, stats)
+            nph.narrowphase_parallel(bounds, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
+                                     world._contact_margin, self._sweep, witness, self._scratch, self._epa, per_pair,
+                                     out, stats)
             np.sum(stats, axis=0, out=self._stats)
         else:
-            nph.narrowphase_range(0, m, pairs, geom_rows, tables, body["x"], body["q"], world._contact_margin,
-                                  self._sweep, witness, self._serial_scratch, per_pair, out, self._stats)
+            nph.narrowphase_range(0, m, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
+                                  world._contact_margin, self._sweep, witness, self._serial_scratch, per_pair, out,
+                                  self._stats)
         t3 = time.perf_counter()
         st = self._stat_values
         st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]

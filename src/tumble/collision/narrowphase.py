@@ -83,11 +83,12 @@ def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_ver
 
 
 @njit(cache=True)
-def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, sweep, witness, scratch, pair_contacts_out, out,
-                      stats_out):
+def narrowphase_range(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch, pair_contacts_out,
+                      out, stats_out):
     """Contacts for the candidate pairs k0 ≤ k < k1 of pairs (m, 2) of geometry rows; pair k writes into slots
     4k … 4k+3, so any split of the range among threads gives the same output.
 
+    Pairs with ``pair_awake`` (m,) False are skipped (asleep: they keep last step's contacts).
     Pairs are put in canonical order (lower geometry type first) and the normals of a swapped pair are
     flipped back, so contact normals always point from the pair's second geometry toward its first.
     Array groups (tuples, unpacked once per call):
@@ -121,6 +122,8 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, sweep, witness, s
     for j in range(STATS_SIZE):
         stats_out[j] = 0
     for k in range(k0, k1):
+        if not pair_awake[k]:
+            continue  # asleep: last step's contacts were kept (contact_buffer.set_pairs)
         ga, gb = pairs[k, 0], pairs[k, 1]
         flip = geom_type[ga] > geom_type[gb]  # canonical order: lower type is A; flip the normals back
         if flip:
@@ -239,8 +242,8 @@ def narrowphase_range(k0, k1, pairs, geom, poly, x, q, margin, sweep, witness, s
 
 
 @njit(cache=True, parallel=True)
-def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, sweep, witness, scratch, epa, pair_contacts_out, out,
-                         stats_out):
+def narrowphase_parallel(bounds, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch, epa,
+                         pair_contacts_out, out, stats_out):
     """``narrowphase_range`` over the pair ranges bounds[t] ≤ k < bounds[t + 1], one per thread, each with its
     own scratch and its own row of stats_out (T, STATS_SIZE). ``scratch`` holds the first 9 scratch arrays and
     ``epa`` the EPA workspace's 6, each with a leading thread axis (a parallel loop takes flat tuples of
@@ -250,5 +253,5 @@ def narrowphase_parallel(bounds, pairs, geom, poly, x, q, margin, sweep, witness
         mine = (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
                 scratch[6][t], scratch[7][t], scratch[8][t],
                 (epa[0][t], epa[1][t], epa[2][t], epa[3][t], epa[4][t], epa[5][t]))
-        narrowphase_range(bounds[t], bounds[t + 1], pairs, geom, poly, x, q, margin, sweep, witness, mine,
+        narrowphase_range(bounds[t], bounds[t + 1], pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, mine,
                           pair_contacts_out, out, stats_out[t])

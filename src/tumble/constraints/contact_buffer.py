@@ -75,29 +75,52 @@ class ContactBuffer:
     def __init__(self, capacity: int = 64) -> None:
         self.pairs = ArrayGroup(PAIR_FIELDS, capacity)
         self.slots = ArrayGroup(SLOT_FIELDS, MAX_CONTACTS * capacity)
+        self._views: dict[str, tuple[np.ndarray, ...]] = {}
 
     @property
     def pair_count(self) -> int:
         return self.pairs.count
 
     def resize(self, m: int) -> None:
-        """Make ``m`` pairs live, growing by doubling; the rows' old contents are not kept."""
+        """Make ``m`` pairs live, growing by doubling; the rows' old contents are not kept. The argument
+        tuples below are rebuilt only when m changes (a step with as many pairs as the last allocates
+        nothing)."""
+        if m == self.pairs.count:
+            return
         for group, rows in ((self.pairs, m), (self.slots, MAX_CONTACTS * m)):
             group.count = 0
             group.reserve(rows)
             group.count = rows
+        self._views = {}
+
+    def _cached(self, key: str, names: tuple[str, ...], group: ArrayGroup) -> tuple[np.ndarray, ...]:
+        views = self._views.get(key)
+        if views is None:
+            views = self._views[key] = tuple(group.live(name) for name in names)
+        return views
 
     def pair_arrays(self) -> tuple[np.ndarray, ...]:
         """Live pair arrays in ``PAIR_FIELDS`` order (what the kernels take)."""
-        return tuple(self.pairs.live(f.name) for f in PAIR_FIELDS)
+        return self._cached("pairs", tuple(f.name for f in PAIR_FIELDS), self.pairs)
 
     def slot_arrays(self) -> tuple[np.ndarray, ...]:
         """Live slot arrays in ``SLOT_FIELDS`` order."""
-        return tuple(self.slots.live(f.name) for f in SLOT_FIELDS)
+        return self._cached("slots", tuple(f.name for f in SLOT_FIELDS), self.slots)
 
     def narrowphase_out(self) -> tuple[np.ndarray, ...]:
         """(point, normal, depth, kind, feature): the slot arrays the narrowphase writes."""
-        return tuple(self.slots.live(n) for n in ("point", "normal", "depth", "kind", "feature"))
+        return self._cached("narrowphase", ("point", "normal", "depth", "kind", "feature"), self.slots)
+
+    def recycle_arrays(self) -> tuple[np.ndarray, ...]:
+        """(pair_key, pair_contacts, feature, point, normal_impulse, friction_impulse): what the next step
+        reads of this one to warm-start its contacts (``contact_rows.prepare_rows``)."""
+        p, s = self.pairs, self.slots
+        views = self._views.get("recycle")
+        if views is None:
+            views = self._views["recycle"] = (p.live("pair_key"), p.live("pair_contacts"), s.live("feature"),
+                                              s.live("point"), s.live("normal_impulse"),
+                                              s.live("friction_impulse"))
+        return views
 
     def snapshot(self) -> dict[str, Any]:
         return {"pairs": self.pairs.snapshot(), "slots": self.slots.snapshot()}
@@ -110,12 +133,19 @@ class ContactBuffer:
 
 
 @njit(cache=True)
-def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, old_key, old_witness,
-              pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution,
-              pair_awake):
+def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, inv_mass, awake, old_key, old_witness,
+              old_contacts, old_slots, pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction,
+              pair_restitution, pair_awake, slots):
     """Fill the pair rows from the broadphase's sorted pairs (m, 2), carrying each pair's witness from the
     last step by a merge on the sorted keys (new pairs get WITNESS_NONE), and combine the materials:
-    μ = √(μa μb), e = max(ea, eb) (API.md). Every pair starts awake (the island pass may put it to sleep)."""
+    μ = √(μa μb), e = max(ea, eb) (API.md).
+
+    A pair with no awake moving body (both asleep, or asleep on a fixed body) has not moved since the last
+    step: it keeps last step's contacts (old_contacts, and old_slots = (point, normal, depth, kind,
+    feature) copied into ``slots``) and ``pair_awake`` False, so the narrowphase skips it. Every other pair
+    is awake for the narrowphase; the island pass decides again after it."""
+    point, normal, depth, kind, feature = slots
+    old_point, old_normal, old_depth, old_kind, old_feature = old_slots
     j = 0
     n_old = old_key.shape[0]
     for k in range(pairs.shape[0]):
@@ -134,6 +164,15 @@ def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, old
         if j < n_old and old_key[j] == key:
             for c in range(3):
                 pair_witness[k, c] = old_witness[j, c]
+            if not ((inv_mass[ba] != 0.0 and awake[ba]) or (inv_mass[bb] != 0.0 and awake[bb])):
+                pair_awake[k] = False
+                pair_contacts[k] = old_contacts[j]
+                for r in range(old_contacts[j]):
+                    s, so = MAX_CONTACTS * k + r, MAX_CONTACTS * j + r
+                    for c in range(3):
+                        point[s, c] = old_point[so, c]
+                        normal[s, c] = old_normal[so, c]
+                    depth[s], kind[s], feature[s] = old_depth[so], old_kind[so], old_feature[so]
         else:
             for c in range(3):
                 pair_witness[k, c] = WITNESS_NONE

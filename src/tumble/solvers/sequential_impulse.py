@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from ..collision.sat import MAX_CONTACTS
-from ..constraints.contact_rows import apply_row_impulse, row_velocity
+from ..constraints.contact_rows import row_velocity
 
 
 @njit(cache=True, inline="always")
@@ -98,6 +98,41 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
     return qa * a1 - qb * a2, qb * a1 + qa * a2
 
 
+@njit(cache=True, inline="always")
+def _load(a, b, v, w):
+    """The velocities of a pair's two bodies as one tuple (va, ωa, vb, ωb), 12 floats: a sweep keeps them in
+    registers while it visits the pair's rows and stores them once (arrays may alias, so updating them in
+    place row by row makes the compiler reload every velocity after every store)."""
+    return (v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2],
+            v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2])
+
+
+@njit(cache=True, inline="always")
+def _store(a, b, st, v, w):
+    v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2] = st[0], st[1], st[2], st[3], st[4], st[5]
+    v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2] = st[6], st[7], st[8], st[9], st[10], st[11]
+
+
+@njit(cache=True, inline="always")
+def _jv(s, d, dx, dy, dz, ang_a, ang_b, st):
+    """J_d times the pair's velocities ``st`` (contact_rows.row_velocity on the loaded tuple)."""
+    return (dx * (st[0] - st[6]) + dy * (st[1] - st[7]) + dz * (st[2] - st[8])
+            + ang_a[s, d, 0] * st[3] + ang_a[s, d, 1] * st[4] + ang_a[s, d, 2] * st[5]
+            - ang_b[s, d, 0] * st[9] - ang_b[s, d, 1] * st[10] - ang_b[s, d, 2] * st[11])
+
+
+@njit(cache=True, inline="always")
+def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
+    """``st`` += M⁻¹ J_dᵀ impulse (contact_rows.apply_row_impulse on the loaded tuple)."""
+    la, lb = impulse * ima, impulse * imb
+    return (st[0] + la * dx, st[1] + la * dy, st[2] + la * dz,
+            st[3] + impulse * inv_ang_a[s, d, 0], st[4] + impulse * inv_ang_a[s, d, 1],
+            st[5] + impulse * inv_ang_a[s, d, 2],
+            st[6] - lb * dx, st[7] - lb * dy, st[8] - lb * dz,
+            st[9] - impulse * inv_ang_b[s, d, 0], st[10] - impulse * inv_ang_b[s, d, 1],
+            st[11] - impulse * inv_ang_b[s, d, 2])
+
+
 @njit(cache=True)
 def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                inv_ang_b, inv_mass, v, w):
@@ -106,74 +141,76 @@ def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_imp
         if not pair_awake[k]:
             continue
         a, b = pair_body[k, 0], pair_body[k, 1]
+        ima, imb = inv_mass[a], inv_mass[b]
+        st = _load(a, b, v, w)
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
-            apply_row_impulse(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], inv_mass,
-                              inv_ang_a, inv_ang_b, v, w)
+            st = _push(s, 0, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], ima, imb, inv_ang_a,
+                       inv_ang_b, st)
             for d in range(2):
-                apply_row_impulse(s, d + 1, a, b, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2],
-                                  tangent_impulse[s, d], inv_mass, inv_ang_a, inv_ang_b, v, w)
+                st = _push(s, d + 1, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2], tangent_impulse[s, d],
+                           ima, imb, inv_ang_a, inv_ang_b, st)
+        _store(a, b, st, v, w)
 
 
 @njit(cache=True)
 def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
           ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
           mass_scale, impulse_scale, max_push, touch_band, friction_on, reverse):
-    """One Gauss–Seidel sweep: every normal row, then every contact's friction; backwards through the
-    buffer when ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is
-    favoured). Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
+    """One Gauss–Seidel sweep: every normal row, then every contact's friction (whose bound then uses this
+    sweep's normal impulses); backwards through the buffer when ``reverse`` (alternating directions make the
+    sweeps symmetric, so no contact order is favoured). Normals first holds stacks better than pair by pair
+    (the S3 stack's top swayed 5.5 mm instead of 2.1 mm). Returns the largest velocity change of a normal
+    row [m/s] (the sweep's residual)."""
     residual = 0.0
     inv_h = 1.0 / h
     m = pair_contacts.shape[0]
-    for kk in range(m):
-        k = m - 1 - kk if reverse else kk
-        if not pair_awake[k]:
-            continue
-        a, b = pair_body[k, 0], pair_body[k, 1]
-        c = pair_contacts[k]
-        for jj in range(c):
-            s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
-            # Normal: unilateral, accumulated impulse clamped at zero.
-            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w)
-            gap = separation[s]
-            ms, is_ = 1.0, 0.0
-            if gap > touch_band:
-                bias = gap * inv_h
-            elif use_bias:
-                bias = max(bias_rate * gap, -max_push)
-                ms, is_ = mass_scale, impulse_scale
-            else:
-                bias = 0.0
-            old = normal_impulse[s]
-            new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
-            normal_impulse[s] = new
-            delta = new - old
-            apply_row_impulse(s, 0, a, b, nx, ny, nz, delta, inv_mass, inv_ang_a, inv_ang_b, v, w)
-            change = abs(delta) / normal_mass[s]
-            if change > residual:
-                residual = change
-    if friction_on:
+    for phase in range(2 if friction_on else 1):  # 0: the normal rows, 1: the friction rows
         for kk in range(m):
             k = m - 1 - kk if reverse else kk
+            c = pair_contacts[k]
             mu = pair_friction[k]
-            if mu == 0.0 or not pair_awake[k]:
+            if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0):
                 continue
             a, b = pair_body[k, 0], pair_body[k, 1]
-            c = pair_contacts[k]
+            ima, imb = inv_mass[a], inv_mass[b]
+            st = _load(a, b, v, w)
             for jj in range(c):
                 s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
-                # Friction: the circular cone (notes 0.16).
-                t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
-                t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
-                vt1 = row_velocity(s, 1, a, b, t1x, t1y, t1z, ang_a, ang_b, v, w)
-                vt2 = row_velocity(s, 2, a, b, t2x, t2y, t2z, ang_a, ang_b, v, w)
-                old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
-                new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2, vt1, vt2,
-                                           mu * normal_impulse[s])
-                tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
-                apply_row_impulse(s, 1, a, b, t1x, t1y, t1z, new1 - old1, inv_mass, inv_ang_a, inv_ang_b, v, w)
-                apply_row_impulse(s, 2, a, b, t2x, t2y, t2z, new2 - old2, inv_mass, inv_ang_a, inv_ang_b, v, w)
+                if phase == 0:
+                    # Normal: unilateral, accumulated impulse clamped at zero.
+                    nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+                    vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+                    gap = separation[s]
+                    ms, is_ = 1.0, 0.0
+                    if gap > touch_band:
+                        bias = gap * inv_h
+                    elif use_bias and gap <= 0.0:
+                        bias = max(bias_rate * gap, -max_push)
+                        ms, is_ = mass_scale, impulse_scale
+                    else:
+                        bias = 0.0
+                    old = normal_impulse[s]
+                    new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
+                    normal_impulse[s] = new
+                    delta = new - old
+                    st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
+                    change = abs(delta) / normal_mass[s]
+                    if change > residual:
+                        residual = change
+                else:
+                    # Friction: the circular cone (notes 0.16).
+                    t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
+                    t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
+                    vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
+                    vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                    old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
+                    new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2, vt1,
+                                               vt2, mu * normal_impulse[s])
+                    tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
+                    st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                    st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+            _store(a, b, st, v, w)
     return residual
 
 
@@ -188,15 +225,18 @@ def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, a
         if not pair_awake[k]:
             continue
         a, b = pair_body[k, 0], pair_body[k, 1]
+        ima, imb = inv_mass[a], inv_mass[b]
+        st = _load(a, b, v_pseudo, w_pseudo)
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
             target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_pseudo, w_pseudo)
+            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
             old = pseudo_impulse[s]
             new = max(old + normal_mass[s] * (target - vn), 0.0)
             pseudo_impulse[s] = new
-            apply_row_impulse(s, 0, a, b, nx, ny, nz, new - old, inv_mass, inv_ang_a, inv_ang_b, v_pseudo, w_pseudo)
+            st = _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
+        _store(a, b, st, v_pseudo, w_pseudo)
 
 
 @njit(cache=True)
@@ -244,14 +284,17 @@ def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, no
         if e == 0.0 or not pair_awake[k]:
             continue
         a, b = pair_body[k, 0], pair_body[k, 1]
+        ima, imb = inv_mass[a], inv_mass[b]
+        st = _load(a, b, v, w)
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
             if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
                 continue
             target = rebound_speed(e, approach[s], normal_accel[s], -depth[s], h)
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w)
+            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
             old = normal_impulse[s]
             new = max(old + normal_mass[s] * (target - vn), 0.0)
             normal_impulse[s] = new
-            apply_row_impulse(s, 0, a, b, nx, ny, nz, new - old, inv_mass, inv_ang_a, inv_ang_b, v, w)
+            st = _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
+        _store(a, b, st, v, w)
