@@ -48,10 +48,11 @@ def _shape(tb: ModuleType, kind: str, size: tuple[float, ...]) -> Any:
     return tb.Box(*size) if kind == "box" else tb.Sphere(size[0])
 
 
-def build_world(scene: Scene) -> tuple[Any, list[Any]]:
-    """Create a ``tb.World`` holding ``scene``; returns (world, body handles in scene order)."""
+def build_world(scene: Scene, **options: Any) -> tuple[Any, list[Any]]:
+    """Create a ``tb.World`` holding ``scene`` (``options``: further ``World`` keywords); returns (world,
+    body handles in scene order)."""
     tb = import_tumble()
-    world = tb.World(gravity=tuple(scene.gravity))
+    world = tb.World(gravity=tuple(scene.gravity), **options)
     # Dynamic bodies first, so they are rows 0 … n-1 of world.state_arrays(); then walls and ground.
     handles = []
     for b in scene.bodies:
@@ -70,14 +71,14 @@ def build_world(scene: Scene) -> tuple[Any, list[Any]]:
 
 
 class _TumbleSim(Sim):
-    def __init__(self, scene: Scene, threads: int | None = None) -> None:
+    def __init__(self, scene: Scene, threads: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._restore_threads: int | None = None
         if threads is not None:
             import numba
 
             self._restore_threads = numba.get_num_threads()
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        self.world, _ = build_world(scene)
+        self.world, _ = build_world(scene, **(options or {}))
         self._rows = slice(0, scene.n_bodies)
         x0 = np.asarray(self.world.state_arrays()["x"])[self._rows]
         if x0.shape != scene.arrays["x"].shape or not np.allclose(x0, scene.arrays["x"]):
@@ -111,14 +112,19 @@ class _TumbleSim(Sim):
 
 
 class TumbleAdapter(Adapter):
-    """tumble with its default options (``default``: Numba's thread count), or with its parallel kernels
-    limited to ``threads`` threads (``1-thread``: like the single-threaded peers)."""
+    """tumble with its default options (``default``: Numba's thread count), with its parallel kernels
+    limited to ``threads`` threads (``1-thread``: like the single-threaded peers), or with ``sleep=False``
+    (``no-sleep``: every body stepped every step, so the speed of the solver itself is seen; PyBullet
+    sleeps by default, MuJoCo does not)."""
 
     engine = "tumble"
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, sleep: bool = True) -> None:
         self.threads = threads
-        self.config = "default" if threads is None else f"{threads}-thread"
+        self.options = {} if sleep else {"sleep": False}
+        self.config = ("default" if threads is None else f"{threads}-thread") + ("" if sleep else "-no-sleep")
+        if self.config == "default-no-sleep":
+            self.config = "no-sleep"
         self._contact_probe: tuple[bool, str] | None = None
 
     def available(self) -> tuple[bool, str]:
@@ -140,7 +146,7 @@ class TumbleAdapter(Adapter):
         else:
             threads = f"{self.threads} (numba.set_num_threads during the run)"
         return {
-            "options": "World defaults",
+            "options": "World defaults" + (f", {self.options}" if self.options else ""),
             "threads": threads,
             "mass, inertia": "explicit: add_body(mass=m, inertia=diag(I))",
             "friction, restitution": "the scene's μ and e on every body (tumble: μ = √(μa μb), e = max)",
@@ -181,4 +187,4 @@ class TumbleAdapter(Adapter):
         return True, ""
 
     def build(self, scene: Scene) -> Sim:
-        return _TumbleSim(scene, self.threads)
+        return _TumbleSim(scene, self.threads, self.options)

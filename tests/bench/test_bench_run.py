@@ -94,8 +94,8 @@ def test_write_atomic_replaces_whole_file(tmp_path):
 def test_engine_selection():
     assert [a.label for a in make_adapters("pybullet/maximal,tumble/default")] == ["tumble/default",
                                                                                  "pybullet/maximal"]
-    assert [a.label for a in make_adapters("tumble")] == ["tumble/default", "tumble/1-thread"]
-    assert len(make_adapters("tumble,pybullet,mujoco")) == 6
+    assert [a.label for a in make_adapters("tumble")] == ["tumble/default", "tumble/1-thread", "tumble/no-sleep"]
+    assert len(make_adapters("tumble,pybullet,mujoco")) == 7
     with pytest.raises(ValueError):
         make_adapters("mujoco/PGS")
 
