@@ -84,6 +84,7 @@ class ContactSettings:
     sleep_time: float = 0.5
     sleep_speed: float = 0.01
     arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
+    kick_arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _checks.choice("friction", self.friction, FRICTION_MODELS)
@@ -119,6 +120,10 @@ class ContactSettings:
         isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
         isettings[ts.I_SUBSTEPS] = self.substeps
         object.__setattr__(self, "arrays", (settings, isettings))
+        # The ODE integrators' contact kick solves the whole step at once (step._contact_kick).
+        kick = isettings.copy()
+        kick[ts.I_SUBSTEPS] = 1
+        object.__setattr__(self, "kick_arrays", (settings, kick))
 
     def as_dict(self) -> dict[str, Any]:
         """The settings by name."""

@@ -33,10 +33,10 @@ _ODE_METHOD = {Integrator.EULER: "euler", Integrator.RK4: "rk4", Integrator.ADAP
 class StepStats:
     """Figures of the last step, kept in one array that each step overwrites (no allocation)."""
 
-    CONTACTS, SWEEPS, RESIDUAL, SECONDS_DETECT, SECONDS_SOLVE, SECONDS_STEP = range(6)
+    CONTACTS, SWEEPS, RESIDUAL, SECONDS_DETECT, SECONDS_SOLVE, SECONDS_STEP, SLEEPING = range(7)
 
     def __init__(self) -> None:
-        self.values = np.zeros(6)
+        self.values = np.zeros(7)
         self.solver_out = np.zeros(ts.STATS_SIZE)
 
     @property
@@ -50,15 +50,21 @@ class StepStats:
         return int(self.values[self.SWEEPS])
 
     @property
+    def sleeping(self) -> int:
+        """Bodies asleep during the step (constraints/islands.py)."""
+        return int(self.values[self.SLEEPING])
+
+    @property
     def residual(self) -> float:
         """[m/s] the largest change of a normal relative velocity in the last sweep."""
         return float(self.values[self.RESIDUAL])
 
     def as_dict(self) -> dict[str, float]:
-        """All figures: contacts, iterations, residual [m/s], and seconds spent in detection, in the
+        """All figures: contacts, iterations, residual [m/s], sleeping bodies, and seconds spent in detection, in the
         velocity–solve–position kernel and in the whole step."""
         v = self.values
         return {"contacts": self.contacts, "iterations": self.iterations, "residual": self.residual,
+                "sleeping": self.sleeping,
                 "seconds_detection": float(v[self.SECONDS_DETECT]), "seconds_solve": float(v[self.SECONDS_SOLVE]),
                 "seconds_step": float(v[self.SECONDS_STEP])}
 
@@ -91,7 +97,9 @@ def step(world: World, dt: float) -> None:
         _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
     else:
         _contact_step(world, dt, kind, True)
+    stats[StepStats.SLEEPING] = world._sleeping
     world._buffer_dt = dt if pairs else None
+    world._buffer_substeps = 1 if kind in _ODE_METHOD else world._settings.substeps
     world.time += dt
     t2 = time.perf_counter()
     stats[StepStats.SECONDS_DETECT] = t1 - t0
@@ -112,7 +120,7 @@ def _islands(world: World, dt: float) -> None:
 
 
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:
-    settings, isettings = world._settings.arrays
+    settings, isettings = world._settings.arrays if integrate_positions else world._settings.kick_arrays
     out = world.step_stats.solver_out
     ts.contact_step(kind, world._body_arrays(ts.BODY_ARRAYS), world._buffer.pair_arrays(),
                     world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt, settings,
@@ -143,8 +151,9 @@ def _free_step(world: World, dt: float, kind: int) -> None:
 
 def _contact_kick(world: World, dt: float) -> None:
     """For the ODE integrators: find the step's contact impulses as the splitting scheme's velocity stage
-    and solve would, and apply only the contacts' share to the velocities at the start of the step (an
-    impulsive kick); the ODE then integrates gravity and the applied loads over the step."""
+    and solve would over the whole step (one sub-step of dt), and apply only the contacts' share to the
+    velocities at the start of the step (an impulsive kick); the ODE then integrates gravity and the
+    applied loads over the step. At rest the kick gives +g dt and gravity takes it back over the step."""
     a = world._live()
     v0, w0 = a["v"].copy(), a["w"].copy()
     force, torque = a["force"].copy(), a["torque"].copy()

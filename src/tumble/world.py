@@ -85,6 +85,7 @@ class World:
         self._buffer = ContactBuffer()       # this step's contacts
         self._old_buffer = ContactBuffer()   # the last step's, for the warm start
         self._buffer_dt: float | None = None
+        self._buffer_substeps = self._settings.substeps  # sub-steps of the step the buffer's impulses belong to
         self.step_stats = StepStats()
         """Figures of the last step (contacts, sweeps, residual, seconds per stage); see ``StepStats``."""
         self._body = ArrayGroup(BODY_FIELDS)
@@ -379,7 +380,7 @@ class World:
         """Everything that changes as time advances (state, accumulated loads, time, and the contact buffer
         with the impulses that warm-start the next step); see ``restore``."""
         return {"time": self.time, "body": self._body.snapshot(), "contacts": self._buffer.snapshot(),
-                "contacts_dt": self._buffer_dt}
+                "contacts_dt": self._buffer_dt, "contacts_substeps": self._buffer_substeps}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
@@ -388,6 +389,7 @@ class World:
         self._sleeping = int(np.count_nonzero(~self._body.live("awake")))
         self._buffer.restore(snapshot["contacts"])
         self._buffer_dt = snapshot["contacts_dt"]
+        self._buffer_substeps = snapshot["contacts_substeps"]
         self.time = float(snapshot["time"])
 
     def state_to_array(self) -> np.ndarray:
@@ -431,7 +433,7 @@ class World:
         """
         if self._buffer_dt is None:
             self._detect_into_buffer()
-        return read_contacts(self, self._buffer, self._buffer_dt, self._settings.substeps)
+        return read_contacts(self, self._buffer, self._buffer_dt, self._buffer_substeps)
 
     def detect_contacts(self) -> Contacts:
         """Contacts of the current state, detected afresh without changing anything the world keeps

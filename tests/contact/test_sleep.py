@@ -38,6 +38,7 @@ def test_settled_pile_sleeps_and_keeps_its_forces():
     world, boxes = _pile()
     _run(world, 480)  # 2 s: settled within ~0.5 s, then quiet for sleep_time = 0.5 s
     assert not any(b.awake for b in boxes)
+    assert world.step_stats.sleeping == 5
     assert all(np.all(b.velocity == 0.0) and np.all(b.angular_velocity == 0.0) for b in boxes)
     x_asleep = np.array([b.position for b in boxes])
     _run(world, 120)
