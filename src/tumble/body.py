@@ -263,7 +263,10 @@ class Body:
         return f"Body({label}index={self._index}, position={self._row('x').tolist()})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Body) and other._world is self._world and other._index == self._index
+        return other is self or (isinstance(other, Body) and other._world is self._world
+                                 and other._index == self._index >= 0)
 
     def __hash__(self) -> int:
-        return hash((id(self._world), self._index))
+        # The world hands out one handle per body, so identity names the body; the index would not do as a
+        # hash: it changes when an earlier body is removed, and a handle kept in a set would be lost.
+        return id(self)

@@ -159,7 +159,10 @@ def test_remove_body_renumbers_handles_and_drops_the_support():
     named = world.add_body(tb.Sphere(0.1), position=(5.0, 5.0, 0.1), name="ball")
     bottom, middle, top = boxes[:3]
     z_middle = middle.position[2]
+    kept = {middle: "middle", top: "top"}
     world.remove_body(bottom)
+    assert kept[middle] == "middle" and kept[top] == "top"  # handles stay usable as keys
+    assert bottom not in (middle, top)
     assert world.body_count == 6
     assert [b.index for b in world.bodies] == list(range(6))
     assert middle.index == 0 and top.index == 1 and world.body("ball") is named and named.index == 5
