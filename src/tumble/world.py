@@ -289,6 +289,9 @@ class World:
         awake[self._body.live("inv_mass") != 0.0] = True
         self._body.live("sleep_timer")[awake] = 0.0
         self._sleeping = 0
+        # This step's pairs too: those detected asleep kept their contacts (still valid: nothing moved) and
+        # must now be solved.
+        self._buffer.pairs.live("pair_awake")[:] = True
 
     def _island_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Union-find parents, island timers and island flags, (n,) each, kept between steps."""

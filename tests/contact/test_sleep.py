@@ -114,6 +114,21 @@ def test_loads_velocities_moves_and_gravity_wake():
     assert all(b.awake for b in boxes)
 
 
+def test_a_body_put_to_sleep_by_hand_wakes_when_sleep_is_off():
+    """With sleep=False nothing sleeps: a body put to sleep by hand is woken by the next step, and its
+    contacts are solved in that step (it does not sink into the ground for a step)."""
+    world = tb.World(sleep=False)
+    world.add_ground()
+    box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0.0, 0.0, 0.1))
+    _run(world, 120)
+    z = box.position[2]
+    box.awake = False
+    world.step(DT)
+    assert box.awake
+    # Resting: it moves by rounding only (a step unsolved would sink it by g dt² = 0.17 mm).
+    assert abs(box.position[2] - z) < 1e-6
+
+
 def test_awake_setter():
     world, boxes = _pile()
     boxes[3].velocity = (1.0, 0.0, 0.0)
