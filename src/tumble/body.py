@@ -27,15 +27,17 @@ class Body:
         self._world = world
         self._index = index
 
-    def _row(self, name: str) -> np.ndarray:
+    def _live_index(self) -> int:
         if self._index < 0:
             raise ValueError("this body was removed from its world (world.remove_body)")
-        return getattr(self._world._body, name)[self._index]
+        return self._index
+
+    def _row(self, name: str) -> np.ndarray:
+        return getattr(self._world._body, name)[self._live_index()]
 
     def _set(self, name: str, value: Any) -> None:
         """Write a scalar field of this body's row."""
-        self._row(name)
-        getattr(self._world._body, name)[self._index] = value
+        getattr(self._world._body, name)[self._live_index()] = value
 
     @property
     def world(self) -> World:
@@ -46,14 +48,12 @@ class Body:
     def index(self) -> int:
         """Row of this body in the world's arrays: its place in creation order among the bodies still in the
         world (it moves up by one when an earlier body is removed)."""
-        self._row("mass")
-        return self._index
+        return self._live_index()
 
     @property
     def name(self) -> str | None:
         """The name given at creation, or None."""
-        self._row("mass")
-        return self._world._names[self._index]
+        return self._world._names[self._live_index()]
 
     # ------------------------------------------------------------------ state
     @property

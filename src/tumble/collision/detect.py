@@ -109,7 +109,6 @@ class CollisionDetector:
                            gl["geom_face_count"], gl["geom_edge_start"], gl["geom_edge_count"])
         self._tables = (tables["vertices"], tables["face_normal"], tables["face_offset"], tables["face_vstart"],
                         tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
-        self._body_of = gl["geom_body"].astype(np.int64)
 
     def update(self, world: World, buffer: ContactBuffer, old: ContactBuffer, dt: float = 0.0) -> None:
         """The detection stage of a step: AABBs → sweep and sort → narrowphase, written into ``buffer``

@@ -59,35 +59,19 @@ def row_velocity(s, d, a, b, dx, dy, dz, ang_a, ang_b, v, w):
             - ang_b[s, d, 0] * w[b, 0] - ang_b[s, d, 1] * w[b, 1] - ang_b[s, d, 2] * w[b, 2])
 
 
-@njit(cache=True, inline="always")
-def apply_row_impulse(s, d, a, b, dx, dy, dz, impulse, inv_mass, inv_ang_a, inv_ang_b, v, w):
-    """Velocities += M⁻¹ J_dᵀ impulse (Baraff II (8-12)): A gets +impulse along d, B the opposite."""
-    la, lb = impulse * inv_mass[a], impulse * inv_mass[b]
-    v[a, 0] += la * dx
-    v[a, 1] += la * dy
-    v[a, 2] += la * dz
-    v[b, 0] -= lb * dx
-    v[b, 1] -= lb * dy
-    v[b, 2] -= lb * dz
-    for c in range(3):
-        w[a, c] += impulse * inv_ang_a[s, d, c]
-        w[b, c] -= impulse * inv_ang_b[s, d, c]
-
-
 @njit(cache=True)
 def prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
                  friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
                  tangent_k, approach, normal_accel, separation, source, old_key, old_contacts, old_feature,
-                 old_point, old_normal_impulse,
-                 old_friction_impulse, match_distance, x, v, w, v_start, w_start, h, inv_mass,
-                 inv_inertia_world):
+                 old_point, old_normal_impulse, old_friction_impulse, match_distance, x, v, w, v_start, w_start, h,
+                 inv_mass, inv_inertia_world):
     """Rows of every contact in the buffer, with the warm-start impulses recycled from the last step.
 
     Run after the (first) velocity stage of length h [s]: v_start, w_start are the velocities before it, so
     ``approach`` is the normal velocity at the start of the step (v⁻ of Baraff II (8-10)) and
     ``normal_accel`` the normal relative acceleration the loads gave over the stage. old_* are the last
-    step's pair keys (sorted), slot counts, feature ids, points and
-    impulses; match_distance [m] bounds the fallback match by position. Returns the number of contacts.
+    step's pair keys (sorted), slot counts, feature ids, points and impulses; match_distance [m] bounds the
+    fallback match by position. Returns the number of contacts.
     """
     jo = 0
     n_old = old_key.shape[0]

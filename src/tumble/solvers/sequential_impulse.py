@@ -99,12 +99,15 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
 
 
 @njit(cache=True, inline="always")
-def _load(a, b, v, w):
-    """The velocities of a pair's two bodies as one tuple (va, ωa, vb, ωb), 12 floats: a sweep keeps them in
-    registers while it visits the pair's rows and stores them once (arrays may alias, so updating them in
-    place row by row makes the compiler reload every velocity after every store)."""
-    return (v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2],
-            v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2])
+def _load(k, pair_body, inv_mass, v, w):
+    """Pair k's bodies a, b, their inverse masses, and their velocities as one tuple st = (va, ωa, vb, ωb),
+    12 floats: a sweep keeps them in registers while it visits the pair's rows and stores them once
+    (``_store``; arrays may alias, so updating them in place row by row makes the compiler reload every
+    velocity after every store)."""
+    a, b = pair_body[k, 0], pair_body[k, 1]
+    st = (v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2],
+          v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2])
+    return a, b, inv_mass[a], inv_mass[b], st
 
 
 @njit(cache=True, inline="always")
@@ -123,7 +126,7 @@ def _jv(s, d, dx, dy, dz, ang_a, ang_b, st):
 
 @njit(cache=True, inline="always")
 def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
-    """``st`` += M⁻¹ J_dᵀ impulse (contact_rows.apply_row_impulse on the loaded tuple)."""
+    """``st`` += M⁻¹ J_dᵀ impulse (Baraff II (8-12)): A gets +impulse along d, B the opposite."""
     la, lb = impulse * ima, impulse * imb
     return (st[0] + la * dx, st[1] + la * dy, st[2] + la * dz,
             st[3] + impulse * inv_ang_a[s, d, 0], st[4] + impulse * inv_ang_a[s, d, 1],
@@ -140,9 +143,7 @@ def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_imp
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
-        a, b = pair_body[k, 0], pair_body[k, 1]
-        ima, imb = inv_mass[a], inv_mass[b]
-        st = _load(a, b, v, w)
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
             st = _push(s, 0, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], ima, imb, inv_ang_a,
@@ -172,9 +173,7 @@ def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, 
             mu = pair_friction[k]
             if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0):
                 continue
-            a, b = pair_body[k, 0], pair_body[k, 1]
-            ima, imb = inv_mass[a], inv_mass[b]
-            st = _load(a, b, v, w)
+            a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
             for jj in range(c):
                 s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
                 if phase == 0:
@@ -224,9 +223,7 @@ def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, a
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
-        a, b = pair_body[k, 0], pair_body[k, 1]
-        ima, imb = inv_mass[a], inv_mass[b]
-        st = _load(a, b, v_pseudo, w_pseudo)
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v_pseudo, w_pseudo)
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
             target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
@@ -283,9 +280,7 @@ def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, no
         e = pair_restitution[k]
         if e == 0.0 or not pair_awake[k]:
             continue
-        a, b = pair_body[k, 0], pair_body[k, 1]
-        ima, imb = inv_mass[a], inv_mass[b]
-        st = _load(a, b, v, w)
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
             if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
