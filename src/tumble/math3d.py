@@ -10,9 +10,9 @@ entry points for users are in ``tumble.rotations`` and ``tumble.spatial``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .conventions import SMALL_ANGLE
+from .jit import njit
 
 # ---------------------------------------------------------------------------------------------
 # Scalar-tuple forms: used inside hot per-body loops, where small arrays would be heap-allocated.

@@ -160,7 +160,8 @@ def _contact_kick(world: World, dt: float) -> None:
     v_loads, w_loads = v0.copy(), w0.copy()  # what the loads alone do to the velocities over the step
     integrate.velocity_stage(int(Integrator.SPLITTING), a["mass"], a["inv_mass"], a["principal_q"],
                              a["principal_moments"], a["inv_principal_moments"], a["q"], v_loads, w_loads,
-                             force.copy(), torque.copy(), world._gravity, dt, a["inv_inertia_world"].copy())
+                             force.copy(), torque.copy(), world._gravity, dt, a["inv_inertia_world"].copy(),
+                             np.ones(len(v0), dtype=np.bool_), True)
     _contact_step(world, dt, int(Integrator.SPLITTING), False)
     a["force"][...] = force
     a["torque"][...] = torque

@@ -23,8 +23,8 @@ The witness cached per pair is the axis index (0–2 faces of A, 3–5 faces of 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from . import features
 from .sat import (
     DEPTH_ROUNDING,
@@ -228,7 +228,7 @@ def _support_code(R, i, lx, ly, lz):
     return 1.0 if R[i, 0] * lx + R[i, 1] * ly + R[i, 2] * lz >= 0.0 else -1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz):
     """The axis a_i × b_j (unit, pointing A → B), the midpoint of the closest points of A's edge along a_i that
     supports A along it and B's edge along b_j that supports B the other way, and the two edges' codes."""
@@ -259,14 +259,14 @@ def _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz):
     return lx, ly, lz, mid, code_a, code_b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
     """One edge–edge contact for the axis a_i × b_j, depth −sep (see ``_edge_pair``)."""
     lx, ly, lz, mid, code_a, code_b = _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz)
     return write_edge_contact(out, base, mid, (-lx, -ly, -lz), -sep, features.edge_edge(code_a, code_b))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, crossing, crossing_feature, margin, clip, out,
                    base):
     """Clip the incident box I's face against face (axis r, side ``sign``) of reference box R, in R's frame.

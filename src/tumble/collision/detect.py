@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
-from numba import njit
 
 from ..constraints.contact_buffer import ContactBuffer, set_pairs
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
+from ..jit import njit
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep

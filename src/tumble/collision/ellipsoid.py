@@ -15,8 +15,8 @@ normal from B toward A, depth = penetration (negative within the margin). World 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from ..math3d import qrot_inv_t, qrot_t
 from . import features, gjk
 

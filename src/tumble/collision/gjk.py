@@ -38,8 +38,8 @@ intersect).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from ..math3d import centroid, qrot_inv_t, qrot_t
 
 KIND_POINT = 0
@@ -121,7 +121,7 @@ def _centre(kind, px, py, pz, sx, sy, sz, verts, nv):
     return 1.0 * px, 1.0 * py, 1.0 * pz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
                   kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, dx, dy, dz):
     """Support of A − B along d: w = s_A(d) − s_B(−d), with the two parts a and b."""
@@ -142,14 +142,14 @@ def _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _same_sign(a, b):
     # Zero matches neither sign: a weight that is exactly 0 sends the search to the lower-dimensional
     # face, which then carries the point with strictly positive weights.
     return (a > 0.0 and b > 0.0) or (a < 0.0 and b < 0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _slot(idx, i, li, j, lj, k, lk):
     if idx == i:
         return li
@@ -160,7 +160,7 @@ def _slot(idx, i, li, j, lj, k, lk):
     return 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _weights(i, li, j, lj, k, lk):
     """Scatter up to three (row, weight) pairs into the four weight slots (unused rows: pass −1)."""
     return (_slot(0, i, li, j, lj, k, lk), _slot(1, i, li, j, lj, k, lk),
@@ -192,7 +192,7 @@ def _s1d(W, i, j):
     return (1 << i) | (1 << j), l0, l1, l2, l3, vx, vy, vz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _tri_normal(P, i, j, k):
     """(P[j] − P[i]) × (P[k] − P[i]), unnormalised, evaluated at the vertex opposite the longest edge.
 
@@ -260,7 +260,7 @@ def _s2d(W, i, j, k):
     return bm, b0, b1, b2, b3, bx, by, bz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _det(ax, ay, az, bx, by, bz, cx, cy, cz):
     """a · (b × c)."""
     return ax * (by * cz - bz * cy) + ay * (bz * cx - bx * cz) + az * (bx * cy - by * cx)
@@ -429,7 +429,7 @@ def _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
     return n, vx, vy, vz, vv, hit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _closest_points(simp, lam, n):
     """The closest points a ∈ A and b ∈ B: GJK's barycentric weights lam[0, :n] applied to the support
     points of A (simp[1]) and of B (simp[2])."""

@@ -14,9 +14,10 @@ added later.
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import prange
 
 from ..conventions import GeomType
+from ..jit import njit
 from ..math3d import qmul_t, qrot_t
 from . import closed_form as cf
 from . import features, gjk
@@ -38,12 +39,12 @@ POLYTOPE_TESTS, WITNESS_DECIDED, UNSUPPORTED = 0, 1, 2
 STATS_SIZE = 3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _is_polytope(t):
     return t == BOX or t == CYLINDER or t == HULL
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _geom_pose(g, geom_body, geom_pos, geom_quat, x, q):
     """World position and orientation of geometry row g: body pose ∘ local pose."""
     b = geom_body[g]
@@ -53,7 +54,7 @@ def _geom_pose(g, geom_body, geom_pos, geom_quat, x, q):
     return x[b, 0] + ox, x[b, 1] + oy, x[b, 2] + oz, qw, qx, qy, qz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _axis_points(px, py, pz, qw, qx, qy, qz, half):
     """Ends of a capsule's segment: centre ∓ half · (body z in world)."""
     ax, ay, az = qrot_t(qw, qx, qy, qz, 0.0, 0.0, half)
@@ -62,7 +63,7 @@ def _axis_points(px, py, pz, qw, qx, qy, qz, half):
     return c0, c1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_vert_count, geom_face_start,
           poly_vertices, face_normal, face_offset, wv, wn, wd):
     """Geometry g (type t, world pose p, q) as a GJK shape: (kind, p, q, s, vertex count, radius). A sphere

@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from ..arrays import ArrayGroup, Field
 from ..collision.sat import MAX_CONTACTS, WITNESS_NONE
 from ..conventions import FLOAT
+from ..jit import njit
 
 PAIR_FIELDS: tuple[Field, ...] = (
     Field("pair_key", np.int64, (), "-", "-", "broadphase", "a · geom_count + b, ascending", state=True),

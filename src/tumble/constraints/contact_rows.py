@@ -18,9 +18,9 @@ takes each contact's impulses from the last step when its pair and feature id pe
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..collision.sat import MAX_CONTACTS
+from ..jit import njit
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that

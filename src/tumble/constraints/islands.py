@@ -28,10 +28,11 @@ awake (n,) bool; parent, island_timer (n,) scratch; pair_awake (m,) bool (out).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _root(parent, i):
     """Root of i's set, halving the path on the way (union-find)."""
     while parent[i] != i:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from numba import njit
-
+from ..jit import njit
 from .state import _world_inertia_times
 
 # Layout of the ``out`` vector of ``energy_momentum``.

@@ -17,8 +17,9 @@ x, v, w, force, torque (n,3) world; q (n,4); gravity (3,); h scalar [s].
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
 
 _FMA = {"contract"}
@@ -326,8 +327,18 @@ def position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_
 
 @njit(cache=True)
 def velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
-                   torque, gravity, h, inv_inertia_world):
-    """``velocity_stage_one`` for every body (serial)."""
+                   torque, gravity, h, inv_inertia_world, awake, clear_loads):
+    """``velocity_stage_one`` for every body with ``awake`` (n,) True (serial). One call per stage, not one
+    per body: the per-body work is inlined here once, and the ~15 arrays are bound once."""
     for i in range(v.shape[0]):
-        velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                           q, v, w, force, torque, gravity, h, inv_inertia_world, True)
+        if awake[i]:
+            velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
+                               q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads)
+
+
+@njit(cache=True)
+def position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake):
+    """``position_stage_one`` for every body with ``awake`` (n,) True (serial)."""
+    for i in range(v.shape[0]):
+        if awake[i]:
+            position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h)

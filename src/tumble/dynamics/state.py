@@ -8,14 +8,15 @@ v = P / M, R = R(normalize(q)), I⁻¹ = R Ibody⁻¹ Rᵀ (2-39), ω = I⁻¹ L
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t
 
 STATE_SIZE = 13
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _world_inertia_times(qw, qx, qy, qz, Ibody, ax, ay, az):
     """(R Ibody Rᵀ) a for a unit quaternion q and a (3, 3) body-frame matrix ``Ibody`` (2-39)."""
     bx, by, bz = qrot_inv_t(qw, qx, qy, qz, ax, ay, az)

@@ -21,13 +21,13 @@ pair_contacts, feature, point, normal_impulse, friction_impulse) of the last ste
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import prepare_rows
+from ..jit import njit
 from ..math3d import exp_map_t, qmul_t
 from ..solvers import sequential_impulse as si
-from .integrate import position_stage_one, velocity_stage_one
+from .integrate import position_stage, velocity_stage
 
 BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
                "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo", "awake")
@@ -62,16 +62,12 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
      inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
      pseudo_impulse) = slots
     old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
-    n = x.shape[0]
     substeps = isettings[I_SUBSTEPS]
     hs = h / substeps
     v_pseudo[:] = v  # the velocities before any load acts, for the rows' approach velocity
     w_pseudo[:] = w
-    for i in range(n):
-        if not awake[i]:
-            continue
-        velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                           q, v, w, force, torque, gravity, hs, inv_inertia_world, substeps == 1)
+    velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
+                   torque, gravity, hs, inv_inertia_world, awake, substeps == 1)
     count = prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
                          friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
                          tangent_k, approach, normal_accel, separation, recycled_from, old_key, old_contacts,
@@ -88,11 +84,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     residual = 0.0
     for sub in range(substeps):
         if sub > 0:
-            for i in range(n):
-                if not awake[i]:
-                    continue
-                velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                                   q, v, w, force, torque, gravity, hs, inv_inertia_world, sub == substeps - 1)
+            velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
+                           force, torque, gravity, hs, inv_inertia_world, awake, sub == substeps - 1)
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
         si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                       inv_ang_b, inv_mass, v, w)
@@ -117,10 +110,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
             si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v_pseudo,
                                   w_pseudo, hs)
         si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, hs)
-        for i in range(n):
-            if not awake[i]:
-                continue
-            position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs)
+        position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs, awake)
         if not soft:
             _apply_pseudo(x, q, v_pseudo, w_pseudo, hs)
         else:
@@ -145,7 +135,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     stats_out[STAT_RESIDUAL] = residual
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _apply_pseudo(x, q, v_pseudo, w_pseudo, h):
     """Move every body by its split-impulse pseudo-velocities: x ← x + h v_p, q ← exp(½ h ω_p) q."""
     for i in range(x.shape[0]):

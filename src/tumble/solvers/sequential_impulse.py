@@ -28,10 +28,10 @@ and a damping ratio) whatever the masses.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import row_velocity
+from ..jit import njit
 
 
 @njit(cache=True, inline="always")

@@ -1,0 +1,44 @@
+"""tumble.jit.njit: one compiled specialization per argument type, not per constant value."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from tumble.jit import njit
+
+
+def _callee(x, k, flag):
+    return x[k] if flag else -x[k]
+
+
+def _compile_with(decorator):
+    """A callee decorated by ``decorator`` and a caller that passes it three different constant pairs."""
+    callee = decorator(_callee)
+
+    @numba.njit
+    def caller(x):
+        return callee(x, 0, True) + callee(x, 1, False) + callee(x, 2, True)
+
+    return callee, caller
+
+
+def test_constants_share_one_specialization():
+    callee, caller = _compile_with(njit)
+    assert caller(np.array([1.0, 2.0, 4.0])) == 3.0
+    assert len(callee.signatures) == 1
+    assert callee.signatures[0][1] == numba.int64 and callee.signatures[0][2] == numba.boolean
+
+
+def test_plain_numba_specializes_per_constant():
+    """The control: numba.njit compiles the callee once per constant combination (what tumble.jit avoids)."""
+    callee, caller = _compile_with(numba.njit)
+    assert caller(np.array([1.0, 2.0, 4.0])) == 3.0
+    assert len(callee.signatures) == 3
+
+
+def test_decorator_forms():
+    bare = njit(_callee)
+    configured = njit(cache=False, fastmath=False)(_callee)
+    x = np.array([1.0, 2.0])
+    assert bare(x, 1, False) == -2.0 and configured(x, 0, True) == 1.0
