@@ -73,24 +73,32 @@ def test_a_corner_on_a_side_plane_is_one_contact(make):
 
 
 def jittered_column_grid(shape, n=12, layers=5, seed=4):
-    """n × n columns of ``layers`` shapes each, touching and slightly turned: thousands of touching pairs."""
+    """n × n columns of ``layers`` shapes each, touching and slightly turned: thousands of touching pairs.
+    ``shape``: one shape, or a list whose shapes take turns."""
     rng = np.random.default_rng(seed)
+    shapes = shape if isinstance(shape, list) else [shape]
     world = tb.World(gravity=(0, 0, 0))
     world.add_ground()
     for i in range(n):
         for j in range(n):
             for k in range(layers):
                 turn = Rotation.from_rotvec(rng.normal(size=3) * 0.02).as_quat()[[3, 0, 1, 2]]
-                world.add_body(shape, orientation=turn,
+                world.add_body(shapes[(i + 2 * j + 3 * k) % len(shapes)], orientation=turn,
                                position=(0.5 * i + rng.uniform(-0.01, 0.01), 0.5 * j + rng.uniform(-0.01, 0.01),
                                          0.2 + 0.399 * k))
     return world
 
 
-@pytest.mark.parametrize("shape", [tb.Box(0.5, 0.5, 0.4), corners_hull((0.5, 0.5, 0.4))], ids=["box", "hull"])
+MIXED = [tb.Box(0.5, 0.5, 0.4), tb.Sphere(0.2), tb.Capsule(0.2, 0.1), tb.Cylinder(0.25, 0.4),
+         tb.Ellipsoid(0.25, 0.22, 0.2), corners_hull((0.5, 0.5, 0.4))]
+
+
+@pytest.mark.parametrize("shape", [tb.Box(0.5, 0.5, 0.4), corners_hull((0.5, 0.5, 0.4)), MIXED],
+                         ids=["box", "hull", "every shape (all four pair families)"])
 def test_parallel_narrowphase_is_bitwise_the_serial_one(shape):
     """Above PARALLEL_MIN_PAIRS the narrowphase splits the pairs among threads; each pair writes only its own
-    slots, so every thread count must give the same contacts, bit for bit, in the same order."""
+    slots, so every thread count must give the same contacts, bit for bit, in the same order. With every
+    shape, each family's serial kernel is checked against its parallel driver."""
     numba = pytest.importorskip("numba")
     from tumble.conventions import PARALLEL_MIN_PAIRS
 

@@ -1,8 +1,8 @@
 """The step stays thin in Python: a handful of kernel calls whatever the body count, and no allocation in
 the steady state (issue: "The step stays thin in Python").
 
-Kernel calls are counted by wrapping every Numba dispatcher that a tumble module holds as a global (the
-step reaches its kernels only through those names); kernels calling kernels inside compiled code are one
+Kernel calls are counted by wrapping every Numba dispatcher that a tumble module holds as a global or in a
+global tuple (the step reaches its kernels only through those); kernels calling kernels inside compiled code are one
 call. Allocations are counted by Numba's own runtime statistics (NUMBA_NRT_STATS, so in a child process)
 and, for NumPy, by tracemalloc's peak.
 """
@@ -35,18 +35,31 @@ def _grid_pile(per_side: int, **options) -> tb.World:
     return world
 
 
-def _count_calls(monkeypatch, world: tb.World, steps: int) -> list[int]:
-    """Kernel calls in each of ``steps`` steps."""
-    calls: list[str] = []
+def _wrap_kernels(set_attr, wrap) -> None:
+    """Replace every Numba dispatcher that a tumble module holds as a global, or in a global tuple (the
+    narrowphase's table of family kernels), by ``wrap(dispatcher)``, through ``set_attr(module, name, value)``."""
+    dispatcher = numba.core.dispatcher.Dispatcher
     for name, module in list(sys.modules.items()):
         if not name.startswith("tumble"):
             continue
         for attr, value in list(vars(module).items()):
-            if isinstance(value, numba.core.dispatcher.Dispatcher):
-                def counted(*args, _kernel=value, **kwargs):
-                    calls.append(_kernel.__name__)
-                    return _kernel(*args, **kwargs)
-                monkeypatch.setattr(module, attr, counted)
+            if isinstance(value, dispatcher):
+                set_attr(module, attr, wrap(value))
+            elif isinstance(value, tuple) and value and all(isinstance(v, dispatcher) for v in value):
+                set_attr(module, attr, tuple(wrap(v) for v in value))
+
+
+def _count_calls(monkeypatch, world: tb.World, steps: int) -> list[int]:
+    """Kernel calls in each of ``steps`` steps."""
+    calls: list[str] = []
+
+    def wrap(kernel):
+        def counted(*args, **kwargs):
+            calls.append(kernel.__name__)
+            return kernel(*args, **kwargs)
+        return counted
+
+    _wrap_kernels(monkeypatch.setattr, wrap)
     per_step = []
     for _ in range(steps):
         calls.clear()
@@ -76,7 +89,7 @@ _CHILD = textwrap.dedent("""
     import numpy as np
     from numba.core.runtime import rtsys
     sys.path.insert(0, sys.argv[1])
-    from test_thin_step import _grid_pile, DT
+    from test_thin_step import _grid_pile, _wrap_kernels, DT
 
     # Numba's runtime counts one allocation per array argument a kernel adapts from Python (a MemInfo for
     # the borrowed buffer): count those arguments, so that any further allocation shows.
@@ -87,14 +100,12 @@ _CHILD = textwrap.dedent("""
         if isinstance(value, tuple):
             return sum(arrays_in(v) for v in value)
         return 0
-    for name, module in list(sys.modules.items()):
-        if name.startswith("tumble"):
-            for attr, value in list(vars(module).items()):
-                if isinstance(value, numba.core.dispatcher.Dispatcher):
-                    def counted(*args, _kernel=value):
-                        array_args[0] += arrays_in(args)
-                        return _kernel(*args)
-                    setattr(module, attr, counted)
+    def wrap(kernel):
+        def counted(*args):
+            array_args[0] += arrays_in(args)
+            return kernel(*args)
+        return counted
+    _wrap_kernels(setattr, wrap)
     figures = {}
     for per_side in (6, 12):
         world = _grid_pile(per_side, sleep=False)

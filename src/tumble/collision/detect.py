@@ -107,6 +107,8 @@ class CollisionDetector:
         self._geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
                            gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"],
                            gl["geom_face_count"], gl["geom_edge_start"], gl["geom_edge_count"])
+        # only these families' kernels run (and compile)
+        self._families = nph.families_present(gl["geom_type"], world._live()["inv_mass"][gl["geom_body"]] > 0.0)
         self._tables = (tables["vertices"], tables["face_normal"], tables["face_offset"], tables["face_vstart"],
                         tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
 
@@ -151,14 +153,16 @@ class CollisionDetector:
             np.multiply(self._bounds_scale[threads], m, out=bounds)
             np.floor_divide(bounds, threads, out=bounds)
             stats = self._thread_stats[:threads]
-            nph.narrowphase_parallel(bounds, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
-                                     world._contact_margin, self._sweep, witness, self._scratch, self._epa, per_pair,
-                                     out, stats)
+            stats.fill(0)
+            for family in self._families:
+                nph.FAMILY_PARALLEL_KERNELS[family](bounds, pairs, awake_pairs, geom_rows, tables, body["x"],
+                                                   body["q"], world._contact_margin, self._sweep, witness,
+                                                   self._scratch, self._epa, per_pair, out, stats)
             np.sum(stats, axis=0, out=self._stats)
         else:
             nph.narrowphase_range(0, m, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
                                   world._contact_margin, self._sweep, witness, self._serial_scratch, per_pair, out,
-                                  self._stats)
+                                  self._stats, self._families)
         t3 = time.perf_counter()
         st = self._stat_values
         st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]

@@ -611,6 +611,41 @@ def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nv
 
 
 @njit(cache=True)
+def _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
+            kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
+    """GJK in the workspace ``ws``: (simplex size, distance, unit n from B toward A, closest points a and b,
+    hit); when hit (the shapes intersect or touch within tol) only the size is meaningful, and the simplex
+    in ws[0], ws[1] is EPA's start."""
+    simp, lam = ws[0], ws[1]
+    simp[:] = 0.0
+    lam[:] = 0.0
+    n, vx, vy, vz, vv, hit = _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
+                                  kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, simp, lam)
+    if hit:
+        return n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True
+    ax, ay, az, bx, by, bz = _closest_points(simp, lam, n)
+    dist = np.sqrt(vv)
+    return n, dist, vx / dist, vy / dist, vz / dist, ax, ay, az, bx, by, bz, False
+
+
+@njit(cache=True)
+def distance_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
+                kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
+    """Distance between convex shapes A and B (13 arguments each, see the module docstring), world frame, by
+    GJK alone in the workspace ``ws`` of ``epa_workspace()`` (no allocation, and no EPA compiled: for callers
+    that know the shapes are apart).
+
+    Returns (apart, distance, nx, ny, nz, ax, ay, az, bx, by, bz): n the unit normal from B toward A, a and b
+    the closest points, as ``epa_penetration_ws`` reports shapes apart (depth = −distance); apart is False
+    when the shapes intersect or touch within tol, and the rest is then zero.
+    """
+    n, dist, nx, ny, nz, ax, ay, az, bx, by, bz, hit = _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz,
+                                                               va, nva, kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx,
+                                                               sby, sbz, vb, nvb, tol, ws)
+    return not hit, dist, nx, ny, nz, ax, ay, az, bx, by, bz
+
+
+@njit(cache=True)
 def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
                        kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
     """Penetration depth of convex shapes A and B (13 arguments each, see the module docstring), world frame.
@@ -640,14 +675,11 @@ def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va,
     ``ws``: the arrays of ``epa_workspace()``, overwritten (no allocation here).
     """
     simp, lam, ev, face_real, face_int, horizon = ws
-    simp[:] = 0.0
-    lam[:] = 0.0
-    n, vx, vy, vz, vv, hit = _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                                  kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, simp, lam)
+    n, dist, nx, ny, nz, ax, ay, az, bx, by, bz, hit = _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz,
+                                                               va, nva, kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx,
+                                                               sby, sbz, vb, nvb, tol, ws)
     if not hit:
-        ax, ay, az, bx, by, bz = _closest_points(simp, lam, n)
-        dist = np.sqrt(vv)
-        return -dist, vx / dist, vy / dist, vz / dist, ax, ay, az, bx, by, bz, True
+        return -dist, nx, ny, nz, ax, ay, az, bx, by, bz, True
 
     scale = 0.0
     for i in range(n):

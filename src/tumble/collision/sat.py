@@ -587,23 +587,25 @@ def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI,
             # Apart: the face axis's separation is the distance only when a vertex faces the face or two edges
             # face each other; otherwise (a vertex facing an edge) it understates it. The exact distance and
             # closest points come from GJK, and join the manifold with their own normal.
-            gap, cnx, cny, cnz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration_ws(
+            # (Touching within GJK_TOL although a face axis separates them: the clipped manifold stands.)
+            apart, dist, cnx, cny, cnz, ax, ay, az, bx, by, bz = gjk.distance_ws(
                 gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvR, nvR,
                 gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvI, nvI, GJK_TOL, scratch[9])
-            if -gap > margin:
+            if apart and dist > margin:
                 return 0, False
-            px, py, pz = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
-            closest, near = n, MERGE_DISTANCE ** 2
-            for j in range(n):  # the clipped candidate at the same place, if any, becomes the exact one
-                d2 = (tmp_pts[j, 0] - px) ** 2 + (tmp_pts[j, 1] - py) ** 2 + (tmp_pts[j, 2] - pz) ** 2
-                if d2 < near:
-                    closest, near = j, d2
-            if closest == n:
-                tmp_feat[n] = features.POINT_ID
-                tmp_kind[n] = KIND_VERTEX_FACE
-                n += 1
-            tmp_pts[closest, 0], tmp_pts[closest, 1], tmp_pts[closest, 2] = px, py, pz
-            dep[closest] = gap
+            if apart:
+                px, py, pz = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
+                closest, near = n, MERGE_DISTANCE ** 2
+                for j in range(n):  # the clipped candidate at the same place, if any, becomes the exact one
+                    d2 = (tmp_pts[j, 0] - px) ** 2 + (tmp_pts[j, 1] - py) ** 2 + (tmp_pts[j, 2] - pz) ** 2
+                    if d2 < near:
+                        closest, near = j, d2
+                if closest == n:
+                    tmp_feat[n] = features.POINT_ID
+                    tmp_kind[n] = KIND_VERTEX_FACE
+                    n += 1
+                tmp_pts[closest, 0], tmp_pts[closest, 1], tmp_pts[closest, 2] = px, py, pz
+                dep[closest] = -dist
     count = reduce_manifold(tmp_pts, dep, n, nx, ny, nz, keep)
     for k in range(count):
         j = keep[k]
