@@ -13,10 +13,14 @@ import numpy as np
 
 from . import _checks
 from .dynamics import timestep as ts
+from .solvers import sequential_impulse as si
 
-FRICTION_MODELS = {"cone": 1, "none": 0}
-"""Friction models of the time-stepping solver: the circular Coulomb cone by projection in the
-Gauss–Seidel sweep (ArtiSynth notes 0.16), or none. The notes' box and pyramid models are a later issue."""
+FRICTION_MODELS = {"cone": si.FRICTION_CONE, "pyramid": si.FRICTION_PYRAMID, "box": si.FRICTION_BOX,
+                   "none": si.FRICTION_NONE}
+"""Friction models of the time-stepping solver (solvers/sequential_impulse.py, docs/solvers.md): the circular
+Coulomb cone by projection in the Gauss–Seidel sweep (ArtiSynth notes 0.16); the Anitescu–Stewart polyhedral
+cone of ``friction_directions`` directions with maximal dissipation (notes 0.10); box friction, each tangent
+row bounded by ±μ times the normal impulse's estimate (notes 0.10); or none."""
 
 SOLVERS = {"pgs": 0}
 """Solvers of the time-stepping method: projected Gauss–Seidel / sequential impulses with warm starting."""
@@ -38,7 +42,10 @@ class ContactSettings:
     """Settings of the time-stepping contact solver (all SI).
 
     Attributes:
-        friction: "cone" (Coulomb's circular cone, default) or "none".
+        friction: "cone" (Coulomb's circular cone, default), "pyramid" (Anitescu–Stewart, k directions),
+            "box" (each tangent row within ±μ λ_n) or "none".
+        friction_directions: k, the pyramid's directions in the tangent plane (>= 3; "pyramid" only): the
+            polygon inscribed in the cone's disc resists sliding by at least μ λ_n cos(π/k).
         solver: "pgs": projected Gauss–Seidel / sequential impulses, warm-started by feature id.
         iterations: velocity sweeps per sub-step (at most; see ``tolerance``).
         substeps: sub-steps per step: velocity stage, sweeps and position stage repeat with h / substeps on
@@ -67,6 +74,7 @@ class ContactSettings:
     """
 
     friction: str = "cone"
+    friction_directions: int = 8
     solver: str = "pgs"
     iterations: int = 4
     substeps: int = 4
@@ -91,6 +99,7 @@ class ContactSettings:
         _checks.choice("solver", self.solver, SOLVERS)
         _checks.choice("correction", self.correction, CORRECTIONS)
         _count("iterations", self.iterations, 1)
+        _count("friction_directions", self.friction_directions, 3)
         _count("relax_iterations", self.relax_iterations, 0)
         _count("substeps", self.substeps, 1)
         for name in ("tolerance", "restitution_threshold", "contact_damping_ratio", "max_push_velocity", "slop",
@@ -119,6 +128,7 @@ class ContactSettings:
         isettings[ts.I_CORRECTION] = CORRECTIONS[self.correction]
         isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
         isettings[ts.I_SUBSTEPS] = self.substeps
+        isettings[ts.I_FRICTION_DIRECTIONS] = self.friction_directions
         object.__setattr__(self, "arrays", (settings, isettings))
         # The ODE integrators' contact kick solves the whole step at once (step._contact_kick).
         kick = isettings.copy()

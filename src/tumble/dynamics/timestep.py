@@ -39,8 +39,8 @@ CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
  S_MATCH_DISTANCE) = range(8)
 SETTINGS_SIZE = 8
 # isettings (int64 array) layout
-I_ITERATIONS, I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS = range(5)
-ISETTINGS_SIZE = 5
+I_ITERATIONS, I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS = range(6)
+ISETTINGS_SIZE = 6
 # stats_out layout
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL = range(3)
 STATS_SIZE = 3
@@ -79,7 +79,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     hertz = min(settings[S_HERTZ], 0.25 / hs)
     bias_rate, mass_scale, impulse_scale = si.soft_coefficients(hertz, settings[S_DAMPING], hs)
     max_push = settings[S_MAX_PUSH]
-    friction_on = isettings[I_FRICTION] != 0
+    friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
     sweeps = 0
     residual = 0.0
     for sub in range(substeps):
@@ -93,7 +93,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
             residual = si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
                                 tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
                                 inv_mass, v, w, hs, soft, bias_rate, mass_scale, impulse_scale, max_push,
-                                settings[S_SLOP], friction_on, it % 2 == 1)
+                                settings[S_SLOP], friction_model, directions, it % 2 == 1)
             sweeps += 1
             if residual <= settings[S_TOLERANCE]:
                 break
@@ -117,7 +117,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
             for it in range(isettings[I_RELAX_ITERATIONS]):
                 si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
                          tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
-                         inv_mass, v, w, hs, False, 0.0, 1.0, 0.0, 0.0, settings[S_SLOP], friction_on, it % 2 == 1)
+                         inv_mass, v, w, hs, False, 0.0, 1.0, 0.0, 0.0, settings[S_SLOP], friction_model,
+                         directions, it % 2 == 1)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
             si.restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a,

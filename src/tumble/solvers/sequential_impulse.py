@@ -5,6 +5,8 @@ step, is the same on every run and any thread count. Per contact:
 
 - **friction** (notes 0.16, the circular cone): the tangential relative velocity v_t (2,) is removed as far
   as the disc |λ_t| <= μ λ_n allows (``friction_disc``; K_t is the 2×2 tangential block of N = Dᵀ M⁻¹ D);
+  or as far as the Anitescu–Stewart polygon of k directions allows (``friction_polygon``, notes 0.10); or
+  row by row within the box |λ_t,i| <= μ λ_n (box friction, notes 0.10); or not at all;
 - **normal** (notes 0.15 on the unilateral row of 0.10): the accumulated impulse is clamped at zero,
   λ_n ← max(0, λ_n − m_n (ms (v_n + bias)) − is λ_n). The row's target follows the gap s:
   s > δ (apart, within the contact margin): bias = s / h, so the bodies may close the gap this step but not
@@ -98,6 +100,57 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
     return qa * a1 - qb * a2, qb * a1 + qa * a2
 
 
+FRICTION_NONE, FRICTION_CONE, FRICTION_PYRAMID, FRICTION_BOX = 0, 1, 2, 3
+"""Friction models of the sweep (``contact_settings.FRICTION_MODELS`` names them)."""
+
+
+@njit(cache=True)
+def friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions):
+    """The friction step at one contact with the Anitescu–Stewart polyhedral cone (ArtiSynth notes 0.10): the
+    friction impulse is Σ β_i d_i with β_i >= 0, Σ β_i <= ``limit`` = μ λ_n, over ``directions`` unit vectors
+    d_i evenly spread in the tangent plane (d_0 = t1), i.e. a point of the regular polygon with vertices
+    limit · d_i. As ``friction_disc`` does for the disc, it returns the point of that polygon that reduces
+    the tangential velocity the most in the K_t⁻¹ metric, min ½ (λ − u)ᵀ K_t (λ − u) with u = λ_old − K_t⁻¹ v_t
+    the sticking impulse: maximal dissipation over the polygon, which is the LCP of Anitescu and Stewart
+    (the slack γ of its complementarity rows is the sliding speed) solved for this one contact exactly.
+
+    Inside the polygon that is u; otherwise the nearest point (K_t metric) of one of its edges, found by
+    trying each edge: O(k) per contact. As k grows the polygon tends to the disc from inside; a body sliding
+    midway between two directions is resisted by limit · cos(π/k) along its motion, plus a sideways part.
+    """
+    det = k11 * k22 - k12 * k12
+    u1 = old1 - (k22 * vt1 - k12 * vt2) / det
+    u2 = old2 - (k11 * vt2 - k12 * vt1) / det
+    if limit <= 0.0:
+        return 0.0, 0.0
+    step = 2.0 * np.pi / directions
+    # inside: on the inner side of every edge (the edge between vertices i and i+1 has outward normal
+    # (cos, sin) of angle (i + ½) step, at distance limit · cos(step / 2) from the centre)
+    inner = limit * np.cos(0.5 * step)
+    inside = True
+    for i in range(directions):
+        angle = (i + 0.5) * step
+        if u1 * np.cos(angle) + u2 * np.sin(angle) > inner:
+            inside = False
+            break
+    if inside:
+        return u1, u2
+    best, b1, b2 = np.inf, 0.0, 0.0
+    p1, p2 = limit, 0.0
+    for i in range(directions):
+        q1, q2 = limit * np.cos((i + 1) * step), limit * np.sin((i + 1) * step)
+        e1, e2 = q1 - p1, q2 - p2
+        ke1, ke2 = k11 * e1 + k12 * e2, k12 * e1 + k22 * e2
+        t = ((u1 - p1) * ke1 + (u2 - p2) * ke2) / (e1 * ke1 + e2 * ke2)
+        t = min(max(t, 0.0), 1.0)
+        r1, r2 = p1 + t * e1 - u1, p2 + t * e2 - u2
+        f = r1 * (k11 * r1 + k12 * r2) + r2 * (k12 * r1 + k22 * r2)
+        if f < best:
+            best, b1, b2 = f, p1 + t * e1, p2 + t * e2
+        p1, p2 = q1, q2
+    return b1, b2
+
+
 @njit(cache=True, inline="always")
 def _load(k, pair_body, inv_mass, v, w):
     """Pair k's bodies a, b, their inverse masses, and their velocities as one tuple st = (va, ωa, vb, ωb),
@@ -157,16 +210,17 @@ def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_imp
 @njit(cache=True)
 def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
           ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
-          mass_scale, impulse_scale, max_push, touch_band, friction_on, reverse):
+          mass_scale, impulse_scale, max_push, touch_band, friction_model, directions, reverse):
     """One Gauss–Seidel sweep: every normal row, then every contact's friction (whose bound then uses this
-    sweep's normal impulses); backwards through the buffer when ``reverse`` (alternating directions make the
-    sweeps symmetric, so no contact order is favoured). Normals first holds stacks better than pair by pair
-    (the S3 stack's top swayed 5.5 mm instead of 2.1 mm). Returns the largest velocity change of a normal
-    row [m/s] (the sweep's residual)."""
+    sweep's normal impulses) by ``friction_model`` (FRICTION_*; ``directions``: the pyramid's k); backwards
+    through the buffer when ``reverse`` (alternating directions make the sweeps symmetric, so no contact
+    order is favoured). Normals first holds stacks better than pair by pair (the S3 stack's top swayed
+    5.5 mm instead of 2.1 mm). Returns the largest velocity change of a normal row [m/s] (the sweep's
+    residual)."""
     residual = 0.0
     inv_h = 1.0 / h
     m = pair_contacts.shape[0]
-    for phase in range(2 if friction_on else 1):  # 0: the normal rows, 1: the friction rows
+    for phase in range(1 if friction_model == FRICTION_NONE else 2):  # 0: the normal rows, 1: the friction
         for kk in range(m):
             k = m - 1 - kk if reverse else kk
             c = pair_contacts[k]
@@ -198,17 +252,30 @@ def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, 
                     if change > residual:
                         residual = change
                 else:
-                    # Friction: the circular cone (notes 0.16).
                     t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
                     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
-                    vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
-                    vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
                     old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
-                    new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2, vt1,
-                                               vt2, mu * normal_impulse[s])
+                    limit = mu * normal_impulse[s]
+                    vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
+                    if friction_model == FRICTION_BOX:
+                        # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
+                        # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
+                        new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        new2 = min(max(old2 - vt2 / tangent_k[s, 2], -limit), limit)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                    else:
+                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        if friction_model == FRICTION_PYRAMID:  # the polyhedral cone (notes 0.10)
+                            new1, new2 = friction_polygon(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
+                                                          old2, vt1, vt2, limit, directions)
+                        else:  # the circular cone (notes 0.16)
+                            new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2,
+                                                       vt1, vt2, limit)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
                     tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
-                    st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
-                    st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
             _store(a, b, st, v, w)
     return residual
 
