@@ -4,6 +4,7 @@ The public names below are the whole API (see API.md); everything else is intern
 (w, x, y, z) body → world, SI units, z up, angular part first in 6-vectors.
 """
 
+from . import solvers
 from .body import Body
 from .dynamics.ode import ode
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
@@ -26,6 +27,7 @@ __all__ = [
     "World",
     "mass_properties",
     "ode",
+    "solvers",
     "spatial_inertia",
     "spatial_inertia_inv",
 ]
