@@ -242,3 +242,18 @@ def test_ground_contacts_never_nan_for_many_random_drops():
     assert len(c) > 20
     assert np.all(np.isfinite(c.point)) and np.all(np.isfinite(c.depth))
     np.testing.assert_allclose(c.normal, np.tile((0, 0, 1), (len(c), 1)), atol=1e-12)
+
+
+def test_families_present_follow_the_shapes_that_can_pair():
+    """A scene runs (and compiles) only the narrowphase families its geometries can form: fixed walls never
+    pair with each other, a type pairs with itself only when two geometries have it."""
+    from tumble.collision import narrowphase as nph
+
+    S, B, C, E, P = (int(t) for t in (tb.Sphere.geom_type, tb.Box.geom_type, tb.Capsule.geom_type,
+                                      tb.Ellipsoid.geom_type, tb.conventions.GeomType.PLANE))
+    spheres_in_a_pen = nph.families_present([S, S, S, B, B, P], [True, True, True, False, False, False])
+    assert spheres_in_a_pen == (nph.FAMILY_CLOSED_FORM,)
+    assert nph.families_present([B, B, P], [True, True, False]) == (nph.FAMILY_POLYTOPES,)
+    assert nph.families_present([B, P], [True, False]) == (nph.FAMILY_POLYTOPES,)  # box–ground only
+    assert nph.families_present([S, B], [True, False]) == (nph.FAMILY_CLOSED_FORM,)  # one box: no box pair
+    assert nph.families_present([C, B, E, P], [True, True, True, False]) == tuple(range(nph.FAMILY_COUNT))

@@ -92,7 +92,6 @@ def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_ver
 
 FAMILY_CLOSED_FORM, FAMILY_CAPSULE_POLYTOPE, FAMILY_POLYTOPES, FAMILY_CONVEX = range(4)
 FAMILY_COUNT = 4
-FAMILY_NAMES = ("closed_form", "capsule_polytope", "polytopes", "convex")
 
 
 @njit(cache=True)
