@@ -9,7 +9,9 @@ bool), so each kernel compiles once per signature of types. tumble's kernels nev
 part of a type (no ``numba.literally``); functions marked ``inline="always"`` are inlined as IR and are
 unaffected.
 
-Every module of tumble imports ``njit`` from here, not from numba.
+Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
+``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a
+numba that renamed it would only compile more, and tests/unit/test_jit.py would say so.
 """
 
 from __future__ import annotations
