@@ -46,12 +46,12 @@ POLYTOPE_TESTS, WITNESS_DECIDED, UNSUPPORTED = 0, 1, 2
 STATS_SIZE = 3
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _is_polytope(t):
     return t == BOX or t == CYLINDER or t == HULL
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _geom_pose(g, geom_body, geom_pos, geom_quat, x, q):
     """World position and orientation of geometry row g: body pose ∘ local pose."""
     b = geom_body[g]
@@ -61,7 +61,7 @@ def _geom_pose(g, geom_body, geom_pos, geom_quat, x, q):
     return x[b, 0] + ox, x[b, 1] + oy, x[b, 2] + oz, qw, qx, qy, qz
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _axis_points(px, py, pz, qw, qx, qy, qz, half):
     """Ends of a capsule's segment: centre ∓ half · (body z in world)."""
     ax, ay, az = qrot_t(qw, qx, qy, qz, 0.0, 0.0, half)
