@@ -186,6 +186,13 @@ def _polish(M: np.ndarray, q: np.ndarray, x: np.ndarray, basis: np.ndarray) -> n
     return y if res <= best_res else best
 
 
+def _check_size(shape: tuple | None) -> None:
+    """ValueError for a square matrix larger than MAX_LEMKE_SIZE (other shapes are check_problem's)."""
+    if shape is not None and len(shape) == 2 and shape[0] == shape[1] and shape[0] > MAX_LEMKE_SIZE:
+        raise ValueError(f"M has shape {tuple(shape)}: lemke's dense tableau is limited to n <= MAX_LEMKE_SIZE "
+                         f"= {MAX_LEMKE_SIZE}; use pgs, apgd or cg_qp for larger problems")
+
+
 def lemke(M: Any, q: Any, max_pivots: int | None = None) -> SolverResult:
     """Solve the LCP w = M x + q, x >= 0, w >= 0, xᵀw = 0 by Lemke's method (module docstring; ArtiSynth
     notes 0.3 and 0.7–0.8 for where such LCPs come from).
@@ -206,15 +213,10 @@ def lemke(M: Any, q: Any, max_pivots: int | None = None) -> SolverResult:
         ValueError: n > ``MAX_LEMKE_SIZE`` (before any work), M not square, q of another length, a NaN or
             infinite entry, max_pivots < 0. TypeError: non-numeric arrays, a non-integer max_pivots.
     """
-    shape = getattr(M, "shape", None)     # refuse a big ndarray before even copying it
-    if shape is not None and len(shape) == 2 and shape[0] == shape[1] and shape[0] > MAX_LEMKE_SIZE:
-        raise ValueError(f"M has shape {tuple(shape)}: lemke's dense tableau is limited to n <= MAX_LEMKE_SIZE "
-                         f"= {MAX_LEMKE_SIZE}; use pgs, apgd or cg_qp for larger problems")
+    _check_size(getattr(M, "shape", None))  # refuse a big ndarray before even copying it
     M, q = check_problem(M, q)
     n = q.shape[0]
-    if n > MAX_LEMKE_SIZE:
-        raise ValueError(f"M has shape {M.shape}: lemke's dense tableau is limited to n <= MAX_LEMKE_SIZE "
-                         f"= {MAX_LEMKE_SIZE}; use pgs, apgd or cg_qp for larger problems")
+    _check_size(M.shape)
     cap = max(100, 50 * n) if max_pivots is None else check_iterations("max_pivots", max_pivots)
     zero, inf = np.zeros(n), np.full(n, np.inf)
     scale = max(float(np.max(np.abs(M))) if n else 0.0, float(np.max(np.abs(q))) if n else 0.0)
