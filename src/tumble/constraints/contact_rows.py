@@ -39,6 +39,17 @@ def tangent_basis(nx, ny, nz):
     return ax, ay, az, ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax
 
 
+@njit(cache=True)
+def contact_directions(normal, out):
+    """out (c, 3, 3) = (n, t1, t2) of every contact with normal (c, 3): the directions of its rows."""
+    for i in range(normal.shape[0]):
+        nx, ny, nz = normal[i, 0], normal[i, 1], normal[i, 2]
+        out[i, 0, 0], out[i, 0, 1], out[i, 0, 2] = nx, ny, nz
+        t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(nx, ny, nz)
+        out[i, 1, 0], out[i, 1, 1], out[i, 1, 2] = t1x, t1y, t1z
+        out[i, 2, 0], out[i, 2, 1], out[i, 2, 2] = t2x, t2y, t2z
+
+
 @njit(cache=True, inline="always")
 def _row_geometry(s, r0, r1, r2, iinv, ang, inv_ang, d, dx, dy, dz):
     """ang[s, d] = r × dir and inv_ang[s, d] = I⁻¹ (r × dir); returns (r × dir)·I⁻¹ (r × dir)."""

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from .. import _checks
 from ..collision.detect import Contacts, detect_contacts
-from ..constraints.contact_rows import tangent_basis
+from ..constraints.contact_rows import contact_directions
 from ..conventions import Integrator
 from ..dynamics import integrate
 
@@ -106,15 +106,10 @@ class ContactProblem:
         c, k = len(self.contacts), int(directions)
         angle = 2.0 * np.pi * np.arange(k) / k
         # T (r, c + c k): columns of the normal rows, then each contact's k directions in its tangent rows
-        rows, cols, vals = [], [], []
-        for i in range(c):
-            rows.append(3 * i)
-            cols.append(i)
-            vals.append(1.0)
-            for j in range(k):
-                rows += [3 * i + 1, 3 * i + 2]
-                cols += [c + k * i + j] * 2
-                vals += [np.cos(angle[j]), np.sin(angle[j])]
+        i, j = np.repeat(np.arange(c), k), np.tile(np.arange(k), c)
+        rows = np.concatenate([3 * np.arange(c), 3 * i + 1, 3 * i + 2])
+        cols = np.concatenate([np.arange(c), c + k * i + j, c + k * i + j])
+        vals = np.concatenate([np.ones(c), np.cos(angle[j]), np.sin(angle[j])])
         T = sp.csr_matrix((vals, (rows, cols)), shape=(3 * c, c + c * k))
         A = T.T @ self.N @ T
         q_top = T.T @ self.b
@@ -153,36 +148,29 @@ def contact_problem(world: World, dt: float) -> ContactProblem:
                              a["torque"].copy(), world._gravity, dt, inv_inertia, np.ones(n, dtype=np.bool_), False)
     fixed = a["inv_mass"] == 0.0
     inv_inertia[fixed] = 0.0
-    blocks = [sp.block_diag((a["inv_mass"][i] * np.eye(3), inv_inertia[i])) for i in range(n)]
-    inv_mass_matrix = sp.block_diag(blocks, format="csr") if n else sp.csr_matrix((0, 0))
+    blocks = np.zeros((n, 6, 6))
+    blocks[:, :3, :3] = a["inv_mass"][:, None, None] * np.eye(3)
+    blocks[:, 3:, 3:] = inv_inertia
+    inv_mass_matrix = sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(6 * n, 6 * n)).tocsr()
     v_free = np.concatenate([v, w], axis=1).reshape(-1)
 
     # D: per contact, the normal then t1, t2; A gets +(dir, r_A × dir), B −(dir, r_B × dir) (seed 004's D).
     directions = np.empty((c, 3, 3))
-    directions[:, 0] = contacts.normal
-    for i in range(c):
-        basis = tangent_basis(*contacts.normal[i])
-        directions[i, 1], directions[i, 2] = basis[:3], basis[3:]
-    rows, cols, vals = [], [], []
+    contact_directions(contacts.normal, directions)
+    rows = np.broadcast_to(3 * np.arange(c)[:, None, None] + np.arange(3)[None, :, None], (c, 3, 6))
+    parts = []
     for body, sign in ((contacts.body_a, 1.0), (contacts.body_b, -1.0)):
-        lever = contacts.point - a["x"][body]
-        for d in range(3):
-            dirs = directions[:, d]
-            block = sign * np.concatenate([dirs, np.cross(lever, dirs)], axis=1)  # (c, 6)
-            keep = ~fixed[body]
-            for col in range(6):
-                rows.append((3 * np.arange(c) + d)[keep])
-                cols.append((6 * body + col)[keep])
-                vals.append(block[keep, col])
-    D = sp.csr_matrix((np.concatenate(vals) if vals else [], (np.concatenate(rows) if rows else [],
-                                                                np.concatenate(cols) if cols else [])),
-                      shape=(3 * c, 6 * n))
+        lever = (contacts.point - a["x"][body])[:, None, :]
+        block = sign * np.concatenate([directions, np.cross(lever, directions)], axis=2)  # (c, 3, 6)
+        cols = np.broadcast_to(6 * body[:, None, None] + np.arange(6), (c, 3, 6))
+        keep = ~fixed[body]  # a fixed body's columns stay empty (its M⁻¹ block is zero anyway)
+        parts.append((block[keep].ravel(), rows[keep].ravel(), cols[keep].ravel()))
+    vals, row_idx, col_idx = (np.concatenate(p) for p in zip(*parts, strict=True))
+    D = sp.csr_matrix((vals, (row_idx, col_idx)), shape=(3 * c, 6 * n))
     N = (D @ inv_mass_matrix @ D.T).toarray()
     gap = -contacts.depth
     b = D @ v_free
-    slop = world.settings.slop
-    b[3 * np.arange(c)] += np.where(gap > slop, gap / dt, 0.0)
-    body = world._live()
-    mu = np.sqrt(body["friction"][contacts.body_a] * body["friction"][contacts.body_b])
+    b[3 * np.arange(c)] += np.where(gap > world.settings.slop, gap / dt, 0.0)
+    mu = np.sqrt(a["friction"][contacts.body_a] * a["friction"][contacts.body_b])
     return ContactProblem(contacts=contacts, dt=dt, D=D, inv_mass_matrix=inv_mass_matrix, N=N, b=b,
                           v_free=v_free, mu=mu)
