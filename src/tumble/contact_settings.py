@@ -14,6 +14,7 @@ import numpy as np
 from . import _checks
 from .dynamics import timestep as ts
 from .solvers import sequential_impulse as si
+from .solvers import velocity_solve as vs
 
 FRICTION_MODELS = {"cone": si.FRICTION_CONE, "pyramid": si.FRICTION_PYRAMID, "box": si.FRICTION_BOX,
                    "none": si.FRICTION_NONE}
@@ -22,8 +23,17 @@ Coulomb cone by projection in the Gauss–Seidel sweep (ArtiSynth notes 0.16); t
 cone of ``friction_directions`` directions with maximal dissipation (notes 0.10); box friction, each tangent
 row bounded by ±μ times the normal impulse's estimate (notes 0.10); or none."""
 
-SOLVERS = {"pgs": 0}
-"""Solvers of the time-stepping method: projected Gauss–Seidel / sequential impulses with warm starting."""
+SOLVERS = {"pgs": vs.PGS, "apgd": vs.APGD, "cg": vs.CG, "lemke": vs.Lemke}
+"""Solvers of the time-stepping method's velocity solve (solvers/velocity_solve.py, docs/solvers.md): projected
+Gauss–Seidel / sequential impulses (the default), accelerated projected gradient, projected conjugate
+gradients (frictionless only) and Lemke's pivoting (frictionless or the pyramid)."""
+
+DEFAULT_ITERATIONS = {"pgs": 4, "apgd": 30, "cg": 30, "lemke": None}
+"""``iterations`` when not given: Gauss–Seidel sweeps, APGD or CG iterations per sub-step; for Lemke None
+means a pivot cap of max(100, 50 n) for n unknowns."""
+
+LCP_FRICTION = ("none", "pyramid")
+"""The friction models with an LCP form (notes 0.10), the ones Lemke's method can solve."""
 
 CORRECTIONS = {"split": ts.CORRECTION_SPLIT, "soft": ts.CORRECTION_SOFT}
 """How penetration is removed without injecting energy (dynamics/timestep.py, docs/contact.md)."""
@@ -46,14 +56,22 @@ class ContactSettings:
             "box" (each tangent row within ±μ λ_n) or "none".
         friction_directions: k, the pyramid's directions in the tangent plane (>= 3; "pyramid" only): the
             polygon inscribed in the cone's disc resists sliding by at least μ λ_n cos(π/k).
-        solver: "pgs": projected Gauss–Seidel / sequential impulses, warm-started by feature id.
-        iterations: velocity sweeps per sub-step (at most; see ``tolerance``).
+        solver: the velocity solve of each sub-step, on the same rows and warm start (docs/solvers.md):
+            "pgs" (projected Gauss–Seidel / sequential impulses, default), "apgd" (accelerated projected
+            gradient, matrix-free), "cg" (projected conjugate gradients on the normal rows; needs
+            friction="none") or "lemke" (Lemke's pivoting on the dense LCP of the awake contacts; needs
+            friction="none" or "pyramid", and refuses a step whose LCP has more than
+            ``tumble.solvers.MAX_LEMKE_SIZE`` unknowns).
+        iterations: the most iterations per sub-step: Gauss–Seidel sweeps (default 4), APGD or CG
+            iterations (default 30), Lemke's pivots (default None: max(100, 50 n)); see ``tolerance``.
         substeps: sub-steps per step: velocity stage, sweeps and position stage repeat with h / substeps on
             the rows built once at the start of the step (Box2D v3's soft step); impulses are per sub-step.
         relax_iterations: sweeps of each pass after the velocity solve: the split-impulse position
-            correction or the soft step's relax, and the restitution pass.
-        tolerance: [m/s] the velocity sweeps stop early once no normal row changes a relative velocity by
-            more than this in a sweep.
+            correction or the soft step's relax (run by the chosen solver: for "lemke" any count >= 1 is
+            one exact solve), and the restitution pass.
+        tolerance: [m/s] the solve of a sub-step stops early under this residual: for "pgs" once no normal
+            row changes a relative velocity by more than this in a sweep; for "apgd" and "cg" once the
+            natural-map residual in velocity units (solvers/rows.py) is below it. Lemke only reports it.
         restitution_threshold: [m/s] contacts closing slower than this before the solve get no bounce
             (Baraff II (8-10) applies above it), so resting contact stays at rest.
         correction: "split" (split impulse: pseudo-velocities, dropped after the position stage) or
@@ -76,7 +94,7 @@ class ContactSettings:
     friction: str = "cone"
     friction_directions: int = 8
     solver: str = "pgs"
-    iterations: int = 4
+    iterations: int | None = None
     substeps: int = 4
     relax_iterations: int = 4
     tolerance: float = 1e-6
@@ -91,6 +109,7 @@ class ContactSettings:
     sleep: bool = True
     sleep_time: float = 0.5
     sleep_speed: float = 0.01
+    solver_settings: tuple = field(init=False, repr=False, compare=False)
     arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
     kick_arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
 
@@ -98,7 +117,16 @@ class ContactSettings:
         _checks.choice("friction", self.friction, FRICTION_MODELS)
         _checks.choice("solver", self.solver, SOLVERS)
         _checks.choice("correction", self.correction, CORRECTIONS)
-        _count("iterations", self.iterations, 1)
+        if self.solver == "cg" and self.friction != "none":
+            raise ValueError(f"solver='cg' solves frictionless contact only (seed 004's QP), got friction="
+                             f"{self.friction!r}: use friction='none', or another solver")
+        if self.solver == "lemke" and self.friction not in LCP_FRICTION:
+            raise ValueError(f"solver='lemke' needs a friction model with an LCP form, got friction="
+                             f"{self.friction!r}: use friction='pyramid' (Anitescu–Stewart) or 'none'")
+        if self.iterations is None:
+            object.__setattr__(self, "iterations", DEFAULT_ITERATIONS[self.solver])
+        if self.iterations is not None:
+            _count("iterations", self.iterations, 1)
         _count("friction_directions", self.friction_directions, 3)
         _count("relax_iterations", self.relax_iterations, 0)
         _count("substeps", self.substeps, 1)
@@ -120,16 +148,16 @@ class ContactSettings:
         settings[ts.S_BAUMGARTE] = beta
         settings[ts.S_SLOP] = self.slop
         settings[ts.S_RESTITUTION_THRESHOLD] = self.restitution_threshold
-        settings[ts.S_TOLERANCE] = self.tolerance
         settings[ts.S_MATCH_DISTANCE] = self.match_distance
         isettings = np.zeros(ts.ISETTINGS_SIZE, dtype=np.int64)
-        isettings[ts.I_ITERATIONS] = self.iterations
         isettings[ts.I_RELAX_ITERATIONS] = self.relax_iterations
         isettings[ts.I_CORRECTION] = CORRECTIONS[self.correction]
         isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
         isettings[ts.I_SUBSTEPS] = self.substeps
         isettings[ts.I_FRICTION_DIRECTIONS] = self.friction_directions
         object.__setattr__(self, "arrays", (settings, isettings))
+        iterations = 0 if self.iterations is None else int(self.iterations)
+        object.__setattr__(self, "solver_settings", SOLVERS[self.solver](iterations, float(self.tolerance)))
         # The ODE integrators' contact kick solves the whole step at once (step._contact_kick).
         kick = isettings.copy()
         kick[ts.I_SUBSTEPS] = 1

@@ -23,6 +23,8 @@ from .conventions import PARALLEL_MIN_BODIES, Integrator
 from .dynamics import integrate, ode
 from .dynamics import state as _state
 from .dynamics import timestep as ts
+from .solvers.pivoting import MAX_LEMKE_SIZE
+from .solvers.velocity_solve import STATUS_NAMES, lemke_size
 
 if TYPE_CHECKING:
     from .world import World
@@ -33,10 +35,10 @@ _ODE_METHOD = {Integrator.EULER: "euler", Integrator.RK4: "rk4", Integrator.ADAP
 class StepStats:
     """Figures of the last step, kept in one array that each step overwrites (no allocation)."""
 
-    CONTACTS, SWEEPS, RESIDUAL, SECONDS_DETECT, SECONDS_SOLVE, SECONDS_STEP, SLEEPING = range(7)
+    CONTACTS, SWEEPS, RESIDUAL, SECONDS_DETECT, SECONDS_SOLVE, SECONDS_STEP, SLEEPING, STATUS = range(8)
 
     def __init__(self) -> None:
-        self.values = np.zeros(7)
+        self.values = np.zeros(8)
         self.solver_out = np.zeros(ts.STATS_SIZE)
 
     @property
@@ -46,8 +48,15 @@ class StepStats:
 
     @property
     def iterations(self) -> int:
-        """Velocity sweeps the solver ran (at most ``iterations``; fewer once under ``tolerance``)."""
+        """Iterations of the velocity solve, summed over the sub-steps: Gauss–Seidel sweeps, APGD or CG
+        iterations, or Lemke's pivots (at most ``iterations`` per sub-step; fewer once under ``tolerance``)."""
         return int(self.values[self.SWEEPS])
+
+    @property
+    def status(self) -> str:
+        """How the last sub-step's solve ended: "converged", "max_iterations" or "failed"
+        (solvers/velocity_solve.py); "converged" for a step without contacts."""
+        return STATUS_NAMES[int(self.values[self.STATUS])]
 
     @property
     def sleeping(self) -> int:
@@ -56,15 +65,16 @@ class StepStats:
 
     @property
     def residual(self) -> float:
-        """[m/s] the largest change of a normal relative velocity in the last sweep."""
+        """[m/s] the last sub-step's residual: for "pgs" the largest change of a normal relative velocity in
+        the last sweep; for the other solvers the natural-map residual in velocity units (solvers/rows.py)."""
         return float(self.values[self.RESIDUAL])
 
     def as_dict(self) -> dict[str, float]:
-        """All figures: contacts, iterations, residual [m/s], sleeping bodies, and seconds spent in detection, in the
-        velocity–solve–position kernel and in the whole step."""
+        """All figures: contacts, iterations, residual [m/s], status, sleeping bodies, and seconds spent in
+        detection, in the velocity–solve–position kernel and in the whole step."""
         v = self.values
         return {"contacts": self.contacts, "iterations": self.iterations, "residual": self.residual,
-                "sleeping": self.sleeping,
+                "status": self.status, "sleeping": self.sleeping,
                 "seconds_detection": float(v[self.SECONDS_DETECT]), "seconds_solve": float(v[self.SECONDS_SOLVE]),
                 "seconds_step": float(v[self.SECONDS_STEP])}
 
@@ -75,6 +85,10 @@ class StepStats:
 def step(world: World, dt: float) -> None:
     """Advance ``world`` by ``dt`` [s] (already validated)."""
     t0 = time.perf_counter()
+    lemke = world._settings.solver == "lemke"
+    if lemke:   # the loads before the callbacks, to undo a step that Lemke's size limit refuses
+        a = world._live()
+        loads = a["force"].copy(), a["torque"].copy()
     for fn in world._force_fns:
         fn(world, world.time)
     stats = world.step_stats.values
@@ -82,6 +96,8 @@ def step(world: World, dt: float) -> None:
     if world._geom.count > 1:
         world._detect_into_buffer(dt)
         pairs = world._buffer.pair_count
+        if lemke:
+            _check_lemke_size(world, loads)
     else:
         pairs = 0
     t1 = time.perf_counter()
@@ -107,6 +123,21 @@ def step(world: World, dt: float) -> None:
     stats[StepStats.SECONDS_STEP] = t2 - t0
 
 
+def _check_lemke_size(world: World, loads: tuple[np.ndarray, np.ndarray]) -> None:
+    """ValueError when the step's LCP is beyond Lemke's dense tableau, after undoing the detection and the
+    force callbacks' loads, so the world is as it was before ``step``."""
+    p = world._buffer.pairs
+    isettings = world._settings.arrays[1]
+    size = lemke_size(p.live("pair_contacts"), p.live("pair_awake"), isettings[ts.I_FRICTION],
+                      isettings[ts.I_FRICTION_DIRECTIONS])
+    if size > MAX_LEMKE_SIZE:
+        world._buffer, world._old_buffer = world._old_buffer, world._buffer
+        a = world._live()
+        a["force"][...], a["torque"][...] = loads
+        raise ValueError(f"solver='lemke': this step's LCP has {size} unknowns, more than MAX_LEMKE_SIZE = "
+                         f"{MAX_LEMKE_SIZE} (Lemke's dense tableau); use solver='pgs', 'apgd' or 'cg'")
+
+
 def _islands(world: World, dt: float) -> None:
     """Sleep and wake by islands (constraints/islands.py); ``dt`` [s] advances the quiet timers."""
     a = world._live()
@@ -123,12 +154,13 @@ def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool)
     settings, isettings = world._settings.arrays if integrate_positions else world._settings.kick_arrays
     out = world.step_stats.solver_out
     ts.contact_step(kind, world._body_arrays(ts.BODY_ARRAYS), world._buffer.pair_arrays(),
-                    world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt, settings,
-                    isettings, integrate_positions, out)
+                    world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt,
+                    world._settings.solver_settings, settings, isettings, integrate_positions, out)
     stats = world.step_stats.values
     stats[StepStats.CONTACTS] = out[ts.STAT_CONTACTS]
     stats[StepStats.SWEEPS] = out[ts.STAT_ITERATIONS]
     stats[StepStats.RESIDUAL] = out[ts.STAT_RESIDUAL]
+    stats[StepStats.STATUS] = out[ts.STAT_STATUS]
 
 
 def _free_step(world: World, dt: float, kind: int) -> None:

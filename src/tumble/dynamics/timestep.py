@@ -27,6 +27,7 @@ from ..constraints.contact_rows import prepare_rows
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t
 from ..solvers import sequential_impulse as si
+from ..solvers.velocity_solve import velocity_solve
 from .integrate import position_stage, velocity_stage
 
 BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
@@ -35,25 +36,27 @@ BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_prin
 CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
 
 # settings (float64 array) layout
-(S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_TOLERANCE,
- S_MATCH_DISTANCE) = range(8)
-SETTINGS_SIZE = 8
+S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_MATCH_DISTANCE = range(7)
+SETTINGS_SIZE = 7
 # isettings (int64 array) layout
-I_ITERATIONS, I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS = range(6)
-ISETTINGS_SIZE = 6
+I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS = range(5)
+ISETTINGS_SIZE = 5
 # stats_out layout
-STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL = range(3)
-STATS_SIZE = 3
+STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)
+STATS_SIZE = 4
 
 
 @njit(cache=True)
-def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isettings, integrate_positions,
+def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, isettings, integrate_positions,
                  stats_out):
     """Advance every body by h [s] with the contacts in the buffer (module docstring).
 
     ``scheme``: Integrator code of the velocity and position stages (SPLITTING, SYMPLECTIC_EULER or
-    IMPLICIT_GYRO). ``integrate_positions`` False stops after the velocity solve (the ODE integrators then
-    take the contact impulses as an initial kick). stats_out (3,): contacts, sweeps, residual [m/s].
+    IMPLICIT_GYRO). ``solver``: the settings tuple of the velocity solve (solvers/velocity_solve.py; its type
+    picks the solver, so each solver compiles its own specialization of this kernel). ``integrate_positions``
+    False stops after the velocity solve (the ODE integrators then take the contact impulses as an initial
+    kick). stats_out (4,): contacts, the solver's iterations summed over the sub-steps, the last sub-step's
+    residual [m/s] and status (velocity_solve.STATUS_*).
     """
     (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
      inv_inertia_world, v_pseudo, w_pseudo, awake) = body
@@ -80,8 +83,14 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
     bias_rate, mass_scale, impulse_scale = si.soft_coefficients(hertz, settings[S_DAMPING], hs)
     max_push = settings[S_MAX_PUSH]
     friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
-    sweeps = 0
+    rows = (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
+            ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass)
+    touch_band = settings[S_SLOP]
+    solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band)
+    relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band)
+    iterations = 0
     residual = 0.0
+    status = 0
     for sub in range(substeps):
         if sub > 0:
             velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
@@ -89,14 +98,9 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
         si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                       inv_ang_b, inv_mass, v, w)
-        for it in range(isettings[I_ITERATIONS]):
-            residual = si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
-                                tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
-                                inv_mass, v, w, hs, soft, bias_rate, mass_scale, impulse_scale, max_push,
-                                settings[S_SLOP], friction_model, directions, it % 2 == 1)
-            sweeps += 1
-            if residual <= settings[S_TOLERANCE]:
-                break
+        done, residual, status = velocity_solve(solver, rows, solve_bias, friction_model, directions,
+                                                solver.iterations, solver.tolerance, v, w)
+        iterations += done
         if not integrate_positions:
             break
         if not soft:
@@ -113,12 +117,10 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
         position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs, awake)
         if not soft:
             _apply_pseudo(x, q, v_pseudo, w_pseudo, hs)
-        else:
-            for it in range(isettings[I_RELAX_ITERATIONS]):
-                si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
-                         tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
-                         inv_mass, v, w, hs, False, 0.0, 1.0, 0.0, 0.0, settings[S_SLOP], friction_model,
-                         directions, it % 2 == 1)
+        elif isettings[I_RELAX_ITERATIONS] > 0:
+            # the rigid relax pass, by the same solver (a tolerance of −1: every iteration runs)
+            velocity_solve(solver, rows, relax_bias, friction_model, directions, isettings[I_RELAX_ITERATIONS],
+                           -1.0, v, w)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
             si.restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a,
@@ -132,8 +134,9 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, settings, isetting
                 friction_impulse[s, c] = (tangent_impulse[s, 0] * tangent[s, 0, c]
                                           + tangent_impulse[s, 1] * tangent[s, 1, c])
     stats_out[STAT_CONTACTS] = count
-    stats_out[STAT_ITERATIONS] = sweeps
+    stats_out[STAT_ITERATIONS] = iterations
     stats_out[STAT_RESIDUAL] = residual
+    stats_out[STAT_STATUS] = status
 
 
 @njit(cache=True)

@@ -35,8 +35,8 @@ from .result import (
     check_problem,
     check_symmetric,
     check_tol,
-    natural_map_norm,
 )
+from .rows import natural_residual, product
 
 __all__ = ["cg_qp"]
 
@@ -63,13 +63,14 @@ def _free_gradient(x, g, p):
 
 
 @njit(cache=True)
-def _mprgp_kernel(N, b, x, iterations, tol, alpha, L):
-    """MPRGP (module docstring) on λ = x (n,) in place, x >= 0 on entry. Returns (iterations, code)."""
+def _mprgp_kernel(N, b, feasible, x, iterations, tol, alpha, L):
+    """MPRGP (module docstring) on λ = x (n,) in place, x >= 0 on entry. Returns (iterations, code).
+
+    N is a dense matrix or the step's frictionless contact rows; ``feasible`` (the box [0, ∞) or the rows'
+    set) only decides the stopping test, ``natural_residual`` (rows.py)."""
     n = x.shape[0]
-    lo = np.zeros(n)
-    hi = np.full(n, np.inf)
-    g = N @ x + b
-    if natural_map_norm(x, g, lo, hi) <= tol:
+    g = product(N, x) + b
+    if natural_residual(feasible, x, g) <= tol:
         return 0, _CONVERGED
     p = np.empty(n)
     d = np.empty(n)
@@ -86,7 +87,7 @@ def _mprgp_kernel(N, b, x, iterations, tol, alpha, L):
             # proportional: a conjugate-gradient trial step along −p
             if g @ p <= 0.0:                  # rounding left p no descent direction: restart CG from φ
                 _free_gradient(x, g, p)
-            Np = N @ p
+            Np = product(N, p)
             pnp = p @ Np
             pp = p @ p
             gp = g @ p
@@ -114,13 +115,13 @@ def _mprgp_kernel(N, b, x, iterations, tol, alpha, L):
                 _free_gradient(x, g, d)
                 for i in range(n):
                     x[i] = max(x[i] - alpha * d[i], 0.0)
-                g = N @ x + b
+                g = product(N, x) + b
                 _free_gradient(x, g, p)
         else:
             # proportioning: exact line search along the chopped gradient (raises active λ_i)
             for i in range(n):
                 d[i] = g[i] if (x[i] <= 0.0 and g[i] < 0.0) else 0.0
-            Nd = N @ d
+            Nd = product(N, d)
             dnd = d @ Nd
             dd = d @ d
             if dnd < -_NEGATIVE * L * dd:
@@ -132,12 +133,12 @@ def _mprgp_kernel(N, b, x, iterations, tol, alpha, L):
                 x[i] = max(x[i] - step * d[i], 0.0)
                 g[i] -= step * Nd[i]
             _free_gradient(x, g, p)
-        res = natural_map_norm(x, g, lo, hi)
+        res = natural_residual(feasible, x, g)
         if res == np.inf:
             return it + 1, _DIVERGED
         if res <= tol:
-            g = N @ x + b                     # confirm on a fresh gradient, free of recurrence drift
-            if natural_map_norm(x, g, lo, hi) <= tol:
+            g = product(N, x) + b                     # confirm on a fresh gradient, free of recurrence drift
+            if natural_residual(feasible, x, g) <= tol:
                 return it + 1, _CONVERGED
             _free_gradient(x, g, p)
     return iterations, _MAX_ITERATIONS
@@ -171,6 +172,6 @@ def cg_qp(N: Any, b: Any, x0: Any = None, iterations: int | None = None, tol: fl
     L = min(float(np.max(np.sum(np.abs(Ns), axis=1))), float(np.linalg.norm(Ns))) if n else 0.0
     if not L > 0.0:
         L = 1.0
-    done, code = _mprgp_kernel(Ns, b, x, iterations, tol, 1.9 / L, L)
     zero, inf = np.zeros(n), np.full(n, np.inf)
+    done, code = _mprgp_kernel(Ns, b, (zero, inf), x, iterations, tol, 1.9 / L, L)
     return _result(N, b, x, zero, inf, done, _STATUS[code])

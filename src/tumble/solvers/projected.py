@@ -24,6 +24,7 @@ from .result import (
     check_symmetric,
     natural_map_norm,
 )
+from .rows import natural_residual, product, project
 
 __all__ = ["apgd", "pgs"]
 
@@ -102,11 +103,15 @@ def pgs(M: Any, q: Any, lo: Any = None, hi: Any = None, x0: Any = None, iteratio
 
 
 @njit(cache=True)
-def _apgd_kernel(M, q, lo, hi, x, iterations, tol, L, mnorm):
+def _apgd_kernel(M, q, feasible, x, iterations, tol, L, mnorm):
     """Accelerated projected gradient (FISTA, Beck & Teboulle 2009) with the gradient restart of O'Donoghue &
     Candès (2015) and Lipschitz backtracking, on x (n,) in place. Returns (iterations done, code, final L).
 
-    Step: x⁺ = mid(lo, y − (M y + q) / L, hi). Backtracking: the step is accepted when
+    M is a dense matrix or the step's contact rows, ``feasible`` a (lo, hi) box or the rows' friction set
+    (rows.py resolves ``product``, ``project`` and ``natural_residual`` by their types).
+
+    Step: x⁺ = P(y − (M y + q) / L), P the projection onto the feasible set (mid(lo, ·, hi) for a box).
+    Backtracking: the step is accepted when
     dᵀ M d <= L dᵀd for d = x⁺ − y (the descent lemma of ½ xᵀMx + qᵀx), else L doubles; dᵀ M d comes from the
     products M x⁺ and M y already at hand, with a slack for their rounding (n · eps · ‖M‖∞ · (|x⁺|∞ + |y|∞)
     · ‖d‖₁). Momentum: t⁺ = (1 + √(1 + 4t²)) / 2, y⁺ = x⁺ + (t − 1)/t⁺ · (x⁺ − x). Restart (t ← 1, y⁺ = x⁺)
@@ -114,8 +119,8 @@ def _apgd_kernel(M, q, lo, hi, x, iterations, tol, L, mnorm):
     linearity from M x⁺ and M x), one more per backtrack.
     """
     n = x.shape[0]
-    Mx = M @ x
-    if natural_map_norm(x, Mx + q, lo, hi) <= tol:
+    Mx = product(M, x)
+    if natural_residual(feasible, x, Mx + q) <= tol:
         return 0, _CONVERGED, L
     y = x.copy()
     My = Mx.copy()
@@ -125,8 +130,9 @@ def _apgd_kernel(M, q, lo, hi, x, iterations, tol, L, mnorm):
     for k in range(iterations):
         while True:
             for i in range(n):
-                xn[i] = min(max(y[i] - (My[i] + q[i]) / L, lo[i]), hi[i])
-            Mxn = M @ xn
+                xn[i] = y[i] - (My[i] + q[i]) / L
+            project(feasible, xn)
+            Mxn = product(M, xn)
             dd = 0.0
             dmd = 0.0
             d1 = 0.0
@@ -142,7 +148,7 @@ def _apgd_kernel(M, q, lo, hi, x, iterations, tol, L, mnorm):
             if dmd <= L * dd + gamma * d1 * (xa + ya) or not np.isfinite(dmd):
                 break
             L *= 2.0
-        res = natural_map_norm(xn, Mxn + q, lo, hi)
+        res = natural_residual(feasible, xn, Mxn + q)
         if res == np.inf:
             x[:] = xn
             return k + 1, _DIVERGED, L
@@ -224,5 +230,5 @@ def apgd(M: Any, q: Any, lo: Any = None, hi: Any = None, x0: Any = None, iterati
     L = 1.1 * largest_eigenvalue_estimate(Ms)
     if not L > 0.0:   # M = 0 (or numerically so): any positive step is safe, the backtracking fixes the rest
         L = max(mnorm, 1.0)
-    done, code, _ = _apgd_kernel(Ms, q, lo, hi, x, iterations, tol, L, mnorm)
+    done, code, _ = _apgd_kernel(Ms, q, (lo, hi), x, iterations, tol, L, mnorm)
     return _result(M, q, x, lo, hi, done, _STATUS[code])

@@ -1,0 +1,208 @@
+"""The step's contact rows as a matrix-free operator and a feasible set, so that the library's solvers run on
+them inside the step's kernel (ArtiSynth notes 0.10, 0.15–0.16; seed 004).
+
+``projected.apgd`` and ``mprgp.cg_qp`` are written against three primitives that Numba resolves at compile
+time by the type of their first argument:
+
+- ``product(op, x)``: op x. A dense (n, n) matrix, or a ``ContactRows``: (N + C) x with N = J M⁻¹ Jᵀ applied
+  as a scatter of the impulses x into body velocity changes M⁻¹ Jᵀ x (Baraff II (8-12)) and a gather J (·)
+  (seed 004: N = Dᵀ M⁻¹ D is never formed), plus the compliance C of regularized rows;
+- ``project(feasible, z)``: z onto the feasible set in place. A (lo, hi) box, or a ``RowSet``: per contact,
+  λ_n ≥ 0, then the friction impulse onto the model's set of radius μ λ_n (the disc, the Anitescu–Stewart
+  polygon, the box |λ_t,i| ≤ μ λ_n) or zero. The friction set depends on λ_n, so this is the projection
+  of notes 0.16's Gauss–Seidel (friction bounded by the current normal impulse), whose fixed points are
+  the Coulomb solutions the default solver finds; it is not the convex cone of Anitescu's relaxation;
+- ``natural_residual(feasible, x, w)``: ‖x − P(x − w)‖∞ for a box (result.natural_map_norm); for rows the
+  same map with each row's w scaled by its effective mass m and the change divided by it again,
+  max_r |x_r − P(x − m w)_r| / m_r [m/s]: the largest change of a relative velocity that a projected
+  Jacobi step would make, comparable with the Gauss–Seidel sweep's residual. A contact's two friction rows
+  share one mass, 2 / (K_11 + K_22), so the scaled map has the same fixed points as the unscaled one.
+
+Row layout: row r = width · s + d of slot s (``MAX_CONTACTS`` · pair + contact) and direction d (0 the
+normal, 1 and 2 the tangents t1, t2); width is 1 (normal rows only: frictionless) or 3. Rows of asleep pairs
+and empty slots are inactive: the operator and the set leave them at zero.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from ..collision.sat import MAX_CONTACTS
+from ..constraints.contact_rows import row_velocity
+from ..jit import njit
+from .result import natural_map_norm
+from .sequential_impulse import FRICTION_BOX, FRICTION_CONE, FRICTION_PYRAMID, friction_polygon
+
+ContactRows = namedtuple("ContactRows", ["pair_body", "pair_contacts", "pair_awake", "normal", "tangent", "ang_a",
+                                         "ang_b", "inv_ang_a", "inv_ang_b", "inv_mass", "compliance", "dv", "dw",
+                                         "width"])
+"""The operator N + C on the rows (module docstring). Contact buffer arrays (``contact_buffer.SLOT_FIELDS``:
+normal (S, 3), tangent (S, 2, 3), ang_*/inv_ang_* (S, 3, 3)), body inv_mass (n,), compliance (S,) [1/kg]
+(the velocity per impulse a regularized normal row adds; 0 for a rigid row), dv, dw (n, 3) scratch, width
+1 or 3."""
+
+RowSet = namedtuple("RowSet", ["pair_contacts", "pair_awake", "pair_friction", "friction_model", "directions",
+                               "scale", "width"])
+"""The feasible set of the rows (module docstring): friction_model (``sequential_impulse.FRICTION_*``),
+directions the pyramid's k, scale (width · S,) each row's effective mass [kg] for the residual."""
+
+
+def _is(tp, cls) -> bool:
+    return isinstance(tp, types.BaseNamedTuple) and tp.instance_class is cls
+
+
+@njit(cache=True)
+def scatter(op, x, dv, dw):
+    """dv, dw (n, 3) += M⁻¹ Jᵀ x: each active row's impulse x_r along its direction, +on A, −on B."""
+    width = op.width
+    for k in range(op.pair_contacts.shape[0]):
+        if not op.pair_awake[k]:
+            continue
+        a, b = op.pair_body[k, 0], op.pair_body[k, 1]
+        ima, imb = op.inv_mass[a], op.inv_mass[b]
+        for j in range(op.pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            for d in range(width):
+                lam = x[width * s + d]
+                if lam == 0.0:
+                    continue
+                for e in range(3):
+                    u = op.normal[s, e] if d == 0 else op.tangent[s, d - 1, e]
+                    dv[a, e] += lam * ima * u
+                    dv[b, e] -= lam * imb * u
+                    dw[a, e] += lam * op.inv_ang_a[s, d, e]
+                    dw[b, e] -= lam * op.inv_ang_b[s, d, e]
+
+
+@njit(cache=True)
+def gather(op, v, w, out):
+    """out (width · S,) = J (v, w) on the active rows (the relative velocities [m/s]); inactive rows 0."""
+    width = op.width
+    out[:] = 0.0
+    for k in range(op.pair_contacts.shape[0]):
+        if not op.pair_awake[k]:
+            continue
+        a, b = op.pair_body[k, 0], op.pair_body[k, 1]
+        for j in range(op.pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            for d in range(width):
+                if d == 0:
+                    dx, dy, dz = op.normal[s, 0], op.normal[s, 1], op.normal[s, 2]
+                else:
+                    dx, dy, dz = op.tangent[s, d - 1, 0], op.tangent[s, d - 1, 1], op.tangent[s, d - 1, 2]
+                out[width * s + d] = row_velocity(s, d, a, b, dx, dy, dz, op.ang_a, op.ang_b, v, w)
+
+
+@njit(cache=True)
+def _rows_product(op, x):
+    op.dv[:] = 0.0
+    op.dw[:] = 0.0
+    scatter(op, x, op.dv, op.dw)
+    out = np.empty_like(x)
+    gather(op, op.dv, op.dw, out)
+    width = op.width
+    for k in range(op.pair_contacts.shape[0]):
+        if op.pair_awake[k]:
+            for j in range(op.pair_contacts[k]):
+                s = MAX_CONTACTS * k + j
+                out[width * s] += op.compliance[s] * x[width * s]
+    return out
+
+
+def product(op, x):
+    """op x (module docstring); callable from kernels only."""
+    raise NotImplementedError("product is resolved by Numba inside kernels")
+
+
+@overload(product)
+def _product_impl(op, x):
+    if isinstance(op, types.Array):
+        return lambda op, x: op @ x
+    if _is(op, ContactRows):
+        return lambda op, x: _rows_product(op, x)
+    return None
+
+
+@njit(cache=True)
+def _project_rows(feasible, z):
+    width = feasible.width
+    model = feasible.friction_model
+    for k in range(feasible.pair_contacts.shape[0]):
+        if not feasible.pair_awake[k]:
+            continue
+        mu = feasible.pair_friction[k]
+        for j in range(feasible.pair_contacts[k]):
+            r = width * (MAX_CONTACTS * k + j)
+            lam_n = max(z[r], 0.0)
+            z[r] = lam_n
+            if width == 1:
+                continue
+            limit = mu * lam_n
+            t1, t2 = z[r + 1], z[r + 2]
+            if model == FRICTION_CONE:
+                norm = np.sqrt(t1 * t1 + t2 * t2)
+                if norm > limit:
+                    f = limit / norm
+                    t1, t2 = t1 * f, t2 * f
+            elif model == FRICTION_BOX:
+                t1, t2 = min(max(t1, -limit), limit), min(max(t2, -limit), limit)
+            elif model == FRICTION_PYRAMID:   # the nearest point of the polygon (K_t = I: Euclidean)
+                t1, t2 = friction_polygon(1.0, 0.0, 1.0, t1, t2, 0.0, 0.0, limit, feasible.directions)
+            else:
+                t1, t2 = 0.0, 0.0
+            z[r + 1], z[r + 2] = t1, t2
+
+
+def project(feasible, z):
+    """z ← P(z) onto the feasible set, in place (module docstring); callable from kernels only."""
+    raise NotImplementedError("project is resolved by Numba inside kernels")
+
+
+@overload(project)
+def _project_impl(feasible, z):
+    if isinstance(feasible, types.BaseTuple) and not isinstance(feasible, types.BaseNamedTuple):
+        def box(feasible, z):
+            lo, hi = feasible
+            for i in range(z.shape[0]):
+                z[i] = min(max(z[i], lo[i]), hi[i])
+        return box
+    if _is(feasible, RowSet):
+        return lambda feasible, z: _project_rows(feasible, z)
+    return None
+
+
+@njit(cache=True)
+def _rows_residual(feasible, x, w):
+    scale = feasible.scale
+    z = np.empty_like(x)
+    for i in range(x.shape[0]):
+        z[i] = x[i] - scale[i] * w[i]
+    _project_rows(feasible, z)
+    out = 0.0
+    for i in range(x.shape[0]):
+        if scale[i] > 0.0:
+            r = abs(x[i] - z[i]) / scale[i]
+            if not r <= out:
+                out = r if np.isfinite(r) else np.inf
+    return out
+
+
+def natural_residual(feasible, x, w):
+    """The natural-map residual of x with w = op x + q (module docstring); callable from kernels only."""
+    raise NotImplementedError("natural_residual is resolved by Numba inside kernels")
+
+
+@overload(natural_residual)
+def _natural_residual_impl(feasible, x, w):
+    if isinstance(feasible, types.BaseTuple) and not isinstance(feasible, types.BaseNamedTuple):
+        def box(feasible, x, w):
+            lo, hi = feasible
+            return natural_map_norm(x, w, lo, hi)
+        return box
+    if _is(feasible, RowSet):
+        return lambda feasible, x, w: _rows_residual(feasible, x, w)
+    return None

@@ -1,0 +1,333 @@
+"""The velocity solve of one sub-step by the solver the world was given (``World(solver=...)``).
+
+Every solver works on the same contact rows (constraints/contact_rows.py), the same warm start and the same
+problem. With v the body velocities on entry (after the velocity stage, holding the warm-start impulses
+λ₀), v(λ) = v + M⁻¹ Jᵀ (λ − λ₀) and
+
+    g(λ) = J v(λ) + b + C λ = (N + C) λ + q,   q = J v + b − N λ₀,   N = J M⁻¹ Jᵀ (seed 004),
+
+find λ with the normal rows 0 <= λ_n ⊥ g_n >= 0 and the friction rows by the model (notes 0.10, 0.16):
+b is the gap term of a speculative contact or the push of a regularized row, C the compliance of a
+regularized (soft) row (0 for a rigid one). The soft row of
+``sequential_impulse`` (notes 0.11) updates λ ← λ − m_n ms (v_n + b) − is λ; its fixed point is
+v_n + b + (is / (m_n ms)) λ = 0, so C = is / (m_n ms) makes every solver solve the regularized problem
+the Gauss–Seidel sweep converges to.
+
+- ``PGS``: Gauss–Seidel sweeps over the rows (sequential_impulse.sweep, notes 0.15–0.16); the default;
+- ``APGD``: projected.apgd's accelerated projected gradient on the rows, matrix-free (rows.py);
+- ``CG``: mprgp.cg_qp's projected conjugate gradients on the normal rows (frictionless only, seed 004);
+- ``Lemke``: the dense LCP of the awake contacts (frictionless, or the Anitescu–Stewart pyramid of notes
+  0.10) by pivoting.lemke's kernel, regularized (``LEMKE_REGULARIZATION``), for at most
+  ``pivoting.MAX_LEMKE_SIZE`` unknowns (World refuses more before the step changes anything).
+
+The solver is a compile-time choice: the settings tuple's type selects the implementation
+(``velocity_solve`` is resolved by Numba per type), so the default step compiles none of the others.
+Only PGS runs without allocating; the others allocate their vectors (and Lemke its tableau) per solve.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from ..collision.sat import MAX_CONTACTS
+from ..jit import njit
+from . import sequential_impulse as si
+from .mprgp import _mprgp_kernel
+from .pivoting import MAX_LEMKE_SIZE, _lemke_kernel
+from .projected import _apgd_kernel
+from .result import natural_map_norm
+from .rows import ContactRows, RowSet, gather, natural_residual, product, scatter
+
+PGS = namedtuple("PGS", ["iterations", "tolerance"])
+APGD = namedtuple("APGD", ["iterations", "tolerance"])
+CG = namedtuple("CG", ["iterations", "tolerance"])
+Lemke = namedtuple("Lemke", ["iterations", "tolerance"])
+"""Settings of each solver: iterations (sweeps, iterations, or Lemke's pivot cap, 0 for max(100, 50 n)) and
+tolerance [m/s] (the residual at which an iterative solver stops; Lemke reports it only)."""
+
+LEMKE_REGULARIZATION = 1e-6
+"""Lemke's step adds this fraction of each normal row's diagonal entry of N + C to it (a compliance of 1e-6
+of the row's own). It makes the normal impulses unique where N is singular (the four coplanar contacts of
+a face can carry a load in many ways). Without it Lemke returns a vertex of the solution set, e.g. a
+resting box on two diagonal corners, which changes from step to step: a 5-box stack then rocked with a
+velocity growing 7 % a step from rounding (1e-17 to 1e-12 m/s in 0.7 s) until it fell. Measured: with it
+the stack rests with a residual of 8e-8 m/s and no body faster than 3e-7 m/s, and a step's velocities
+differ from the unregularized LCP's by about 1e-6 of the contacts' velocity change. The friction rows are
+left alone: regularizing them too (or using 1e-8 or 1e-10) made the pyramid's tableau fail on near-ties
+of its k redundant directions."""
+
+LEMKE_ACCEPT = float(np.sqrt(np.finfo(np.float64).eps))
+"""The natural-map residual of the scaled LCP (max |M|, |q| = 1) above which Lemke's answer is refused."""
+
+FALLBACK_SWEEPS = 20
+"""Gauss–Seidel sweeps a sub-step runs instead of applying a failed solve (STATUS_FAILED, or Lemke's pivot
+cap)."""
+
+STATUS_CONVERGED, STATUS_MAX_ITERATIONS, STATUS_FAILED = 0, 1, 2
+STATUS_NAMES = ("converged", "max_iterations", "failed")
+"""How a solve ended: under the tolerance; out of iterations; no answer (APGD diverged, CG found the
+problem infeasible or degenerate, Lemke ended on a ray or on an inexact basis: the sub-step then runs
+``FALLBACK_SWEEPS`` Gauss–Seidel sweeps instead)."""
+
+
+@njit(cache=True)
+def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+    (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
+     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
+    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
+    residual = 0.0
+    for it in range(iterations):
+        residual = si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
+                            tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
+                            inv_mass, v, w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band,
+                            friction_model, directions, it % 2 == 1)
+        if residual <= tolerance:
+            return it + 1, residual, STATUS_CONVERGED
+    return iterations, residual, STATUS_MAX_ITERATIONS
+
+
+@njit(cache=True)
+def _setup(rows, bias, friction_model, directions, width, v, w):
+    """The rows as (op, feasible set, x₀, q, largest diagonal of N + C, upper bound of its largest eigenvalue)
+    (module docstring). The bound: for A = J M^(−1/2), whose rows have two body blocks, λ_max(AAᵀ) <=
+    2 max_i Σ_{rows at i} |A_ri|² (Cauchy–Schwarz per row), plus the largest compliance."""
+    (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
+     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
+    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
+    slots = normal.shape[0]
+    size = width * slots
+    compliance = np.zeros(slots)
+    gap_term = np.zeros(size)
+    scale = np.zeros(size)
+    x0 = np.zeros(size)
+    body_sum = np.zeros(inv_mass.shape[0])
+    diag_max = 0.0
+    for k in range(pair_contacts.shape[0]):
+        if not pair_awake[k]:
+            continue
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            r = width * s
+            gap = separation[s]
+            kn = 1.0 / normal_mass[s]
+            if gap > touch_band:
+                gap_term[r] = gap / h
+            elif use_bias and gap <= 0.0:
+                gap_term[r] = max(bias_rate * gap, -max_push)
+                compliance[s] = impulse_scale / mass_scale * kn
+            scale[r] = normal_mass[s]
+            x0[r] = normal_impulse[s]
+            diag_max = max(diag_max, kn + compliance[s])
+            for d in range(width):
+                ka, kb = inv_mass[a], inv_mass[b]
+                for e in range(3):
+                    ka += ang_a[s, d, e] * inv_ang_a[s, d, e]
+                    kb += ang_b[s, d, e] * inv_ang_b[s, d, e]
+                body_sum[a] += ka
+                body_sum[b] += kb
+            if width == 3:
+                mt = 2.0 / (tangent_k[s, 0] + tangent_k[s, 2])
+                scale[r + 1], scale[r + 2] = mt, mt
+                x0[r + 1], x0[r + 2] = tangent_impulse[s, 0], tangent_impulse[s, 1]
+                diag_max = max(diag_max, tangent_k[s, 0], tangent_k[s, 2])
+    nb = inv_mass.shape[0]
+    op = ContactRows(pair_body, pair_contacts, pair_awake, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
+                     inv_mass, compliance, np.zeros((nb, 3)), np.zeros((nb, 3)), width)
+    feasible = RowSet(pair_contacts, pair_awake, pair_friction, friction_model, directions, scale, width)
+    # q = J v + b − N λ₀ (v already holds the warm start λ₀), and N λ₀ = (N + C) λ₀ − C λ₀
+    q = np.empty(size)
+    gather(op, v, w, q)
+    nx0 = product(op, x0)
+    for s in range(slots):
+        r = width * s
+        nx0[r] -= compliance[s] * x0[r]
+    for i in range(size):
+        q[i] += gap_term[i] - nx0[i]
+    upper = 2.0 * np.max(body_sum) + np.max(compliance) if nb > 0 else 0.0
+    return op, feasible, x0, q, diag_max, upper
+
+
+@njit(cache=True)
+def _finish(op, x0, x, rows, v, w):
+    """Apply the change of impulses x − x₀ to the velocities (Baraff II (8-12)) and store x in the buffer."""
+    normal_impulse, tangent_impulse = rows[6], rows[7]
+    width = op.width
+    change = x - x0
+    scatter(op, change, v, w)
+    for k in range(op.pair_contacts.shape[0]):
+        if op.pair_awake[k]:
+            for j in range(op.pair_contacts[k]):
+                s = MAX_CONTACTS * k + j
+                normal_impulse[s] = x[width * s]
+                if width == 3:
+                    tangent_impulse[s, 0], tangent_impulse[s, 1] = x[width * s + 1], x[width * s + 2]
+
+
+@njit(cache=True)
+def _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done, code):
+    """Apply an iterative solve's x (kernel code 0 converged, 1 out of iterations, others failed), or fall back
+    on Gauss–Seidel sweeps when it failed or left a non-finite residual."""
+    residual = natural_residual(feasible, x, product(op, x) + q)
+    if code >= 2 or not np.isfinite(residual):
+        _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
+        return done, residual, STATUS_FAILED
+    _finish(op, x0, x, rows, v, w)
+    return done, residual, STATUS_CONVERGED if code == 0 else STATUS_MAX_ITERATIONS
+
+
+@njit(cache=True)
+def _apgd_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+    width = 1 if friction_model == si.FRICTION_NONE else 3
+    op, feasible, x0, q, diag_max, upper = _setup(rows, bias, friction_model, directions, width, v, w)
+    if diag_max == 0.0:
+        return 0, 0.0, STATUS_CONVERGED
+    x = x0.copy()
+    # L starts at the largest diagonal entry (<= λ_max) and the backtracking doubles it as needed
+    done, code, _ = _apgd_kernel(op, q, feasible, x, iterations, tolerance, diag_max, upper)
+    return _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done,
+                     code)
+
+
+@njit(cache=True)
+def _cg_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+    op, feasible, x0, q, diag_max, upper = _setup(rows, bias, si.FRICTION_NONE, directions, 1, v, w)
+    if diag_max == 0.0:
+        return 0, 0.0, STATUS_CONVERGED
+    x = x0.copy()
+    done, code = _mprgp_kernel(op, q, feasible, x, iterations, tolerance, 1.9 / upper, upper)
+    return _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done,
+                     code)
+
+
+@njit(cache=True)
+def lemke_size(pair_contacts, pair_awake, friction_model, directions):
+    """Unknowns of the step's LCP: one per awake contact without friction; 1 + k + 1 per contact with the
+    Anitescu–Stewart pyramid of k directions (λ_n, β, γ)."""
+    count = 0
+    for k in range(pair_contacts.shape[0]):
+        if pair_awake[k]:
+            count += pair_contacts[k]
+    return count * (directions + 2) if friction_model == si.FRICTION_PYRAMID else count
+
+
+@njit(cache=True)
+def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+    """The LCP of contact_problem.py (frictionless: (N_nn, b_n); pyramid: ``ContactProblem.pyramid_lcp``'s
+    layout) assembled densely from the operator's columns, solved by Lemke's method."""
+    pair_contacts, pair_awake, pair_friction = rows[1], rows[2], rows[3]
+    pyramid = friction_model == si.FRICTION_PYRAMID
+    width = 3 if pyramid else 1
+    kdir = directions if pyramid else 0
+    op, feasible, x0, q, diag_max, upper = _setup(rows, bias, friction_model, directions, width, v, w)
+    size = lemke_size(pair_contacts, pair_awake, friction_model, directions)
+    if size == 0:
+        return 0, 0.0, STATUS_CONVERGED
+    if size > MAX_LEMKE_SIZE:
+        return 0, np.inf, STATUS_FAILED
+    m = size // (kdir + 2) if pyramid else size
+    slot = np.empty(m, dtype=np.int64)
+    c = 0
+    for k in range(pair_contacts.shape[0]):
+        if pair_awake[k]:
+            for j in range(pair_contacts[k]):
+                slot[c] = MAX_CONTACTS * k + j
+                c += 1
+    # N + C on the awake rows (m width × m width), one operator column at a time
+    nf = np.empty((m * width, m * width))
+    unit = np.zeros(x0.shape[0])
+    for col in range(m * width):
+        r = width * slot[col // width] + col % width
+        unit[r] = 1.0
+        column = product(op, unit)
+        unit[r] = 0.0
+        for row in range(m * width):
+            nf[row, col] = column[width * slot[row // width] + row % width]
+    for i in range(0, m * width, width):   # the normal rows' tie-breaking compliance (LEMKE_REGULARIZATION)
+        nf[i, i] *= 1.0 + LEMKE_REGULARIZATION
+    M = np.zeros((size, size))
+    qq = np.zeros(size)
+    cs = np.cos(2.0 * np.pi * np.arange(kdir) / max(kdir, 1))
+    sn = np.sin(2.0 * np.pi * np.arange(kdir) / max(kdir, 1))
+    if not pyramid:
+        M[:, :] = nf
+        for p in range(m):
+            qq[p] = q[slot[p]]
+    else:
+        # unknowns (λ_n (m), β (m k), γ (m)); T maps them to the rows (n, t1, t2) of each contact
+        top = m + m * kdir
+        tmat = np.zeros((3 * m, top))
+        for p in range(m):
+            tmat[3 * p, p] = 1.0
+            for i in range(kdir):
+                tmat[3 * p + 1, m + kdir * p + i] = cs[i]
+                tmat[3 * p + 2, m + kdir * p + i] = sn[i]
+        M[:top, :top] = tmat.T @ nf @ tmat
+        qrows = np.empty(3 * m)
+        for p in range(m):
+            for d in range(3):
+                qrows[3 * p + d] = q[3 * slot[p] + d]
+        qq[:top] = tmat.T @ qrows
+        for p in range(m):
+            M[top + p, p] = pair_friction[slot[p] // MAX_CONTACTS]
+            for i in range(kdir):
+                M[m + kdir * p + i, top + p] = 1.0
+                M[top + p, m + kdir * p + i] = -1.0
+    scale_lcp = max(np.max(np.abs(M)), np.max(np.abs(qq)))
+    if scale_lcp == 0.0:
+        return 0, 0.0, STATUS_CONVERGED
+    # the pivot cap is Lemke's own setting: a relax pass's sweep count means one exact solve here
+    cap = solver.iterations if solver.iterations > 0 else max(100, 50 * size)
+    M /= scale_lcp
+    qq /= scale_lcp
+    sol, basis, pivots, code = _lemke_kernel(np.ascontiguousarray(M.T), qq, cap)
+    # A ray, the pivot cap, or a basis that rounding made inexact (the scaled LCP, entries <= 1, must hold to
+    # √eps in absolute terms: a blown-up x of 1e10 passes a test relative to |x|): the sub-step falls back on
+    # Gauss–Seidel sweeps so the bodies still meet their contacts, and reports the failure.
+    if code != 0 or not natural_map_norm(sol, M @ sol + qq, np.zeros(size), np.full(size, np.inf)) <= LEMKE_ACCEPT:
+        _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
+        return pivots, residual, STATUS_MAX_ITERATIONS if code == 1 else STATUS_FAILED
+    x = x0.copy()
+    for p in range(m):
+        r = width * slot[p]
+        x[r] = sol[p]
+        if pyramid:
+            t1, t2 = 0.0, 0.0
+            for i in range(kdir):
+                beta = sol[m + kdir * p + i]
+                t1 += beta * cs[i]
+                t2 += beta * sn[i]
+            x[r + 1], x[r + 2] = t1, t2
+    residual = natural_residual(feasible, x, product(op, x) + q)
+    _finish(op, x0, x, rows, v, w)
+    return pivots, residual, STATUS_CONVERGED
+
+
+def velocity_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+    """Solve the sub-step's rows by ``solver`` (PGS, APGD, CG or Lemke settings), changing the impulses in the
+    buffer and the velocities v, w (n, 3) in place; v, w hold the warm start on entry. ``rows``: the buffer
+    and body arrays of ``_pgs_solve``; ``bias``: (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s],
+    touch band [m]). Returns (iterations, residual [m/s], STATUS_*). Callable from kernels only."""
+    raise NotImplementedError("velocity_solve is resolved by Numba inside kernels")
+
+
+@overload(velocity_solve)
+def _velocity_solve_impl(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+    kind = solver.instance_class if isinstance(solver, types.BaseNamedTuple) else None
+    if kind is PGS:
+        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _pgs_solve(
+            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
+    if kind is APGD:
+        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _apgd_solve(
+            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
+    if kind is CG:
+        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _cg_solve(
+            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
+    if kind is Lemke:
+        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _lemke_solve(
+            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
+    return None
