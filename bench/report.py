@@ -338,4 +338,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         from bench.collision import render_collision
 
         lines += [""] + render_collision(results["collision"])
+    solvers = Path(__file__).with_name("SOLVERS.md")
+    if solvers.exists():   # bench/solvers.py's table (its own run), so a rerun of the peers keeps it
+        lines += ["", "## tumble's solvers (`python -m bench.solvers`)", ""]
+        lines += solvers.read_text().splitlines()[2:]
     return "\n".join(lines) + "\n"

@@ -61,13 +61,16 @@ class World:
             |L| conserved to rounding, bounded energy error), "symplectic_euler", "implicit_gyro",
             "euler", "rk4" or "adaptive" (the last three integrate Baraff's Y = (x, q, P, L) through
             ``tumble.ode``).
-        method: "timestep" (the default and, for now, the only method: velocity-level contact solved by
-            projected Gauss–Seidel each step; the event-driven method is a later issue).
+        method: "timestep" (the default and, for now, the only method: velocity-level contact solved each
+            step, by projected Gauss–Seidel unless ``solver`` says otherwise; the event-driven method is a
+            later issue).
         contact_margin: [m] pairs closer than this are reported as contacts with a negative depth
             (speculative contacts), so touching and nearly touching bodies are both seen. Default 5 mm.
-        **contact_options: the contact solver's settings (``ContactSettings``: friction, solver,
-            iterations, relax_iterations, tolerance, restitution_threshold, correction, contact_hertz,
-            contact_damping_ratio, max_push_velocity, baumgarte, slop); docs/contact.md explains each.
+        **contact_options: the contact solver's settings (``ContactSettings``: friction,
+            friction_directions, solver ("pgs", "apgd", "cg", "lemke"; docs/solvers.md), iterations,
+            relax_iterations, tolerance, restitution_threshold, correction, contact_hertz,
+            contact_damping_ratio, max_push_velocity, baumgarte, slop, sleep...); docs/contact.md explains
+            each.
 
     Bodies live in structure-of-arrays storage (``arrays.BODY_FIELDS``); ``world.bodies`` hands out thin
     ``Body`` handles that read and write those arrays.
