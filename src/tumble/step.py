@@ -54,7 +54,8 @@ class StepStats:
 
     @property
     def status(self) -> str:
-        """How the last sub-step's solve ended: "converged", "max_iterations" or "failed"
+        """How the step's solves ended, the worst of its sub-steps: "failed" (some sub-step's answer was
+        not applied and Gauss–Seidel sweeps ran instead), else "max_iterations", else "converged"
         (solvers/velocity_solve.py); "converged" for a step without contacts."""
         return STATUS_NAMES[int(self.values[self.STATUS])]
 

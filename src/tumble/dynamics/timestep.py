@@ -56,7 +56,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     picks the solver, so each solver compiles its own specialization of this kernel). ``integrate_positions``
     False stops after the velocity solve (the ODE integrators then take the contact impulses as an initial
     kick). stats_out (4,): contacts, the solver's iterations summed over the sub-steps, the last sub-step's
-    residual [m/s] and status (velocity_solve.STATUS_*).
+    residual [m/s], and the worst sub-step's status (velocity_solve.STATUS_*).
     """
     (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
      inv_inertia_world, v_pseudo, w_pseudo, awake) = body
@@ -98,9 +98,10 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
         si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                       inv_ang_b, inv_mass, v, w)
-        done, residual, status = velocity_solve(solver, rows, solve_bias, friction_model, directions,
-                                                solver.iterations, solver.tolerance, v, w)
+        done, residual, ended = velocity_solve(solver, rows, solve_bias, friction_model, directions,
+                                               solver.iterations, solver.tolerance, v, w)
         iterations += done
+        status = max(status, ended)   # the worst sub-step: failed > max_iterations > converged
         if not integrate_positions:
             break
         if not soft:

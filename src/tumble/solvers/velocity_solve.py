@@ -17,7 +17,7 @@ the Gauss–Seidel sweep converges to.
 - ``APGD``: projected.apgd's accelerated projected gradient on the rows, matrix-free (rows.py);
 - ``CG``: mprgp.cg_qp's projected conjugate gradients on the normal rows (frictionless only, seed 004);
 - ``Lemke``: the dense LCP of the awake contacts (frictionless, or the Anitescu–Stewart pyramid of notes
-  0.10) by pivoting.lemke's kernel, regularized (``LEMKE_REGULARIZATION``), for at most
+  0.10) by pivoting.lemke's kernel, with and without a regularization (``LEMKE_REGULARIZATION``), for at most
   ``pivoting.MAX_LEMKE_SIZE`` unknowns (World refuses more before the step changes anything).
 
 The solver is a compile-time choice: the settings tuple's type selects the implementation
@@ -50,28 +50,33 @@ Lemke = namedtuple("Lemke", ["iterations", "tolerance"])
 tolerance [m/s] (the residual at which an iterative solver stops; Lemke reports it only)."""
 
 LEMKE_REGULARIZATION = 1e-6
-"""Lemke's step adds this fraction of each normal row's diagonal entry of N + C to it (a compliance of 1e-6
-of the row's own). It makes the normal impulses unique where N is singular (the four coplanar contacts of
-a face can carry a load in many ways). Without it Lemke returns a vertex of the solution set, e.g. a
+"""Lemke's step first adds this fraction of each normal row's diagonal entry of N + C to it (a compliance of
+1e-6 of the row's own). It makes the normal impulses unique where N is singular (the four coplanar contacts
+of a face can carry a load in many ways). Without it Lemke returns a vertex of the solution set, e.g. a
 resting box on two diagonal corners, which changes from step to step: a 5-box stack then rocked with a
 velocity growing 7 % a step from rounding (1e-17 to 1e-12 m/s in 0.7 s) until it fell. Measured: with it
 the stack rests with a residual of 8e-8 m/s and no body faster than 3e-7 m/s, and a step's velocities
-differ from the unregularized LCP's by about 1e-6 of the contacts' velocity change. The friction rows are
-left alone: regularizing them too (or using 1e-8 or 1e-10) made the pyramid's tableau fail on near-ties
-of its k redundant directions."""
+differ from the unregularized LCP's by about 1e-6 of the contacts' velocity change. Regularizing the
+friction rows too, or a smaller factor (1e-8, 1e-10), made the pyramid's tableau fail on near-ties of its
+k redundant directions; and on a sliding contact the regularized pyramid LCP ends on a ray (a box sliding
+down an incline: 478 of 480 steps failed) where the exact one is solved (480 of 480). So the frictionless
+LCP is solved regularized first, the pyramid's exactly first, and a refused try is repeated the other way
+before the sub-step falls back on Gauss–Seidel (with both tries the incline and the resting 5-stack of
+pyramid rows solve every step). Which try succeeds can turn on rounding: the same pyramid LCP solved the
+regularized way in plain Python and failed compiled."""
 
 LEMKE_ACCEPT = float(np.sqrt(np.finfo(np.float64).eps))
 """The natural-map residual of the scaled LCP (max |M|, |q| = 1) above which Lemke's answer is refused."""
 
 FALLBACK_SWEEPS = 20
-"""Gauss–Seidel sweeps a sub-step runs instead of applying a failed solve (STATUS_FAILED, or Lemke's pivot
-cap)."""
+"""Gauss–Seidel sweeps a sub-step runs instead of applying a failed solve (STATUS_FAILED)."""
 
 STATUS_CONVERGED, STATUS_MAX_ITERATIONS, STATUS_FAILED = 0, 1, 2
 STATUS_NAMES = ("converged", "max_iterations", "failed")
-"""How a solve ended: under the tolerance; out of iterations; no answer (APGD diverged, CG found the
-problem infeasible or degenerate, Lemke ended on a ray or on an inexact basis: the sub-step then runs
-``FALLBACK_SWEEPS`` Gauss–Seidel sweeps instead)."""
+"""How a solve ended: under the tolerance; out of iterations (the answer is applied); no answer (APGD
+diverged, CG found the problem infeasible or degenerate, Lemke ended on a ray, at its pivot cap, on an
+inexact basis or, after an island woke, above MAX_LEMKE_SIZE: the sub-step then runs ``FALLBACK_SWEEPS``
+Gauss–Seidel sweeps instead)."""
 
 
 @njit(cache=True)
@@ -227,8 +232,9 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     size = lemke_size(pair_contacts, pair_awake, friction_model, directions)
     if size == 0:
         return 0, 0.0, STATUS_CONVERGED
-    if size > MAX_LEMKE_SIZE:
-        return 0, np.inf, STATUS_FAILED
+    if size > MAX_LEMKE_SIZE:   # World checked before the islands pass; a wake can still add contacts
+        _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
+        return 0, residual, STATUS_FAILED
     m = size // (kdir + 2) if pyramid else size
     slot = np.empty(m, dtype=np.int64)
     c = 0
@@ -247,8 +253,6 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
         unit[r] = 0.0
         for row in range(m * width):
             nf[row, col] = column[width * slot[row // width] + row % width]
-    for i in range(0, m * width, width):   # the normal rows' tie-breaking compliance (LEMKE_REGULARIZATION)
-        nf[i, i] *= 1.0 + LEMKE_REGULARIZATION
     M = np.zeros((size, size))
     qq = np.zeros(size)
     cs = np.cos(2.0 * np.pi * np.arange(kdir) / max(kdir, 1))
@@ -284,13 +288,28 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     cap = solver.iterations if solver.iterations > 0 else max(100, 50 * size)
     M /= scale_lcp
     qq /= scale_lcp
-    sol, basis, pivots, code = _lemke_kernel(np.ascontiguousarray(M.T), qq, cap)
-    # A ray, the pivot cap, or a basis that rounding made inexact (the scaled LCP, entries <= 1, must hold to
-    # √eps in absolute terms: a blown-up x of 1e10 passes a test relative to |x|): the sub-step falls back on
-    # Gauss–Seidel sweeps so the bodies still meet their contacts, and reports the failure.
-    if code != 0 or not natural_map_norm(sol, M @ sol + qq, np.zeros(size), np.full(size, np.inf)) <= LEMKE_ACCEPT:
+    # λ_n's own entries M[p, p] take the normal rows' compliance (LEMKE_REGULARIZATION) on one of two tries
+    diagonal = np.empty(m)
+    for p in range(m):
+        diagonal[p] = M[p, p]
+    pivots = 0
+    solved = False
+    sol = np.zeros(size)
+    for attempt in range(2):
+        # frictionless: regularized first; the pyramid: exact first (see LEMKE_REGULARIZATION)
+        factor = 1.0 + LEMKE_REGULARIZATION if (attempt == 0) != pyramid else 1.0
+        for p in range(m):
+            M[p, p] = diagonal[p] * factor
+        sol, basis, used, code = _lemke_kernel(np.ascontiguousarray(M.T), qq, cap)
+        pivots += used
+        # A ray, the pivot cap, or a basis that rounding made inexact (the scaled LCP, entries <= 1, must hold
+        # to √eps in absolute terms: a blown-up x of 1e10 passes a test relative to |x|) is refused.
+        if code == 0 and natural_map_norm(sol, M @ sol + qq, np.zeros(size), np.full(size, np.inf)) <= LEMKE_ACCEPT:
+            solved = True
+            break
+    if not solved:   # both tries refused: Gauss–Seidel sweeps, so the bodies still meet their contacts
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
-        return pivots, residual, STATUS_MAX_ITERATIONS if code == 1 else STATUS_FAILED
+        return pivots, residual, STATUS_FAILED
     x = x0.copy()
     for p in range(m):
         r = width * slot[p]
