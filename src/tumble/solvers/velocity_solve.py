@@ -334,19 +334,16 @@ def velocity_solve(solver, rows, bias, friction_model, directions, iterations, t
     raise NotImplementedError("velocity_solve is resolved by Numba inside kernels")
 
 
+_KERNELS = {PGS: _pgs_solve, APGD: _apgd_solve, CG: _cg_solve, Lemke: _lemke_solve}
+
+
 @overload(velocity_solve)
 def _velocity_solve_impl(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
-    kind = solver.instance_class if isinstance(solver, types.BaseNamedTuple) else None
-    if kind is PGS:
-        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _pgs_solve(
-            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
-    if kind is APGD:
-        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _apgd_solve(
-            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
-    if kind is CG:
-        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _cg_solve(
-            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
-    if kind is Lemke:
-        return lambda solver, rows, bias, friction_model, directions, iterations, tolerance, v, w: _lemke_solve(
-            solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
-    return None
+    kernel = _KERNELS.get(solver.instance_class) if isinstance(solver, types.BaseNamedTuple) else None
+    if kernel is None:
+        return None
+
+    def impl(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
+        return kernel(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
+
+    return impl
