@@ -8,8 +8,9 @@ from . import solvers
 from .body import Body
 from .dynamics.ode import ode
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
+from .scene import load_scene
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
-from .trajectory import Trajectory
+from .trajectory import SimulationInterrupted, Trajectory
 from .world import World
 
 __version__ = "0.1.0"
@@ -23,8 +24,10 @@ __all__ = [
     "Ellipsoid",
     "MassProperties",
     "Sphere",
+    "SimulationInterrupted",
     "Trajectory",
     "World",
+    "load_scene",
     "mass_properties",
     "ode",
     "solvers",

@@ -1,68 +1,107 @@
-"""The demo scene: the Dzhanibekov (intermediate-axis) flip of a free box.
+"""The demo scene of ``tumble demo``: a pile of mixed shapes poured into a pen.
 
-A 0.2 × 0.4 × 0.8 m box of density 1000 kg/m³ spins at 5 rad/s about its intermediate axis (body y)
-with a 1e-3 rad/s perturbation about the other two. Rotation about the intermediate principal axis is
-unstable (Euler's equations linearized about it grow like exp(λ t), λ = Ω √((I1 − I2)(I2 − I3) / (I1 I3))),
-so the box flips over again and again while its kinetic energy and angular momentum stay constant.
+Boxes, spheres, capsules, cylinders and convex hulls (octahedra and random rocks) start on a loose lattice
+above a square pen of four fixed walls, with random orientations and spins, fall under gravity, bounce,
+slide, tumble and come to rest. Everything the time-stepping method does shows at once: Coulomb friction
+(cone), restitution, stacking, resting contact, sleeping. The run writes a browser replay, plots, the
+trajectory (npz, csv) and a summary.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
-from .shapes import Box
+from .runs import run_summary, write_run
+from .shapes import Box, Capsule, ConvexHull, Cylinder, Sphere
 from .world import World
 
-SPIN = 5.0          # rad/s about the intermediate axis
-PERTURBATION = 1e-3  # rad/s about the other two axes
+PEN_HALF_WIDTH = 0.9   # [m] inner half width of the pen
+WALL_HEIGHT = 0.5      # [m]
+WALL_THICKNESS = 0.1   # [m]
+LATTICE = (5, 5, 4)    # bodies along x, y, z: 100 in all
+SPACING = 0.3          # [m] lattice pitch
+FIRST_LAYER = 0.6      # [m] height of the lowest layer's centres
+SEED = 7
 
 
-def body_frame_omega(orientations: np.ndarray, angular_velocities: np.ndarray) -> np.ndarray:
-    """ω in body coordinates, Rᵀ ω, for (T, 4) quaternions (w, x, y, z) and (T, 3) world ω."""
-    scipy_quat = orientations[:, [1, 2, 3, 0]]  # SciPy is scalar-last: convert at the boundary
-    return Rotation.from_quat(scipy_quat).inv().apply(angular_velocities)
+def _rock(rng: np.random.Generator) -> ConvexHull:
+    """A random convex rock: the hull of 14 points on a squashed sphere of radius ~0.1 m."""
+    d = rng.normal(size=(14, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    return ConvexHull(d * np.array([0.11, 0.09, 0.07]) * rng.uniform(0.85, 1.15, size=(14, 1)))
 
 
-def run_demo(out_dir: str | Path = "tumble-demo", duration: float = 20.0, dt: float = 1e-3,
-             progress: bool = True) -> dict:
-    """Simulate the flip, save the trajectory (npz, csv) and an energy plot; return a summary dict."""
-    world = World(gravity=(0.0, 0.0, 0.0))
-    box = Box(0.2, 0.4, 0.8)
-    body = world.add_body(box, density=1000.0, angular_velocity=(PERTURBATION, SPIN, PERTURBATION), name="box")
-    I1, I2, I3 = np.diag(body.inertia_body)  # I1 > I2 > I3 for this box: y is the intermediate axis
-    growth = SPIN * np.sqrt((I1 - I2) * (I2 - I3) / (I1 * I3))
+def _octahedron() -> ConvexHull:
+    r = 0.1
+    return ConvexHull(r * np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1.0]]))
 
+
+def _random_quaternion(rng: np.random.Generator) -> np.ndarray:
+    """A uniformly distributed rotation (Shoemake's method), (w, x, y, z)."""
+    u1, u2, u3 = rng.uniform(size=3)
+    a, b = np.sqrt(1.0 - u1), np.sqrt(u1)
+    return np.array([b * np.cos(2 * np.pi * u3), a * np.sin(2 * np.pi * u2), a * np.cos(2 * np.pi * u2),
+                     b * np.sin(2 * np.pi * u3)])
+
+
+def build_demo_world(*, seed: int = SEED) -> World:
+    """The demo scene: the ground, four fixed walls and 100 bodies of five kinds (z up, SI units)."""
+    rng = np.random.default_rng(seed)
+    world = World(gravity=(0.0, 0.0, -9.81))
+    world.add_ground(friction=0.6)
+    outer = PEN_HALF_WIDTH + 0.5 * WALL_THICKNESS
+    length = 2.0 * (PEN_HALF_WIDTH + WALL_THICKNESS)
+    for k, (x, y) in enumerate(((outer, 0.0), (-outer, 0.0), (0.0, outer), (0.0, -outer))):
+        size = (WALL_THICKNESS, length, WALL_HEIGHT) if y == 0.0 else (length, WALL_THICKNESS, WALL_HEIGHT)
+        world.add_body(Box(*size), position=(x, y, 0.5 * WALL_HEIGHT), fixed=True, friction=0.4,
+                       name=f"wall {k + 1}")
+    kinds: list[tuple[str, Any, dict[str, float]]] = [
+        ("box", lambda: Box(*rng.uniform(0.1, 0.22, size=3)), {"friction": 0.6}),
+        ("ball", lambda: Sphere(rng.uniform(0.06, 0.1)), {"friction": 0.4, "restitution": 0.6}),
+        ("capsule", lambda: Capsule(rng.uniform(0.04, 0.06), rng.uniform(0.1, 0.18)), {"friction": 0.5}),
+        ("cylinder", lambda: Cylinder(rng.uniform(0.06, 0.09), rng.uniform(0.08, 0.16)), {"friction": 0.5}),
+        ("rock", lambda: _rock(rng) if rng.uniform() < 0.7 else _octahedron(), {"friction": 0.8}),
+    ]
+    nx, ny, nz = LATTICE
+    index = 0
+    for iz in range(nz):
+        for iy in range(ny):
+            for ix in range(nx):
+                name, make, material = kinds[index % len(kinds)]
+                jitter = rng.uniform(-0.03, 0.03, size=2)
+                position = (SPACING * (ix - 0.5 * (nx - 1)) + jitter[0], SPACING * (iy - 0.5 * (ny - 1)) + jitter[1],
+                            FIRST_LAYER + SPACING * iz)
+                world.add_body(make(), density=rng.uniform(500.0, 1500.0), position=position,
+                               orientation=_random_quaternion(rng), angular_velocity=rng.normal(scale=2.0, size=3),
+                               name=f"{name} {index + 1}", **material)
+                index += 1
+    return world
+
+
+def run_demo(out_dir: str | Path = "tumble-demo", duration: float = 4.0, dt: float = 1.0 / 240.0,
+             progress: bool = True) -> dict[str, Any]:
+    """Simulate the demo scene for ``duration`` seconds at steps of ``dt`` and write into ``out_dir``:
+    ``replay.html`` (open it in a browser), ``plots.png``, ``pile.npz``, ``pile.csv`` and ``summary.json``
+    (``runs.write_run``). Returns the summary (SI units) with ``compile_s``, ``inside_pen``,
+    ``sleeping_end`` and the written ``files`` added."""
     started = time.perf_counter()
-    warm_up = World(gravity=(0.0, 0.0, 0.0))
-    warm_up.add_body(box)
-    warm_up.step(dt)  # compiles the kernels, or loads them from Numba's cache after the first run
+    build_demo_world().step(dt)  # compiles the contact kernels, or loads them from Numba's cache
     compile_s = time.perf_counter() - started
+    world = build_demo_world()
+    steps = int(round(duration / dt))
     started = time.perf_counter()
-    traj = world.simulate(duration, dt, record_every=10, progress=progress)
-    run_s = time.perf_counter() - started
-
-    wb = body_frame_omega(traj.orientations[:, 0], traj.angular_velocities[:, 0])
-    flips = int(np.count_nonzero(np.diff(np.sign(wb[:, 1])) != 0))
-    e = traj.kinetic_energy
-    L = np.linalg.norm(traj.angular_momentum, axis=1)
-    summary = {
-        "flips": flips,
-        "growth_rate": float(growth),
-        "energy_drift": float(np.max(np.abs(e - e[0])) / e[0]),
-        "momentum_drift": float(np.max(np.abs(L - L[0])) / L[0]),
-        "compile_s": compile_s,
-        "run_s": run_s,
-        "steps": int(round(duration / dt)),
-    }
-    out = Path(out_dir)
-    files = [traj.save(out / "dzhanibekov.npz"), traj.to_csv(out / "dzhanibekov.csv")]
-    try:
-        files.append(traj.plot(out / "dzhanibekov-drift.png"))
-    except ImportError:
-        pass
+    traj = world.simulate(steps * dt, dt, record_every=max(1, int(round(1.0 / (60.0 * dt)))), progress=progress,
+                          record_contacts=True)
+    summary = run_summary(traj, steps=steps, dt=dt, wall_s=time.perf_counter() - started)
+    moving = ~traj.fixed
+    summary["compile_s"] = round(compile_s, 3)
+    summary["inside_pen"] = int(np.all(np.abs(traj.positions[-1, moving, :2]) < PEN_HALF_WIDTH, axis=1).sum())
+    summary["sleeping_end"] = world.step_stats.sleeping
+    files = write_run(traj, out_dir, summary, title="tumble demo: a pile of mixed shapes poured into a pen",
+                      stem="pile")
     summary["files"] = [str(f) for f in files]
     return summary

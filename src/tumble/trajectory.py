@@ -1,9 +1,12 @@
-"""Trajectory: what a simulation recorded, as arrays; saved to ``.npz`` (no pickles) and CSV."""
+"""Trajectory: what a simulation recorded, as arrays; saved to ``.npz`` (no pickles) and CSV, replayed in a
+browser (``to_html``) and plotted (``plot``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -11,13 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .conventions import GeomType
 from .dynamics import energy as _energy
 from .step import step
 
 if TYPE_CHECKING:
     from .world import World
 
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
+"""Version 2 added the per-frame contact figures, the geometry and the recorded contacts; version 1 files
+still load (those fields empty)."""
+
+_PER_FRAME_STATS = ("contact_count", "max_penetration", "solver_residual")
+_CONTACT_ARRAYS = ("contact_offsets", "contact_points", "contact_normals")
 
 
 @dataclass(eq=False)
@@ -33,6 +42,15 @@ class Trajectory:
         kinetic_energy: (T,) [J]. potential_energy: (T,) [J] (gravity, zero at the origin).
         linear_momentum: (T, 3) [kg m/s]. angular_momentum: (T, 3) about the world origin [kg m²/s].
         masses: (n,) [kg]. names: (n,) body names ("" where none was given).
+        contact_count: (T,) contact points of the step that ended at each frame (0 at the first frame).
+        max_penetration: (T,) [m] the deepest of those contacts, as detected at the start of that step
+            (0 when none penetrates).
+        solver_residual: (T,) [m/s] that step's solver residual (``StepStats.residual``).
+        geometry: JSON text: the ground height and each body's shapes in its body frame, which ``to_html``
+            draws (``world_geometry`` gives the layout); "" when unknown.
+        contact_offsets: (T + 1,) int: frame k's recorded contacts are rows offsets[k]:offsets[k+1] of
+            contact_points (c, 3) [m] and contact_normals (c, 3) (unit, into the body listed first by
+            ``world.contacts()``); all zero unless recorded with ``record_contacts=True``.
     """
 
     times: np.ndarray
@@ -46,6 +64,34 @@ class Trajectory:
     angular_momentum: np.ndarray
     masses: np.ndarray
     names: np.ndarray
+    contact_count: np.ndarray | None = None
+    max_penetration: np.ndarray | None = None
+    solver_residual: np.ndarray | None = None
+    geometry: str = ""
+    contact_offsets: np.ndarray | None = None
+    contact_points: np.ndarray | None = None
+    contact_normals: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        T = self.times.shape[0]
+        if self.contact_count is None:
+            self.contact_count = np.zeros(T, dtype=np.int64)
+        for name in ("max_penetration", "solver_residual"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.zeros(T))
+        if self.contact_offsets is None:
+            self.contact_offsets = np.zeros(T + 1, dtype=np.int64)
+        for name in ("contact_points", "contact_normals"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.zeros((0, 3)))
+
+    @property
+    def fixed(self) -> np.ndarray:
+        """(n,) bool: which bodies are fixed (the ground, walls), from the geometry; bodies of zero mass
+        when the trajectory has no geometry."""
+        if self.geometry:
+            return np.array([body["fixed"] for body in json.loads(self.geometry)["bodies"]], dtype=bool)
+        return self.masses == 0.0
 
     @property
     def energy(self) -> np.ndarray:
@@ -58,25 +104,67 @@ class Trajectory:
     def save(self, path: str | os.PathLike) -> Path:
         """Write an ``.npz`` file (plain arrays, no pickles) atomically; returns the path."""
         arrays = {f.name: getattr(self, f.name) for f in fields(self)}
+        arrays["geometry"] = np.array(self.geometry)
         arrays["format_version"] = np.array(_FORMAT_VERSION)
         return _atomic_write(Path(path), lambda fh: np.savez_compressed(fh, **arrays))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Trajectory:
-        """Read a file written by ``save`` (with ``allow_pickle=False``)."""
+        """Read a file written by ``save`` (with ``allow_pickle=False``); files of format 1 load with the
+        contact figures zero and no geometry."""
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
         except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
             raise ValueError(f"path {str(path)!r} could not be read as a trajectory: {exc}") from None
-        missing = [f.name for f in fields(cls) if f.name not in arrays]
-        if missing or "format_version" not in arrays:
-            raise ValueError(f"path {str(path)!r} is not a tumble trajectory: missing {missing or ['format_version']}")
-        if int(arrays["format_version"]) > _FORMAT_VERSION:
-            raise ValueError(f"path {str(path)!r} has format version {int(arrays['format_version'])}, "
+        required = [f.name for f in fields(cls) if f.name not in _PER_FRAME_STATS + _CONTACT_ARRAYS + ("geometry",)]
+        missing = [name for name in required + ["format_version"] if name not in arrays]
+        if missing:
+            raise ValueError(f"path {str(path)!r} is not a tumble trajectory: missing {missing}")
+        version = int(arrays["format_version"])
+        if version > _FORMAT_VERSION:
+            raise ValueError(f"path {str(path)!r} has format version {version}, "
                              f"newer than this tumble reads ({_FORMAT_VERSION})")
-        return cls(**{f.name: arrays[f.name] for f in fields(cls)})
+        kwargs: dict[str, Any] = {f.name: arrays[f.name] for f in fields(cls) if f.name in arrays}
+        if "geometry" in kwargs:
+            kwargs["geometry"] = str(kwargs["geometry"][()])
+        traj = cls(**kwargs)
+        traj._check_shapes(path)
+        return traj
+
+    def _check_shapes(self, path: Path) -> None:
+        """Refuse a file whose arrays disagree in T or n (a damaged or hand-made file)."""
+        T, n = self.positions.shape[:2] if self.positions.ndim == 3 else (-1, -1)
+        expected = {"times": (T,), "positions": (T, n, 3), "orientations": (T, n, 4), "velocities": (T, n, 3),
+                    "angular_velocities": (T, n, 3), "kinetic_energy": (T,), "potential_energy": (T,),
+                    "linear_momentum": (T, 3), "angular_momentum": (T, 3), "masses": (n,), "names": (n,),
+                    "contact_count": (T,), "max_penetration": (T,), "solver_residual": (T,),
+                    "contact_offsets": (T + 1,)}
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {name} has shape "
+                                 f"{getattr(self, name).shape}, expected {shape}")
+        c = int(self.contact_offsets[-1])
+        if self.contact_points.shape != (c, 3) or self.contact_normals.shape != (c, 3):
+            raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {c} contacts recorded but "
+                             f"contact_points has shape {self.contact_points.shape}")
+
+    def frames(self, stop: int) -> Trajectory:
+        """The first ``stop`` frames as a new Trajectory (views where possible)."""
+        off = self.contact_offsets[:stop + 1]
+        kw: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("masses", "names", "geometry"):
+                kw[f.name] = value
+            elif f.name == "contact_offsets":
+                kw[f.name] = off
+            elif f.name in ("contact_points", "contact_normals"):
+                kw[f.name] = value[:int(off[-1])]
+            else:
+                kw[f.name] = value[:stop]
+        return Trajectory(**kw)
 
     def to_csv(self, path: str | os.PathLike) -> Path:
         """Write one row per (time, body): time, body, name, x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz."""
@@ -91,29 +179,76 @@ class Trajectory:
                                                                comments="", fmt=fmt))
 
     def plot(self, path: str | os.PathLike) -> Path:
-        """Plot energy and |angular momentum| relative drift against time to an image file (matplotlib,
-        install with ``pip install tumble[plot]``)."""
+        """Plot the run's figures against time to one image file (matplotlib: ``pip install tumble[plot]``).
+
+        Panels: energy (kinetic, potential, total) [J]; |linear momentum| [kg m/s] and |angular momentum|
+        about the origin [kg m²/s]; and, when the run had contacts, the contact count, the deepest
+        penetration [mm] and the solver residual [m/s]. The format follows the suffix (png, svg, pdf).
+        """
         try:
             import matplotlib
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
             raise ImportError("plotting needs matplotlib: pip install 'tumble[plot]'") from None
-        fig, (ax_e, ax_l) = plt.subplots(2, 1, sharex=True, figsize=(7, 5), constrained_layout=True)
-        e = self.energy
-        scale = max(abs(e[0]), 1e-300)
-        ax_e.plot(self.times, (e - e[0]) / scale)
-        ax_e.set_ylabel("(E − E₀) / |E₀|")
-        L = np.linalg.norm(self.angular_momentum, axis=1)
-        ax_l.plot(self.times, (L - L[0]) / max(L[0], 1e-300))
-        ax_l.set_ylabel("(|L| − |L₀|) / |L₀|")
-        ax_l.set_xlabel("time [s]")
-        for ax in (ax_e, ax_l):
+        with_contacts = bool(np.any(self.contact_count))
+        rows = 5 if with_contacts else 2
+        fig, axes = plt.subplots(rows, 1, sharex=True, figsize=(7, 1.9 * rows + 0.6), constrained_layout=True)
+        t = self.times
+        ax = axes[0]
+        ax.plot(t, self.kinetic_energy, label="kinetic")
+        ax.plot(t, self.potential_energy, label="potential")
+        ax.plot(t, self.energy, label="total", color="k")
+        ax.set_ylabel("energy [J]")
+        ax.legend(loc="best", fontsize="small")
+        ax = axes[1]
+        ax.plot(t, np.linalg.norm(self.linear_momentum, axis=1), label="|p| [kg m/s]")
+        ax.plot(t, np.linalg.norm(self.angular_momentum, axis=1), label="|L| [kg m²/s]")
+        ax.set_ylabel("momentum")
+        ax.legend(loc="best", fontsize="small")
+        if with_contacts:
+            axes[2].plot(t, self.contact_count, drawstyle="steps-post")
+            axes[2].set_ylabel("contacts")
+            axes[3].plot(t, 1e3 * self.max_penetration)
+            axes[3].set_ylabel("max penetration [mm]")
+            # no contacts, no solve: leave those frames out rather than plot a residual of zero
+            axes[4].semilogy(t, np.where(self.contact_count > 0, np.maximum(self.solver_residual, 1e-16), np.nan))
+            axes[4].set_ylabel("residual [m/s]")
+        axes[-1].set_xlabel("time [s]")
+        for ax in axes:
             ax.grid(True, alpha=0.3)
-        path = _atomic_write(Path(path), lambda fh: fig.savefig(fh, format=Path(path).suffix.lstrip(".") or "png",
-                                                                dpi=120))
+        fmt = Path(path).suffix.lstrip(".") or "png"
+        path = _atomic_write(Path(path), lambda fh: fig.savefig(fh, format=fmt, dpi=110))
         plt.close(fig)
         return path
+
+    def to_html(self, path: str | os.PathLike, *, title: str = "tumble replay", contacts: bool = True,
+                fps: float = 60.0) -> Path:
+        """Write a self-contained HTML replay (three.js inlined; opens offline in any browser): every body
+        with its shapes and pose, the ground, play/pause/scrub/speed and an orbit camera; with
+        ``contacts`` and contacts recorded (``simulate(..., record_contacts=True)``) their points and
+        normals can be shown. Needs the geometry the recording stores (trajectories of tumble >= 0.1
+        format 2). Returns the path; the file is written atomically."""
+        from .replay import write_replay
+
+        if not self.geometry:
+            raise ValueError("this trajectory has no geometry to draw (it was saved by an older tumble); "
+                             "record it again with world.simulate")
+        geometry = json.loads(self.geometry)
+        bodies = [{"name": str(name), "fixed": body["fixed"], "parts": body["parts"]}
+                  for name, body in zip(self.names, geometry["bodies"], strict=True)]
+        recorded = None
+        if contacts and int(self.contact_offsets[-1]) > 0:
+            recorded = {"offsets": self.contact_offsets, "points": self.contact_points,
+                        "normals": self.contact_normals}
+        return write_replay(path, times=self.times, positions=self.positions, orientations=self.orientations,
+                            bodies=bodies, ground=geometry["ground"], contacts=recorded, title=title, fps=fps)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _atomic_write(path: Path, write: Any) -> Path:
@@ -123,6 +258,7 @@ def _atomic_write(path: Path, write: Any) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private (0600); give it the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -130,51 +266,191 @@ def _atomic_write(path: Path, write: Any) -> Path:
     return path
 
 
-def record_simulation(world: World, steps: int, dt: float, record_every: int, progress: bool) -> Trajectory:
+def world_geometry(world: World) -> dict[str, Any]:
+    """The world's shapes as plain data (what a replay draws), every part in its body's frame.
+
+    Returns {"ground": height [m] or None, "bodies": [{"fixed": bool, "parts": [part, ...]}, ...]} with one
+    entry per body in index order. A part has "type", "position" (3,) [m] and "orientation" (4,) (w, x,
+    y, z) in the body frame (origin at the COM), and its sizes [m]: box "half_extents"; sphere "radius";
+    capsule "radius", "half_length"; cylinder "radius", "half_height"; ellipsoid "semi_axes"; hull
+    "vertices" (k, 3) and "faces" (polygons of vertex indices, counter-clockwise seen from outside);
+    plane (the ground) nothing more. The first plane found sets "ground".
+    """
+    geom = {name: world._geom.live(name) for name in ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size",
+                                                      "geom_vert_start", "geom_vert_count", "geom_face_start",
+                                                      "geom_face_count")}
+    poly = world._polytopes.arrays()
+    body = world._live()
+    bodies: list[dict[str, Any]] = [{"fixed": bool(body["inv_mass"][i] == 0.0), "parts": []}
+                                    for i in range(world.body_count)]
+    ground = None
+    for g in range(geom["geom_type"].shape[0]):
+        kind = GeomType(int(geom["geom_type"][g]))
+        size = geom["geom_size"][g]
+        part: dict[str, Any] = {"type": _PART_TYPE[kind], "position": geom["geom_pos"][g].tolist(),
+                                "orientation": geom["geom_quat"][g].tolist()}
+        b = int(geom["geom_body"][g])
+        if kind == GeomType.PLANE:
+            if ground is None:
+                ground = float(body["x"][b, 2])
+        elif kind == GeomType.BOX:
+            part["half_extents"] = size.tolist()
+        elif kind == GeomType.SPHERE:
+            part["radius"] = float(size[0])
+        elif kind == GeomType.CAPSULE:
+            part["radius"], part["half_length"] = float(size[0]), float(size[1])
+        elif kind == GeomType.CYLINDER:
+            part["radius"], part["half_height"] = float(size[0]), float(size[1])
+        elif kind == GeomType.ELLIPSOID:
+            part["semi_axes"] = size.tolist()
+        else:
+            part["vertices"], part["faces"] = _hull_faces(poly, int(geom["geom_vert_start"][g]),
+                                                          int(geom["geom_vert_count"][g]),
+                                                          int(geom["geom_face_start"][g]),
+                                                          int(geom["geom_face_count"][g]))
+        bodies[b]["parts"].append(part)
+    return {"ground": ground, "bodies": bodies}
+
+
+_PART_TYPE = {GeomType.SPHERE: "sphere", GeomType.BOX: "box", GeomType.CAPSULE: "capsule",
+              GeomType.CYLINDER: "cylinder", GeomType.ELLIPSOID: "ellipsoid", GeomType.CONVEX_HULL: "hull",
+              GeomType.PLANE: "plane"}
+
+
+def _hull_faces(poly: dict[str, np.ndarray], v0: int, nv: int, f0: int, nf: int) -> tuple[list, list]:
+    """A polytope's vertices and its faces as index polygons wound counter-clockwise about the outward
+    face normal (the winding a renderer needs; the table stores the normal, so it is checked, not assumed)."""
+    vertices = poly["vertices"][v0:v0 + nv]
+    faces = []
+    for f in range(f0, f0 + nf):
+        start, count = int(poly["face_vstart"][f]), int(poly["face_vcount"][f])
+        loop = [int(k) for k in poly["face_verts"][start:start + count]]
+        p = vertices[loop]
+        area_normal = np.cross(p[1:-1] - p[0], p[2:] - p[0]).sum(axis=0)
+        if area_normal @ poly["face_normal"][f] < 0.0:
+            loop.reverse()
+        faces.append(loop)
+    return vertices.tolist(), faces
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``record_simulation``: carries what was recorded up to the interruption
+    (``trajectory``) and the checkpoint file written with it (``path``, or None)."""
+
+    def __init__(self, trajectory: Trajectory, path: Path | None) -> None:
+        super().__init__("simulation interrupted")
+        self.trajectory = trajectory
+        self.path = path
+
+
+class Recorder:
+    """Records a world's state into arrays allocated once for ``frames`` frames.
+
+    Each ``record()`` copies the state, runs one energy kernel and reads the last step's figures; with
+    ``record_contacts`` it also reads the contacts (one small allocation per recorded frame).
+    """
+
+    def __init__(self, world: World, frames: int, *, record_contacts: bool = False) -> None:
+        n, T = world.body_count, frames
+        self.world = world
+        self.count = 0
+        self.record_contacts = record_contacts
+        self._traj = Trajectory(
+            times=np.empty(T), positions=np.empty((T, n, 3)), orientations=np.empty((T, n, 4)),
+            velocities=np.empty((T, n, 3)), angular_velocities=np.empty((T, n, 3)),
+            kinetic_energy=np.empty(T), potential_energy=np.empty(T), linear_momentum=np.empty((T, 3)),
+            angular_momentum=np.empty((T, 3)), masses=world._live()["mass"].copy(),
+            names=np.array([name or "" for name in world._names], dtype=str),
+            geometry=json.dumps(world_geometry(world)),
+        )
+        self._points: list[np.ndarray] = []
+        self._normals: list[np.ndarray] = []
+        self._totals = np.empty(_energy.SIZE)
+        self._origin = np.zeros(3)
+
+    def record(self, after_step: bool) -> None:
+        """Store the current state as the next frame; ``after_step`` says whether a step produced it (so
+        its contact figures are this state's; the initial state has none)."""
+        k, w, tr = self.count, self.world, self._traj
+        a = w._live()
+        tr.times[k] = w.time
+        tr.positions[k] = a["x"]
+        tr.orientations[k] = a["q"]
+        tr.velocities[k] = a["v"]
+        tr.angular_velocities[k] = a["w"]
+        _energy.energy_momentum(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"],
+                                w._gravity, self._origin, self._totals)
+        tr.kinetic_energy[k] = self._totals[_energy.KINETIC]
+        tr.potential_energy[k] = self._totals[_energy.POTENTIAL]
+        tr.linear_momentum[k] = self._totals[_energy.MOMENTUM]
+        tr.angular_momentum[k] = self._totals[_energy.ANGULAR_MOMENTUM]
+        stats = w.step_stats
+        tr.contact_count[k] = stats.contacts if after_step else 0
+        tr.solver_residual[k] = stats.residual if after_step else 0.0
+        depth, points, normals = 0.0, None, None
+        if after_step and (stats.contacts or self.record_contacts):
+            contacts = w.contacts()
+            if len(contacts):
+                depth = max(0.0, float(contacts.depth.max()))
+            points, normals = contacts.point, contacts.normal
+        tr.max_penetration[k] = depth
+        added = points.shape[0] if self.record_contacts and points is not None else 0
+        tr.contact_offsets[k + 1] = tr.contact_offsets[k] + added
+        if added:
+            self._points.append(points)
+            self._normals.append(normals)
+        self.count += 1  # last: a frame interrupted half-way is not counted
+
+    def trajectory(self) -> Trajectory:
+        """The frames recorded so far (views of the buffers, plus the contacts joined)."""
+        traj = self._traj.frames(self.count)
+        c = int(traj.contact_offsets[-1])
+        if c:
+            traj.contact_points = np.concatenate(self._points)[:c]
+            traj.contact_normals = np.concatenate(self._normals)[:c]
+        return traj
+
+
+def record_simulation(world: World, steps: int, dt: float, record_every: int, progress: bool, *,
+                      record_contacts: bool = False, checkpoint: str | os.PathLike | None = None,
+                      checkpoint_seconds: float = 5.0) -> Trajectory:
     """Step ``world`` ``steps`` times, recording every ``record_every``-th state (and the first and last).
 
-    Buffers are allocated once up front; each record copies array slices and runs one energy kernel.
+    Buffers are allocated once up front. With ``checkpoint`` (an ``.npz`` path) the frames so far are
+    saved there (atomically) every ``checkpoint_seconds`` of wall time and at the end, so an interrupted
+    or killed run leaves a valid file of what it had. Ctrl-C raises ``SimulationInterrupted`` carrying the
+    partial trajectory (saved to ``checkpoint`` first, when given).
     """
-    n = world.body_count
     frames = sorted(set(range(0, steps + 1, record_every)) | {steps})
-    T = len(frames)
-    traj = Trajectory(
-        times=np.empty(T), positions=np.empty((T, n, 3)), orientations=np.empty((T, n, 4)),
-        velocities=np.empty((T, n, 3)), angular_velocities=np.empty((T, n, 3)),
-        kinetic_energy=np.empty(T), potential_energy=np.empty(T), linear_momentum=np.empty((T, 3)),
-        angular_momentum=np.empty((T, 3)), masses=world._live()["mass"].copy(),
-        names=np.array([name or "" for name in world._names], dtype=str),
-    )
-    totals = np.empty(_energy.SIZE)
-    origin = np.zeros(3)
-
-    def record(k: int) -> None:
-        a = world._live()
-        traj.times[k] = world.time
-        traj.positions[k] = a["x"]
-        traj.orientations[k] = a["q"]
-        traj.velocities[k] = a["v"]
-        traj.angular_velocities[k] = a["w"]
-        _energy.energy_momentum(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"],
-                                world._gravity, origin, totals)
-        traj.kinetic_energy[k] = totals[_energy.KINETIC]
-        traj.potential_energy[k] = totals[_energy.POTENTIAL]
-        traj.linear_momentum[k] = totals[_energy.MOMENTUM]
-        traj.angular_momentum[k] = totals[_energy.ANGULAR_MOMENTUM]
-
+    recorder = Recorder(world, len(frames), record_contacts=record_contacts)
+    path = None if checkpoint is None else Path(checkpoint)
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=steps, unit="step", desc="simulate")
-    record(0)
-    k = 1
-    for s in range(1, steps + 1):
-        step(world, dt)
+        bar = tqdm(total=steps, unit="step", desc="simulate", mininterval=0.5)
+    last_save = time.perf_counter()
+    try:
+        recorder.record(after_step=False)
+        k = 1
+        for s in range(1, steps + 1):
+            step(world, dt)
+            if bar is not None:
+                bar.update(1)
+            if k < len(frames) and frames[k] == s:
+                recorder.record(after_step=True)
+                k += 1
+                if path is not None and time.perf_counter() - last_save > checkpoint_seconds:
+                    recorder.trajectory().save(path)
+                    last_save = time.perf_counter()
+    except KeyboardInterrupt:
+        partial = recorder.trajectory()
+        if path is not None:
+            partial.save(path)
+        raise SimulationInterrupted(partial, path) from None
+    finally:
         if bar is not None:
-            bar.update(1)
-        if k < T and frames[k] == s:
-            record(k)
-            k += 1
-    if bar is not None:
-        bar.close()
+            bar.close()
+    traj = recorder.trajectory()
+    if path is not None:
+        traj.save(path)
     return traj

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,7 @@ from .dynamics import energy as _energy
 from .dynamics import state as _state
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
+from .shapes import SHAPE_TYPES
 from .step import StepStats, step
 from .trajectory import Trajectory, record_simulation
 
@@ -43,6 +46,15 @@ _BOUNDING_RADIUS = {
     int(GeomType.CONVEX_HULL): lambda size: float(np.linalg.norm(size)),
 }
 """Radius of a sphere about the shape's origin that holds the shape, from ``geom_size``."""
+
+
+def _as_given(shape: Any) -> Any:
+    """A shape, or a compound's parts as (shape, position, orientation or None) with float arrays as given
+    (before normalization, so that a saved scene rebuilds the same rows); called after validation."""
+    if isinstance(shape, SHAPE_TYPES):
+        return shape
+    return tuple((p[0], np.array(p[1], dtype=FLOAT), np.array(p[2], dtype=FLOAT) if len(p) == 3 else None)
+                 for p in shape)
 
 
 def _extent(geom_rows: dict[str, np.ndarray]) -> float:
@@ -83,6 +95,8 @@ class World:
         self._integrator = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
         self._contact_margin = _checks.non_negative("contact_margin", contact_margin)
         self._settings = ContactSettings(**contact_options)
+        self._contact_options = dict(contact_options)
+        """The contact options as given (validated), for ``save_scene``."""
         self.method = "timestep"
         """How time advances: "timestep" (velocity-level contact, docs/contact.md)."""
         self._buffer = ContactBuffer()       # this step's contacts
@@ -106,6 +120,14 @@ class World:
         """Bodies asleep after the last island pass (constraints/islands.py)."""
         self.time = 0.0
         """Simulated time [s]."""
+        self._records: list[dict[str, Any]] = []
+        """How each body was made (the arguments as given, validated), in body order: what ``save_scene``
+        writes. A body's record has "shape" (a shape, or a tuple of (shape, position, orientation or None)),
+        "density", "mass", "inertia", "friction", "restitution", "fixed", "collide", "collision_group",
+        "collision_mask", "name"; the ground's has "ground": True, "height", "friction", "restitution", "name"."""
+        self.run_defaults: dict[str, Any] = {}
+        """Defaults for ``tumble run`` (``dt`` [s], ``duration`` [s], ``record_every``) from a scene file's
+        ``[run]`` table (``load_scene``); ``save_scene`` writes them back. Empty for a world made in Python."""
 
     # ------------------------------------------------------------------ settings
     @property
@@ -176,7 +198,7 @@ class World:
         moments, Rp = MassProperties(mp.mass, mp.com, inertia_body).principal()
         geom_rows, polys = self._geom_rows(parts, mp.com, group, mask)
         # ---- nothing above changed the world; everything below only copies validated values
-        return self._append_body({
+        handle = self._append_body({
             "mass": mp.mass,
             "inv_mass": 0.0 if fixed else 1.0 / mp.mass,
             "inertia_body": inertia_body,
@@ -188,6 +210,14 @@ class World:
             "friction": mu, "restitution": e, "collide": bool(collide),
             "extent": _extent(geom_rows), "awake": True, "sleep_timer": 0.0,
         }, geom_rows, polys, name)
+        self._records.append({
+            "shape": _as_given(shape), "density": None if density is None else float(density),
+            "mass": None if mass is None else float(mass),
+            "inertia": None if inertia is None else np.array(inertia, dtype=FLOAT),
+            "friction": mu, "restitution": e, "fixed": bool(fixed), "collide": bool(collide),
+            "collision_group": group, "collision_mask": mask, "name": name,
+        })
+        return handle
 
     def add_ground(self, height: float = 0.0, *, friction: float = DEFAULT_FRICTION,
                    restitution: float = DEFAULT_RESTITUTION, name: str | None = "ground") -> Body:
@@ -205,13 +235,15 @@ class World:
             "geom_pos": np.zeros((1, 3)), "geom_quat": np.array([[1.0, 0.0, 0.0, 0.0]]), "geom_size": np.zeros((1, 3)),
             "geom_group": np.array([1], dtype=np.uint32), "geom_mask": np.array([0xFFFFFFFF], dtype=np.uint32),
         }
-        return self._append_body({
+        handle = self._append_body({
             "mass": 0.0, "inv_mass": 0.0, "inertia_body": np.zeros((3, 3)), "inv_inertia_body": np.zeros((3, 3)),
             "principal_q": np.array([1.0, 0.0, 0.0, 0.0]), "principal_moments": np.ones(3),
             "inv_principal_moments": np.zeros(3), "x": np.array([0.0, 0.0, z]), "q": np.array([1.0, 0.0, 0.0, 0.0]),
             "v": np.zeros(3), "w": np.zeros(3), "force": np.zeros(3), "torque": np.zeros(3),
             "friction": mu, "restitution": e, "collide": True, "extent": 0.0, "awake": True, "sleep_timer": 0.0,
         }, geom_rows, [None], name)
+        self._records.append({"ground": True, "height": z, "friction": mu, "restitution": e, "name": name})
+        return handle
 
     def _check_name(self, name: Any) -> None:
         if name is not None:
@@ -280,6 +312,7 @@ class World:
             if i > index:
                 self._name_index[key] = i - 1
         self._handles.pop(index)
+        self._records.pop(index)
         for handle in self._handles[index:]:
             handle._index -= 1
         body._index = -1
@@ -398,6 +431,18 @@ class World:
         self._buffer_substeps = snapshot["contacts_substeps"]
         self.time = float(snapshot["time"])
 
+    def save_scene(self, path: str | os.PathLike) -> Path:
+        """Write this world to a TOML scene file (docs/scenes.md) that ``tumble.load_scene`` reads back
+        exactly: options, gravity, time, every body as it was made and its current state (x, q, v, w).
+
+        Not saved: force callbacks (``add_force``; the file is written without them), loads applied for
+        the next step, the contacts' warm start and the sleep state (a loaded scene starts awake and cold).
+        The file is written atomically (temporary file, then rename). Returns the path.
+        """
+        from .scene import save_scene
+
+        return save_scene(self, path)
+
     def state_to_array(self) -> np.ndarray:
         """Baraff's state vector Y = (x, q, P, L) per body, (13 n,) (Baraff I section 3)."""
         live = self._live()
@@ -477,18 +522,26 @@ class World:
             dt = _checks.positive("dt", dt)
         step(self, dt)
 
-    def simulate(self, duration: float, dt: float, *, record_every: int = 1,
-                 progress: bool = False) -> Trajectory:
+    def simulate(self, duration: float, dt: float, *, record_every: int = 1, progress: bool = False,
+                 record_contacts: bool = False, checkpoint: str | os.PathLike | None = None) -> Trajectory:
         """Step for ``duration`` seconds with steps of ``dt`` and record the state.
 
         Args:
             duration: simulated time [s] >= 0; must be a whole number of steps (to 1e-9 relative).
             dt: step [s] > 0.
-            record_every: record every k-th step (the initial state is always recorded).
+            record_every: record every k-th step (the initial state and the last are always recorded).
             progress: show a progress bar (tqdm) on stderr.
+            record_contacts: also record each recorded frame's contact points and normals (for the
+                replay's contact display; memory grows with contacts × frames).
+            checkpoint: an ``.npz`` path: the frames so far are saved there every few seconds of wall time
+                and at the end, so an interrupted or killed run leaves a valid file.
 
         Returns:
-            A ``Trajectory`` with times (T,) and per-body arrays (T, n, ...).
+            A ``Trajectory`` with times (T,), per-body arrays (T, n, ...), the per-frame contact figures and
+            the geometry for ``to_html``.
+
+        Raises:
+            SimulationInterrupted (a KeyboardInterrupt) on Ctrl-C, carrying the frames recorded so far.
         """
         duration = _checks.non_negative("duration", duration)
         dt = _checks.positive("dt", dt)
@@ -497,7 +550,10 @@ class World:
             raise ValueError(f"duration must be a whole number of steps of dt={dt!r}, got duration={duration!r}")
         if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
             raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
-        return record_simulation(self, steps, dt, record_every, bool(progress))
+        if not isinstance(record_contacts, (bool, np.bool_)):
+            raise TypeError(f"record_contacts must be True or False, got {record_contacts!r}")
+        return record_simulation(self, steps, dt, record_every, bool(progress), record_contacts=bool(record_contacts),
+                                 checkpoint=checkpoint)
 
     # ------------------------------------------------------------------ energy and momentum
     def _totals(self, point: np.ndarray) -> np.ndarray:

@@ -1,0 +1,883 @@
+"""Scene files: a world in TOML (docs/scenes.md is the format reference).
+
+``load_scene(path)`` reads a file with the standard library's ``tomllib`` (no code is ever evaluated),
+checks every table and key, and only then builds the ``World``. A malformed file raises ``ValueError``
+with a one-line message ``FILE:LINE: key.path: problem``, e.g.
+``scene.toml:14: bodies[2].shape.radius: must be positive, got -1.0`` (``bodies[0]`` is the first
+``[[bodies]]`` table).
+
+``save_scene(world, path)`` writes a world so that loading it back gives bitwise the same arrays: each
+body as it was made (shape, density or mass and inertia as given, material, flags) and its current state
+(x, q, v, w), plus gravity, the options and the time. Not saved: force callbacks, loads applied for the
+next step, the contacts' warm start and the sleep state (a loaded scene starts awake, with a cold warm
+start).
+
+Units are SI throughout: metres, kilograms, seconds, radians; vectors are in the world frame except a
+compound's part poses (the compound's own frame); quaternions are (w, x, y, z), body → world.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomli_w
+
+from . import _checks
+from .contact_settings import ContactSettings
+from .conventions import DEFAULT_CONTACT_MARGIN, DEFAULT_DENSITY, DEFAULT_FRICTION, DEFAULT_GRAVITY, DEFAULT_RESTITUTION
+from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
+from .trajectory import _atomic_write
+from .world import World
+
+SCENE_FORMAT = 1
+"""The newest scene format this version reads and the one it writes."""
+
+KeyPath = tuple[str | int, ...]
+"""Where a value sits in the file: table and key names, and array indices (0-based)."""
+
+_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies")
+_WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact")
+_RUN_KEYS = ("dt", "duration", "record_every")
+_GROUND_KEYS = ("height", "friction", "restitution", "material", "name", "index")
+_MATERIAL_KEYS = ("friction", "restitution", "density")
+_BODY_KEYS = ("name", "shape", "parts", "density", "mass", "inertia", "position", "orientation", "velocity",
+              "angular_velocity", "fixed", "material", "friction", "restitution", "collide", "collision_group",
+              "collision_mask")
+_SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"),
+               "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
+_POSE_KEYS = ("position", "orientation")
+_CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
+_NOT_YET = {"joints": "joints", "springs": "springs", "forces": "force callbacks"}
+
+_QUAT_AS_IS = 1e-9
+"""An orientation whose norm is within this of 1 is used exactly as written (so a saved state reloads
+bitwise); any other non-zero quaternion is normalized."""
+
+
+class _Problem(Exception):
+    """A problem at a key path; ``load_scene`` turns it into ``ValueError('FILE:LINE: path: problem')``."""
+
+    def __init__(self, where: KeyPath, problem: str) -> None:
+        super().__init__(problem)
+        self.where = where
+        self.problem = problem
+
+
+# ====================================================================== public functions
+def load_scene(path: str | os.PathLike, **options: Any) -> World:
+    """Build a ``World`` from a TOML scene file (format reference: docs/scenes.md).
+
+    Args:
+        path: the scene file (UTF-8 TOML).
+        **options: World options that replace the file's (``tumble run --solver`` uses this): gravity,
+            method, integrator, contact_margin, or any contact option (solver, friction, ...). They are
+            checked by ``World`` as if given there.
+
+    Returns:
+        The world, with its bodies in file order (the ``[ground]``, if any, first unless its ``index`` says
+        otherwise), ``world.time`` from ``[world] time`` and ``world.run_defaults`` = the ``[run]`` table
+        as a dict (keys among ``dt`` [s], ``duration`` [s], ``record_every``; empty when absent), the
+        defaults ``tumble run`` uses. Bodies start awake, with no force callbacks and a cold warm start.
+
+    Raises:
+        ValueError: the file is missing, unreadable, not UTF-8, not TOML, of a newer format, or any table
+            or key is unknown, missing, of the wrong type or out of range. The one-line message reads
+            ``FILE:LINE: key.path: problem``. Everything is checked before the world is built.
+        TypeError: ``path`` is not a path.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
+    shown = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"scene file {shown!r} could not be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ValueError(f"{shown}:{line}: the file is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                         f"{exc.start})") from None
+    return _load_text(text.removeprefix("\ufeff"), shown, options)
+
+
+def save_scene(world: World, path: str | os.PathLike) -> Path:
+    """Write ``world`` to a TOML scene file that ``load_scene`` reads back exactly (docs/scenes.md).
+
+    Written: gravity, method, integrator, contact margin, the contact options given to ``World``, the time,
+    ``world.run_defaults`` (as ``[run]``), the ground (height, material, its place among the bodies) and every
+    body as it was made (shape or compound parts as given, density or mass and inertia as given, friction,
+    restitution, fixed, collision flags, name) with its current state: COM position [m], orientation
+    quaternion (w, x, y, z), velocity [m/s] and angular velocity [rad/s], world frame. Floats are written
+    with ``repr`` precision, so loading gives bitwise the same arrays and saving again the same text.
+
+    Not saved: force callbacks (``add_force``; the world is saved without them, no error), loads applied
+    with ``apply_force``/``apply_torque`` for the next step, the contacts' warm start and the sleep state.
+
+    The file is written atomically (a temporary file in the same folder, then renamed). Returns the path.
+
+    Raises:
+        ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry.
+    """
+    if not isinstance(world, World):
+        raise TypeError(f"world must be a tumble.World, got {world!r}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
+    text = scene_text(world)
+    return _atomic_write(Path(path), lambda fh: fh.write(text.encode("utf-8")))
+
+
+def scene_text(world: World) -> str:
+    """The TOML text ``save_scene`` writes for ``world``."""
+    grounds = [i for i, r in enumerate(world._records) if r.get("ground")]
+    if len(grounds) > 1:
+        raise ValueError(f"a scene file holds at most one ground; this world has {len(grounds)} "
+                         f"(bodies {grounds})")
+    try:
+        run = _check_run(("run",), dict(world.run_defaults))
+    except _Problem as exc:
+        raise ValueError(f"world.run_defaults: {_dotted(exc.where[1:])}: {exc.problem}") from None
+    out = [f"# a tumble scene (format {SCENE_FORMAT}); docs/scenes.md describes it\n",
+           f"format = {SCENE_FORMAT}\n", "\n[world]\n"]
+    out.append(_line("gravity", [float(g) for g in world._gravity]))
+    out.append(_line("method", world.method))
+    out.append(_line("integrator", world.integrator))
+    out.append(_line("contact_margin", float(world.contact_margin)))
+    out.append(_line("time", float(world.time)))
+    contact = {}
+    for key, value in world._contact_options.items():
+        value = getattr(world.settings, key)
+        if value is not None:
+            contact[key] = _plain(value)
+    if contact:
+        out.append("\n[world.contact]\n")
+        out.extend(_line(k, v) for k, v in contact.items())
+    if run:
+        out.append("\n[run]\n")
+        out.extend(_line(k, v) for k, v in run.items())
+    live = world._live()
+    for i, record in enumerate(world._records):
+        if record.get("ground"):
+            out.append("\n[ground]\n")
+            out.append(_line("height", float(record["height"])))
+            out.append(_line("friction", float(record["friction"])))
+            out.append(_line("restitution", float(record["restitution"])))
+            if record["name"] != "ground":
+                out.append(_line("name", False if record["name"] is None else record["name"]))
+            if i != 0:
+                out.append(_line("index", i))
+    for i, record in enumerate(world._records):
+        if record.get("ground"):
+            continue
+        out.append("\n[[bodies]]\n")
+        if record["name"] is not None:
+            out.append(_line("name", record["name"]))
+        shape = record["shape"]
+        if isinstance(shape, tuple):
+            parts = []
+            for sub, pos, quat in shape:
+                part = _shape_table(sub)
+                part["position"] = pos.tolist()
+                if quat is not None:
+                    part["orientation"] = quat.tolist()
+                parts.append(part)
+            out.append(_line("parts", parts))
+        else:
+            out.append(_line("shape", _shape_table(shape)))
+        if record["mass"] is not None:
+            out.append(_line("mass", record["mass"]))
+            if record["inertia"] is not None:
+                out.append(_line("inertia", record["inertia"].tolist()))
+        else:
+            out.append(_line("density", DEFAULT_DENSITY if record["density"] is None else record["density"]))
+        for key, field in (("position", "x"), ("orientation", "q"), ("velocity", "v"), ("angular_velocity", "w")):
+            out.append(_line(key, live[field][i].tolist()))
+        out.append(_line("friction", float(record["friction"])))
+        out.append(_line("restitution", float(record["restitution"])))
+        out.append(_line("fixed", bool(record["fixed"])))
+        if not record["collide"]:
+            out.append(_line("collide", False))
+        if record["collision_group"] != 1:
+            out.append(_line("collision_group", int(record["collision_group"])))
+        if record["collision_mask"] != 0xFFFFFFFF:
+            out.append(_line("collision_mask", int(record["collision_mask"])))
+    return "".join(out)
+
+
+# ====================================================================== loading
+def _load_text(text: str, shown: str, options: dict[str, Any] | None = None) -> World:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(_syntax_message(str(exc), text, shown)) from None
+    try:
+        plan = _check_document(doc)
+        for key, value in (options or {}).items():
+            if key in ("gravity", "method", "integrator", "contact_margin"):
+                plan["world"][key] = value
+            else:
+                plan["world"]["contact"] = {**plan["world"]["contact"], key: value}
+        return _build(plan)
+    except _Problem as exc:
+        line = _Locator(text).line_of(exc.where)
+        where = _dotted(exc.where)
+        raise ValueError(f"{shown}:{line}: {where + ': ' if where else ''}{exc.problem}") from None
+
+
+def _syntax_message(message: str, text: str, shown: str) -> str:
+    """tomllib's 'problem (at line L, column C)' as 'FILE:L: TOML syntax error: problem (column C)'."""
+    found = re.match(r"^(.*) \(at line (\d+), column (\d+)\)$", message, re.S)
+    if found:
+        return f"{shown}:{found[2]}: TOML syntax error: {found[1]} (column {found[3]})"
+    found = re.match(r"^(.*) \(at end of document\)$", message, re.S)
+    if found:
+        return f"{shown}:{text.count(chr(10)) + 1}: TOML syntax error: {found[1]} (at the end of the file)"
+    return f"{shown}:1: TOML syntax error: {message}"
+
+
+def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """Check every table and key; return what ``_build`` needs. Nothing is built here but shapes."""
+    _known_keys((), doc, _TOP_KEYS, "top-level table or key")
+    if "format" not in doc:
+        raise _Problem((), f"the file must say its format: add `format = {SCENE_FORMAT}` at the top")
+    version = doc["format"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise _Problem(("format",), f"must be a positive integer, got {_show(version)}")
+    if version > SCENE_FORMAT:
+        raise _Problem(("format",), f"format {version} is newer than this tumble reads ({SCENE_FORMAT}); "
+                                    f"upgrade tumble")
+    world = _check_world(_table(("world",), doc.get("world", {})))
+    run = _check_run(("run",), _table(("run",), doc.get("run", {})))
+    materials = _check_materials(_table(("materials",), doc.get("materials", {})))
+    bodies_value = doc.get("bodies", [])
+    if isinstance(bodies_value, dict):
+        raise _Problem(("bodies",), "must be an array of tables: write each body as [[bodies]], not [bodies]")
+    if not isinstance(bodies_value, list):
+        raise _Problem(("bodies",), f"must be an array of tables ([[bodies]]), got {_show(bodies_value)}")
+    names: dict[str, KeyPath] = {}
+    ground = None
+    if "ground" in doc:
+        ground = _check_ground(_table(("ground",), doc["ground"]), materials, len(bodies_value))
+        if ground["kwargs"]["name"] is not None:
+            names[ground["kwargs"]["name"]] = ("ground",)
+    bodies = [_check_body(("bodies", k), body, materials, names) for k, body in enumerate(bodies_value)]
+    return {"world": world, "run": run, "ground": ground, "bodies": bodies}
+
+
+def _check_world(table: dict[str, Any]) -> dict[str, Any]:
+    _known_keys(("world",), table, _WORLD_KEYS, "key of [world]")
+    out: dict[str, Any] = {
+        "gravity": _vector(("world", "gravity"), table.get("gravity", list(DEFAULT_GRAVITY)), 3),
+        "method": _string(("world", "method"), table.get("method", "timestep")),
+        "integrator": _string(("world", "integrator"), table.get("integrator", "splitting")),
+        "contact_margin": _number(("world", "contact_margin"), table.get("contact_margin", DEFAULT_CONTACT_MARGIN),
+                                  minimum=0.0),
+        "time": _number(("world", "time"), table.get("time", 0.0)),
+    }
+    for key, options in (("method", ("timestep",)), ("integrator", _integrator_names())):
+        if out[key] not in options:
+            raise _Problem(("world", key), f"must be one of {sorted(options)}, got {out[key]!r}")
+    contact = _table(("world", "contact"), table.get("contact", {}))
+    _known_keys(("world", "contact"), contact, _CONTACT_KEYS, "contact option")
+    try:
+        ContactSettings(**contact)
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        first = re.match(r"\w+", message)
+        key = first[0] if first and first[0] in contact else None
+        raise _Problem(("world", "contact") + ((key,) if key else ()), _strip_name(message, key)) from None
+    out["contact"] = contact
+    return out
+
+
+def _integrator_names() -> tuple[str, ...]:
+    from .conventions import INTEGRATOR_NAMES
+
+    return tuple(INTEGRATOR_NAMES)
+
+
+def _check_run(where: KeyPath, table: dict[str, Any]) -> dict[str, Any]:
+    _known_keys(where, table, _RUN_KEYS, "key of [run]")
+    out: dict[str, Any] = {}
+    if "dt" in table:
+        out["dt"] = _number(where + ("dt",), table["dt"], positive=True)
+    if "duration" in table:
+        out["duration"] = _number(where + ("duration",), table["duration"], minimum=0.0)
+    if "record_every" in table:
+        out["record_every"] = _integer(where + ("record_every",), table["record_every"], 1, None)
+    if "dt" in out and "duration" in out:
+        steps = round(out["duration"] / out["dt"])
+        if abs(steps * out["dt"] - out["duration"]) > 1e-9 * max(out["duration"], out["dt"]):
+            raise _Problem(where + ("duration",), f"must be a whole number of steps of dt = {out['dt']!r}, "
+                                                  f"got {out['duration']!r}")
+    return out
+
+
+def _check_materials(table: dict[str, Any]) -> dict[str, dict[str, float]]:
+    out = {}
+    for name, spec in table.items():
+        where = ("materials", name)
+        spec = _table(where, spec)
+        _known_keys(where, spec, _MATERIAL_KEYS, "material key")
+        out[name] = _material_values(where, spec)
+    return out
+
+
+def _material_values(where: KeyPath, spec: dict[str, Any]) -> dict[str, float]:
+    out = {}
+    if "friction" in spec:
+        out["friction"] = _number(where + ("friction",), spec["friction"], minimum=0.0)
+    if "restitution" in spec:
+        out["restitution"] = _number(where + ("restitution",), spec["restitution"], minimum=0.0, maximum=1.0)
+    if "density" in spec:
+        out["density"] = _number(where + ("density",), spec["density"], positive=True)
+    return out
+
+
+def _resolve_material(where: KeyPath, spec: dict[str, Any], materials: dict[str, dict[str, float]]
+                      ) -> dict[str, float]:
+    """The material's values overridden by the entry's own friction/restitution/density."""
+    values: dict[str, float] = {}
+    if "material" in spec:
+        name = _string(where + ("material",), spec["material"])
+        if name not in materials:
+            known = f"; the file defines {sorted(materials)}" if materials else "; the file defines none"
+            raise _Problem(where + ("material",), f"unknown material {name!r}{known} ([materials.NAME])")
+        values.update(materials[name])
+    values.update(_material_values(where, spec))
+    return values
+
+
+def _check_ground(table: dict[str, Any], materials: dict[str, dict[str, float]], n_bodies: int) -> dict[str, Any]:
+    where: KeyPath = ("ground",)
+    _known_keys(where, table, _GROUND_KEYS, "key of [ground]")
+    values = _resolve_material(where, {k: v for k, v in table.items() if k != "density"}, materials)
+    name: Any = table.get("name", "ground")
+    if name is False:
+        name = None
+    elif not isinstance(name, str):
+        raise _Problem(where + ("name",), f"must be a string (or false for no name), got {_show(name)}")
+    index = _integer(where + ("index",), table.get("index", 0), 0, n_bodies)
+    return {"where": where, "index": index, "kwargs": {
+        "height": _number(where + ("height",), table.get("height", 0.0)),
+        "friction": values.get("friction", DEFAULT_FRICTION),
+        "restitution": values.get("restitution", DEFAULT_RESTITUTION), "name": name}}
+
+
+def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]],
+                names: dict[str, KeyPath]) -> dict[str, Any]:
+    spec = _table(where, spec)
+    _known_keys(where, spec, _BODY_KEYS, "body key")
+    if "shape" in spec and "parts" in spec:
+        raise _Problem(where + ("parts",), "give shape or parts, not both")
+    if "shape" in spec:
+        shape: Any = _shape(where + ("shape",), spec["shape"], pose=False)[0]
+    elif "parts" in spec:
+        parts = spec["parts"]
+        if not isinstance(parts, list):
+            raise _Problem(where + ("parts",), f"must be an array of shape tables, got {_show(parts)}")
+        if not parts:
+            raise _Problem(where + ("parts",), "must hold at least one part, got an empty array")
+        shape = [_shape(where + ("parts", j), part, pose=True) for j, part in enumerate(parts)]
+    else:
+        raise _Problem(where, "a body needs shape = { type = ... } or parts = [...]; it has neither")
+    kwargs: dict[str, Any] = {"shape": shape}
+    if "density" in spec and "mass" in spec:
+        raise _Problem(where + ("mass",), "give density or mass, not both")
+    if "inertia" in spec and "mass" not in spec:
+        raise _Problem(where + ("inertia",), "inertia needs mass: give mass = ... too")
+    values = _resolve_material(where, spec, materials)
+    if "mass" in spec:
+        kwargs["mass"] = _number(where + ("mass",), spec["mass"], positive=True)
+        if "inertia" in spec:
+            rows = spec["inertia"]
+            if not isinstance(rows, list) or len(rows) != 3:
+                raise _Problem(where + ("inertia",), f"must be a 3×3 array [[...], [...], [...]], got {_show(rows)}")
+            matrix = [_vector(where + ("inertia", r), row, 3) for r, row in enumerate(rows)]
+            kwargs["inertia"] = _checked(where + ("inertia",), "inertia", _checks.symmetric_positive_definite,
+                                         "inertia", matrix)
+            kwargs["inertia"] = np.array(matrix, dtype=float)
+    elif "density" in values:
+        kwargs["density"] = values["density"]
+    for key in ("friction", "restitution"):
+        if key in values:
+            kwargs[key] = values[key]
+    for key, n in (("position", 3), ("velocity", 3), ("angular_velocity", 3)):
+        if key in spec:
+            kwargs[key] = _vector(where + (key,), spec[key], n)
+    if "orientation" in spec:
+        kwargs["orientation"] = _quaternion(where + ("orientation",), spec["orientation"])
+    for key in ("fixed", "collide"):
+        if key in spec:
+            kwargs[key] = _boolean(where + (key,), spec[key])
+    for key in ("collision_group", "collision_mask"):
+        if key in spec:
+            kwargs[key] = _integer(where + (key,), spec[key], 0, 0xFFFFFFFF)
+    if kwargs.get("fixed"):
+        for key in ("velocity", "angular_velocity"):
+            if any(kwargs.get(key, ())):
+                raise _Problem(where + (key,), f"a fixed body cannot move: must be zero, got {kwargs[key]}")
+    if "name" in spec:
+        name = _string(where + ("name",), spec["name"])
+        if name in names:
+            raise _Problem(where + ("name",), f"duplicate name {name!r}: already used by {_dotted(names[name])}")
+        names[name] = where
+        kwargs["name"] = name
+    return {"where": where, "kwargs": kwargs}
+
+
+def _shape(where: KeyPath, spec: Any, *, pose: bool) -> Any:
+    """A shape table as (shape,) or, with ``pose``, (shape, position, orientation) for a compound part."""
+    spec = _table(where, spec)
+    if "type" not in spec:
+        raise _Problem(where, f"needs type = one of {sorted(_SHAPE_KEYS)}")
+    kind = _string(where + ("type",), spec["type"])
+    if kind not in _SHAPE_KEYS:
+        raise _Problem(where + ("type",), f"unknown shape type {kind!r}; known: {sorted(_SHAPE_KEYS)}")
+    allowed = ("type",) + _SHAPE_KEYS[kind] + (_POSE_KEYS if pose else ())
+    _known_keys(where, spec, allowed, f"key of a {kind}")
+    for key in _SHAPE_KEYS[kind]:
+        if key not in spec:
+            raise _Problem(where, f"a {kind} needs {key}")
+    if kind == "box":
+        shape: Any = Box(*_vector(where + ("size",), spec["size"], 3, positive=True))
+    elif kind == "sphere":
+        shape = Sphere(_number(where + ("radius",), spec["radius"], positive=True))
+    elif kind == "capsule":
+        shape = Capsule(_number(where + ("radius",), spec["radius"], positive=True),
+                        _number(where + ("length",), spec["length"], positive=True))
+    elif kind == "cylinder":
+        shape = Cylinder(_number(where + ("radius",), spec["radius"], positive=True),
+                         _number(where + ("height",), spec["height"], positive=True))
+    elif kind == "ellipsoid":
+        shape = Ellipsoid(*_vector(where + ("semi_axes",), spec["semi_axes"], 3, positive=True))
+    else:
+        points = spec["points"]
+        if not isinstance(points, list) or len(points) < 4:
+            raise _Problem(where + ("points",), f"must be an array of at least 4 points [x, y, z], "
+                                                f"got {_show(points)}")
+        pts = [_vector(where + ("points", j), p, 3) for j, p in enumerate(points)]
+        shape = _checked(where + ("points",), "points", ConvexHull, pts)
+    if not pose:
+        return (shape,)
+    position = _vector(where + ("position",), spec.get("position", [0.0, 0.0, 0.0]), 3)
+    if "orientation" in spec:
+        return (shape, position, _quaternion(where + ("orientation",), spec["orientation"]))
+    return (shape, position)
+
+
+def _build(plan: dict[str, Any]) -> World:
+    """Make the world from a checked plan; the World's own checks are the second line of defence."""
+    w = plan["world"]
+    try:
+        world = World(w["gravity"], method=w["method"], integrator=w["integrator"],
+                      contact_margin=w["contact_margin"], **w["contact"])
+    except (TypeError, ValueError) as exc:
+        raise _Problem(("world",), str(exc)) from None
+    entries: list[tuple[str, dict[str, Any]]] = [("body", b) for b in plan["bodies"]]
+    if plan["ground"] is not None:
+        entries.insert(plan["ground"]["index"], ("ground", plan["ground"]))
+    quats = []
+    for kind, entry in entries:
+        try:
+            if kind == "ground":
+                world.add_ground(**entry["kwargs"])
+                quats.append(None)
+            else:
+                kwargs = dict(entry["kwargs"])
+                q = kwargs.get("orientation")
+                world.add_body(**kwargs)
+                quats.append(q)
+        except (TypeError, ValueError) as exc:
+            raise _Problem(entry["where"], str(exc)) from None
+    q_rows = world._body.live("q")
+    for i, q in enumerate(quats):
+        if q is not None and abs(math.sqrt(sum(c * c for c in q)) - 1.0) <= _QUAT_AS_IS:
+            q_rows[i] = q          # as written: add_body's normalization may change the last bit
+    world.time = w["time"]
+    world.run_defaults = plan["run"]
+    return world
+
+
+# ====================================================================== value checks (raise _Problem)
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if not isinstance(value, dict) else "{" + ", ".join(f"{k} = ..." for k in value) + "}"
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{text} ({_kind(value)})"
+
+
+def _table(where: KeyPath, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Problem(where, f"must be a table, got {_show(value)}")
+    return value
+
+
+def _known_keys(where: KeyPath, table: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    for key in table:
+        if key not in allowed:
+            if not where and key in _NOT_YET:
+                raise _Problem((key,), f"{_NOT_YET[key]} are not supported in scene files yet")
+            hint = difflib_hint(key, allowed)
+            raise _Problem(where + (key,), f"unknown {what} {key!r}{hint}; known: {', '.join(allowed)}")
+
+
+def difflib_hint(key: str, allowed: tuple[str, ...]) -> str:
+    """' (did you mean 'x'?)' for a near miss, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(key, allowed, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _number(where: KeyPath, value: Any, *, minimum: float | None = None, maximum: float | None = None,
+            positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Problem(where, f"must be a number, got {_show(value)}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise _Problem(where, f"must be finite, got {value!r}")
+    if positive and out <= 0.0:
+        raise _Problem(where, f"must be positive, got {value!r}")
+    if minimum is not None and out < minimum:
+        raise _Problem(where, "must be non-negative" if minimum == 0.0 else f"must be >= {minimum!r}"
+                       + f", got {value!r}" if minimum != 0.0 else f"must be non-negative, got {value!r}")
+    if maximum is not None and out > maximum:
+        raise _Problem(where, f"must be in [{minimum!r}, {maximum!r}], got {value!r}")
+    return out
+
+
+def _integer(where: KeyPath, value: Any, lo: int, hi: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Problem(where, f"must be an integer, got {_show(value)}")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise _Problem(where, f"must be an integer {bound}, got {value!r}")
+    return value
+
+
+def _boolean(where: KeyPath, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Problem(where, f"must be true or false, got {_show(value)}")
+    return value
+
+
+def _string(where: KeyPath, value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Problem(where, f"must be a string, got {_show(value)}")
+    return value
+
+
+def _vector(where: KeyPath, value: Any, n: int, *, positive: bool = False) -> list[float]:
+    if not isinstance(value, list):
+        raise _Problem(where, f"must be an array of {n} numbers, got {_show(value)}")
+    if len(value) != n:
+        raise _Problem(where, f"must have {n} numbers, got {len(value)}: {_show(value)}")
+    return [_number(where + (j,), c, positive=positive) for j, c in enumerate(value)]
+
+
+def _quaternion(where: KeyPath, value: Any) -> list[float]:
+    q = _vector(where, value, 4)
+    if math.sqrt(sum(c * c for c in q)) < 1e-12:
+        raise _Problem(where, f"must be a non-zero quaternion (w, x, y, z), got {q}")
+    return q
+
+
+def _checked(where: KeyPath, name: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, its TypeError/ValueError re-raised as a problem at ``where``."""
+    try:
+        return fn(*args)
+    except (TypeError, ValueError) as exc:
+        raise _Problem(where, _strip_name(str(exc), name)) from None
+
+
+def _strip_name(message: str, name: str | None) -> str:
+    """'radius must be positive, got -1' → 'must be positive, got -1' (the key path already names it)."""
+    if name and message.startswith(name + " "):
+        return message[len(name) + 1:]
+    if name and message.startswith(name + ": "):
+        return message[len(name) + 2:]
+    return message
+
+
+def _dotted(where: KeyPath) -> str:
+    out = ""
+    for part in where:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            text = part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else _string_literal(part)
+            out += ("." if out else "") + text
+    return out
+
+
+# ====================================================================== writing
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python ones (for the writer)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value
+
+
+def _shape_table(shape: Any) -> dict[str, Any]:
+    if isinstance(shape, Box):
+        return {"type": "box", "size": [shape.lx, shape.ly, shape.lz]}
+    if isinstance(shape, Sphere):
+        return {"type": "sphere", "radius": shape.radius}
+    if isinstance(shape, Capsule):
+        return {"type": "capsule", "radius": shape.radius, "length": shape.length}
+    if isinstance(shape, Cylinder):
+        return {"type": "cylinder", "radius": shape.radius, "height": shape.height}
+    if isinstance(shape, Ellipsoid):
+        return {"type": "ellipsoid", "semi_axes": [shape.a, shape.b, shape.c]}
+    if isinstance(shape, ConvexHull):
+        return {"type": "hull", "points": np.asarray(shape.points, dtype=float).tolist()}
+    raise TypeError(f"cannot save a shape of type {type(shape).__name__}")
+
+
+def _string_literal(text: str) -> str:
+    """A TOML basic string, escaped by tomli-w."""
+    return tomli_w.dumps({"s": text})[len("s = "):-1]
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _string_literal(key)
+
+
+def _literal(value: Any, indent: str = "") -> str:
+    """A TOML value on one line, except arrays of more than three arrays or tables (hull points, compound
+    parts), written one element a line. Floats use ``repr`` (shortest text that reads back exactly)."""
+    value = _plain(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot save a non-finite number {value!r}")
+        return repr(value)
+    if isinstance(value, str):
+        return _string_literal(value)
+    if isinstance(value, dict):
+        inner = indent + "    "
+        return "{ " + ", ".join(f"{_key(k)} = {_literal(v, inner)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        nested = bool(value) and all(isinstance(v, (list, tuple, dict)) for v in value)
+        if nested and (len(value) > 3 or any(isinstance(v, dict) for v in value)):
+            inner = indent + "    "
+            return "[\n" + "".join(f"{inner}{_literal(v, inner)},\n" for v in value) + indent + "]"
+        return "[" + ", ".join(_literal(v, indent) for v in value) + "]"
+    raise TypeError(f"cannot save a value of type {type(value).__name__}")
+
+
+def _line(key: str, value: Any) -> str:
+    return f"{_key(key)} = {_literal(value)}\n"
+
+
+# ====================================================================== locating keys in the text
+class _Locator:
+    """Line numbers of tables, keys and array elements, by key path, from a light scan of TOML text that
+    ``tomllib`` already accepted (tomllib itself reports no positions)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+        self.where: dict[KeyPath, int] = {}
+        self.aot: dict[KeyPath, int] = {}
+        try:
+            self._document()
+        except (IndexError, ValueError):  # best effort: what was found so far still serves
+            pass
+
+    def line_of(self, where: KeyPath) -> int:
+        """The line of ``where``, or of the nearest enclosing table or key found; 1 if none."""
+        path = tuple(where)
+        while path:
+            if path in self.where:
+                return self.where[path]
+            path = path[:-1]
+        return 1
+
+    # -- characters
+    def _peek(self, n: int = 1) -> str:
+        return self.text[self.pos:self.pos + n]
+
+    def _advance(self, n: int = 1) -> None:
+        self.line += self.text.count("\n", self.pos, self.pos + n)
+        self.pos += n
+
+    def _skip_spaces(self) -> None:
+        while self._peek() in (" ", "\t") and self._peek():
+            self._advance()
+
+    def _skip_blank(self) -> None:
+        """Spaces, newlines and comments."""
+        while self.pos < len(self.text):
+            c = self.text[self.pos]
+            if c in " \t\r\n":
+                self._advance()
+            elif c == "#":
+                end = self.text.find("\n", self.pos)
+                self._advance((len(self.text) if end < 0 else end) - self.pos)
+            else:
+                return
+
+    def _expect(self, token: str) -> None:
+        if self._peek(len(token)) != token:
+            raise ValueError(f"expected {token!r} at line {self.line}")
+        self._advance(len(token))
+
+    # -- grammar
+    def _document(self) -> None:
+        current: KeyPath = ()
+        while True:
+            self._skip_blank()
+            if self.pos >= len(self.text):
+                return
+            if self._peek(2) == "[[":
+                self._advance(2)
+                keys = self._key()
+                self._skip_spaces()
+                self._expect("]]")
+                current = self._resolve(keys, array=True)
+                self.where.setdefault(current, self.line)
+            elif self._peek() == "[":
+                self._advance()
+                keys = self._key()
+                self._skip_spaces()
+                self._expect("]")
+                current = self._resolve(keys, array=False)
+                self.where.setdefault(current, self.line)
+            else:
+                keys = self._key()
+                self._skip_spaces()
+                self._expect("=")
+                self._skip_spaces()
+                path = current + keys
+                self.where.setdefault(path, self.line)
+                self._value(path)
+
+    def _resolve(self, keys: tuple[str, ...], *, array: bool) -> KeyPath:
+        path: KeyPath = ()
+        for i, key in enumerate(keys):
+            path += (key,)
+            if array and i == len(keys) - 1:
+                n = self.aot.get(path, 0)
+                self.aot[path] = n + 1
+                path += (n,)
+            elif path in self.aot:
+                path += (self.aot[path] - 1,)
+        return path
+
+    def _key(self) -> tuple[str, ...]:
+        parts = []
+        while True:
+            self._skip_spaces()
+            c = self._peek()
+            if c in ("\"", "'"):
+                start = self.pos
+                self._string()
+                raw = self.text[start:self.pos]
+                try:
+                    parts.append(tomllib.loads(f"k = {raw}")["k"])
+                except tomllib.TOMLDecodeError:
+                    parts.append(raw[1:-1])
+            else:
+                start = self.pos
+                while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] in "_-"):
+                    self._advance()
+                if self.pos == start:
+                    raise ValueError(f"no key at line {self.line}")
+                parts.append(self.text[start:self.pos])
+            self._skip_spaces()
+            if self._peek() != ".":
+                return tuple(parts)
+            self._advance()
+
+    def _string(self) -> None:
+        for quote in ('"""', "'''"):
+            if self._peek(3) == quote:
+                self._advance(3)
+                while self._peek(3) != quote or (quote == '"""' and self.text[self.pos - 1] == "\\"):
+                    if self.pos >= len(self.text):
+                        raise ValueError("unterminated string")
+                    self._advance(2 if quote == '"""' and self._peek() == "\\" else 1)
+                self._advance(3)
+                while self._peek() == quote[0]:  # up to two quotes may close the content
+                    self._advance()
+                return
+        quote = self._peek()
+        self._advance()
+        while self._peek() != quote:
+            if self.pos >= len(self.text) or self._peek() == "\n":
+                raise ValueError("unterminated string")
+            self._advance(2 if quote == '"' and self._peek() == "\\" else 1)
+        self._advance()
+
+    def _value(self, path: KeyPath) -> None:
+        c = self._peek()
+        if c == "{":
+            self._advance()
+            while True:
+                self._skip_blank()
+                if self._peek() == "}":
+                    self._advance()
+                    return
+                keys = self._key()
+                self._skip_spaces()
+                self._expect("=")
+                self._skip_spaces()
+                self.where.setdefault(path + keys, self.line)
+                self._value(path + keys)
+                self._skip_blank()
+                if self._peek() == ",":
+                    self._advance()
+        elif c == "[":
+            self._advance()
+            index = 0
+            while True:
+                self._skip_blank()
+                if self._peek() == "]":
+                    self._advance()
+                    return
+                self.where.setdefault(path + (index,), self.line)
+                self._value(path + (index,))
+                index += 1
+                self._skip_blank()
+                if self._peek() == ",":
+                    self._advance()
+        elif c in ("\"", "'"):
+            self._string()
+        else:
+            start = self.pos
+            while self.pos < len(self.text) and self.text[self.pos] not in ",]}\n#":
+                self._advance()
+            if self.pos == start:
+                raise ValueError(f"no value at line {self.line}")

@@ -1,0 +1,206 @@
+"""The `tumble` command end to end: demo, run, view, validate; user errors; Ctrl-C during a run.
+
+Outputs are checked against closed forms where there is one (a ball in free fall under the splitting
+integrator, whose discrete trajectory is known exactly), and for what the user is promised otherwise
+(files present, loadable without pickles, the replay escaping body names).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tumble as tb
+from tumble import cli
+
+G = 9.81
+DT = 0.01
+
+SCENE = f"""\
+format = 1
+
+[world]
+gravity = [0.0, 0.0, -{G}]
+
+[run]
+dt = {DT}
+duration = 0.3
+
+[ground]
+height = 0.0
+
+[[bodies]]
+name = "ball <script>alert(1)</script>"
+shape = {{ type = "sphere", radius = 0.1 }}
+mass = 2.0
+position = [0.0, 0.0, 5.0]
+velocity = [1.0, 0.0, 0.0]
+
+[[bodies]]
+name = "crate"
+shape = {{ type = "box", size = [0.4, 0.4, 0.4] }}
+density = 500.0
+position = [3.0, 0.0, 0.2]
+"""
+
+
+def _run(argv, capsys):
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def scene(tmp_path):
+    path = tmp_path / "drop.toml"
+    path.write_text(SCENE)
+    return path
+
+
+def test_run_writes_a_trajectory_that_matches_free_fall(scene, tmp_path, capsys):
+    """The ball is far above everything for 0.3 s. Each of the S sub-steps of h = dt / S kicks then drifts
+    (v_K = v0 − g K h, x_K = x0 + h Σ v_J), so after step k (K = S k) z = z0 − g h² K (K + 1) / 2 exactly:
+    compared to rounding (1e-12 m on values of 5 m)."""
+    out = tmp_path / "out"
+    status, stdout, _ = _run(["run", scene, "-o", out, "--csv", "--record-every", "1", "-q"], capsys)
+    assert status == 0, stdout
+    for name in ("drop.npz", "drop.csv", "replay.html", "plots.png", "summary.json"):
+        assert (out / name).is_file(), name
+    traj = tb.Trajectory.load(out / "drop.npz")
+    k = np.arange(len(traj))
+    np.testing.assert_allclose(traj.times, k * DT, atol=1e-12)
+    S = tb.World().settings.substeps
+    K, h = S * k, DT / S
+    np.testing.assert_allclose(traj.positions[:, 1, 2], 5.0 - G * h * h * K * (K + 1) / 2.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(traj.positions[:, 1, 0], 1.0 * DT * k, rtol=0, atol=1e-12)
+    # The crate rests on the ground: contacts every step after the first, and they carry its weight.
+    assert np.all(traj.contact_count[1:] >= 4) and traj.contact_count[0] == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["bodies"] == 2 and summary["fixed_bodies"] == 1 and summary["steps"] == 30
+    assert "<script>alert(1)</script>" not in (out / "replay.html").read_text()
+    assert "wrote" in stdout
+
+
+def test_run_options_override_the_scene(scene, tmp_path, capsys):
+    out = tmp_path / "o"
+    status, _, err = _run(["run", scene, "-o", out, "--duration", "0.05", "--dt", "0.005", "--solver", "apgd",
+                           "--no-html", "--no-plots", "-q"], capsys)
+    assert status == 0, err
+    traj = tb.Trajectory.load(out / "drop.npz")
+    assert traj.times[-1] == pytest.approx(0.05, abs=1e-12)
+    assert not (out / "replay.html").exists() and not (out / "plots.png").exists()
+
+
+def test_view_writes_a_replay_of_a_saved_trajectory(scene, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _run(["run", scene, "-o", out, "--no-html", "-q"], capsys)[0] == 0
+    status, stdout, _ = _run(["view", out / "drop.npz", "-o", tmp_path / "r.html", "--title", "a <b>title</b>"],
+                             capsys)
+    assert status == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "<b>title</b>" not in html and "three" in html.lower()
+    assert "frames of 3 bodies" in stdout
+
+
+def test_demo_writes_its_outputs(tmp_path, capsys):
+    out = tmp_path / "demo"
+    status, stdout, _ = _run(["demo", "-o", out, "--duration", "0.25", "-q"], capsys)
+    assert status == 0
+    for name in ("pile.npz", "pile.csv", "replay.html", "plots.png", "summary.json"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["bodies"] == 100 and summary["fixed_bodies"] == 5  # the ground and four walls
+    assert summary["steps"] == 60
+    traj = tb.Trajectory.load(out / "pile.npz")
+    # Nothing touches in the first 0.25 s but the lowest layer's landing: bodies still fall freely, so
+    # the momentum grows as M g t while no contact acts (checked at the first recorded frames).
+    moving = ~traj.fixed
+    total_mass = traj.masses[moving].sum()
+    assert traj.linear_momentum[1, 2] == pytest.approx(-total_mass * G * traj.times[1], rel=1e-9)
+
+
+def test_validate_quick_passes(capsys):
+    status, stdout, _ = _run(["validate", "--quick", "free-fall-velocity", "bounce"], capsys)
+    assert status == 0
+    assert "2 of 2 passed" in stdout
+
+
+MALFORMED = {
+    "syntax": "format = 1\n[world\n",
+    "unknown-shape": 'format = 1\n[[bodies]]\nshape = { type = "torus", radius = 1.0 }\n',
+    "negative-radius": 'format = 1\n[[bodies]]\nshape = { type = "sphere", radius = -1.0 }\n',
+    "mass-and-density": ('format = 1\n[[bodies]]\nshape = { type = "sphere", radius = 1.0 }\n'
+                         'mass = 1.0\ndensity = 2.0\n'),
+    "bad-vector": 'format = 1\n[[bodies]]\nshape = { type = "sphere", radius = 1.0 }\nposition = [0.0, 1.0]\n',
+    "unknown-key": 'format = 1\n[[bodies]]\nshape = { type = "sphere", radius = 1.0 }\nspeed = 3.0\n',
+    "unknown-solver": 'format = 1\n[world.contact]\nsolver = "magic"\n',
+    "string-for-number": 'format = 1\n[ground]\nheight = "low"\n',
+    "nan": 'format = 1\n[world]\ngravity = [0.0, 0.0, nan]\n',
+    "unknown-material": 'format = 1\n[[bodies]]\nshape = { type = "sphere", radius = 1.0 }\nmaterial = "steel"\n',
+    "duplicate-name": ('format = 1\n[[bodies]]\nname = "a"\nshape = { type = "sphere", radius = 1.0 }\n'
+                       '[[bodies]]\nname = "a"\nshape = { type = "sphere", radius = 1.0 }\n'),
+    "newer-format": "format = 99\n",
+    "no-shape": 'format = 1\n[[bodies]]\nname = "a"\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_malformed_scene_is_one_line_and_exit_2(kind, tmp_path, capsys):
+    path = tmp_path / f"{kind}.toml"
+    path.write_text(MALFORMED[kind])
+    status, stdout, err = _run(["run", path, "-o", tmp_path / "out", "-q"], capsys)
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("tumble run: error: ") and f"{kind}.toml:" in lines[0]
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_missing_files_are_user_errors(tmp_path, capsys):
+    for argv in (["run", tmp_path / "none.toml"], ["view", tmp_path / "none.npz"]):
+        status, _, err = _run(argv, capsys)
+        assert status == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_the_real_process_exits_2_on_a_bad_scene(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(MALFORMED["negative-radius"])
+    proc = subprocess.run([sys.executable, "-m", "tumble", "run", str(path)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "bad.toml:3:" in proc.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+def test_ctrl_c_mid_run_leaves_a_loadable_trajectory(scene, tmp_path):
+    """SIGINT while `tumble run` steps: exit 130, one line on stderr, and the npz holds the frames so far
+    (written by the interrupt handler, and every few seconds before it)."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tumble", "run", str(scene), "-o", str(out), "--duration", "1000",
+                             "--dt", "0.001", "--record-every", "10"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        # wait until it steps (the progress bar is on stderr; the header line on stdout comes first)
+        header = proc.stdout.readline()
+        assert "tumble run" in header
+        time.sleep(3.0)
+        assert proc.poll() is None and time.monotonic() < deadline
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    traj = tb.Trajectory.load(out / "drop.npz")
+    assert len(traj) > 1 and np.all(np.diff(traj.times) > 0)
+    assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
