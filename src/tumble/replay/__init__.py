@@ -95,7 +95,7 @@ def write_replay(path: str | os.PathLike, *, times: Any, positions: Any, orienta
             raise ValueError(f"ground must be None or a number (height z [m]), got {ground!r}") from None
         if not math.isfinite(ground):
             raise ValueError(f"ground must be finite, got {ground!r}")
-    names, fixed, meshes, instances, radii = _check_bodies(bodies)
+    names, fixed, meshes, instances, radii, hull_points, owners = _check_bodies(bodies)
     contact_data = _check_contacts(contacts, T) if contacts is not None else None
 
     keep = _subsample(times_a, float(fps))
@@ -110,7 +110,8 @@ def write_replay(path: str | os.PathLike, *, times: Any, positions: Any, orienta
         "meshes": meshes,
         "instances": instances,
         "ground": ground,
-        "bounds": _bounds(pos_a, radii, ground),
+        "bounds": _bounds(pos_a, quat_a, hull_points, owners, ground),
+        "radii": radii.tolist(),
         "contacts": None,
     }
     blobs = {"poses": _b64(poses.astype("<f4"))}
@@ -183,16 +184,20 @@ def _scalar(part: dict[str, Any], key: str, name: str) -> float:
 
 
 def _check_bodies(bodies: Any) -> tuple[list[str], list[bool], list[dict[str, Any]], list[list[float]],
-                                         np.ndarray]:
+                                         np.ndarray, np.ndarray, np.ndarray]:
     """Validate ``bodies``; return names, fixed flags, the distinct meshes, the instances (one per drawn part:
-    [body, mesh, px, py, pz, qx, qy, qz, qw, sx, sy, sz] in the body frame) and each body's bounding radius
-    about its COM [m] (0 for a body with nothing drawn)."""
+    [body, mesh, px, py, pz, qx, qy, qz, qw, sx, sy, sz] in the body frame), each body's bounding radius
+    about its COM [m] (0 for a body with nothing drawn; the page's hover test), and points enclosing each
+    drawn part in its body's frame, (P, 3) [m], with their bodies' indices (P,) (what the camera frames)."""
     names: list[str] = []
     fixed: list[bool] = []
     meshes: list[dict[str, Any]] = []
     mesh_index: dict[str, int] = {}
     instances: list[list[float]] = []
     radii = np.zeros(len(bodies))
+    hull_points: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
 
     def mesh(spec: dict[str, Any]) -> int:
         # Meshes are shared by geometry: box, sphere (ellipsoids too) and cylinder are unit shapes scaled per
@@ -253,7 +258,21 @@ def _check_bodies(bodies: Any) -> tuple[list[str], list[bool], list[dict[str, An
                 extent = float(np.linalg.norm(np.asarray(verts), axis=1).max())
             radii[i] = max(radii[i], math.sqrt(sum(c * c for c in pos)) + extent)
             instances.append([i, m, *pos, x, y, z, w, *scale])
-    return names, fixed, meshes, instances, radii
+            # the part's enclosing points: a hull's vertices, else the corners of the part's own bounding box
+            half = [r, r, r + hl] if kind == "capsule" else scale  # (a capsule's instance is not scaled)
+            local = np.asarray(verts) if kind == "hull" else signs * half
+            hull_points.append(np.asarray(pos) + _rotate(np.array([w, x, y, z]), local))
+            owners.append(np.full(len(local), i))
+    points = np.concatenate(hull_points) if hull_points else np.zeros((0, 3))
+    owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    return names, fixed, meshes, instances, radii, points, owner
+
+
+def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors v (..., 3) by unit quaternions q (..., 4) (w, x, y, z), broadcasting."""
+    w, u = q[..., :1], q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
 
 
 def _check_hull(part: dict[str, Any], pname: str) -> tuple[list[list[float]], list[list[int]]]:
@@ -315,14 +334,16 @@ def _subsample(times: np.ndarray, fps: float) -> np.ndarray:
     return idx[keep]
 
 
-def _bounds(positions: np.ndarray, radii: np.ndarray, ground: float | None) -> list[float]:
+def _bounds(positions: np.ndarray, orientations: np.ndarray, points: np.ndarray, owner: np.ndarray,
+            ground: float | None) -> list[float]:
     """Axis-aligned box [xmin, ymin, zmin, xmax, ymax, zmax] [m] swept by the drawn bodies over the run (what the
-    camera frames at start); the ground's height is included."""
-    drawn = radii > 0
-    if np.any(drawn):
-        p, r = positions[:, drawn], radii[drawn]
-        lo = (p - r[None, :, None]).min(axis=(0, 1))
-        hi = (p + r[None, :, None]).max(axis=(0, 1))
+    camera frames at start), from the parts' enclosing points in up to 64 frames spread over the run (first and
+    last included); the ground's height is included."""
+    if len(points):
+        count = min(len(positions), 64, max(2, 2_000_000 // len(points)))  # bounded memory for huge scenes
+        frames = np.unique(np.linspace(0, len(positions) - 1, count).round().astype(int))
+        world = positions[frames][:, owner] + _rotate(orientations[frames][:, owner], points[None])
+        lo, hi = world.min(axis=(0, 1)), world.max(axis=(0, 1))
     else:
         lo, hi = np.full(3, -1.0), np.full(3, 1.0)
     if ground is not None:

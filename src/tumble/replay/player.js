@@ -217,21 +217,32 @@
     }
   }
 
-  // Ground: a large plane with a grid whose spacing suits the scene's size, lines on round coordinates.
+  // Ground: a large plane with a grid whose spacing suits the scene's size, lines on round coordinates. The
+  // grid is a repeated texture, not line segments: software GL (SwiftShader, what headless browsers use)
+  // drops lines that cross the camera plane, and a texture also fades evenly into the distance.
   if (meta.ground !== null) {
-    var span = Math.max(b[3] - b[0], b[4] - b[1], 1e-3);
-    var step = Math.pow(10, Math.round(Math.log10(Math.max(span, radius) / 10)));
-    var divisions = Math.min(Math.ceil(Math.max(span, radius) * 6 / step), 400);
-    var size = divisions * step;
+    var extent = Math.max(b[3] - b[0], b[4] - b[1], radius, 1e-3);
+    var step = Math.pow(10, Math.round(Math.log10(extent / 10)));
+    var cells = 2 * Math.min(Math.ceil(extent * 10 / step), 1000);  // even: the centre lands on a line
+    var size = cells * step;
     var gx = Math.round(center.x / step) * step, gy = Math.round(center.y / step) * step;
-    var plane = new THREE.Mesh(new THREE.PlaneGeometry(size * 4, size * 4),
-      new THREE.MeshStandardMaterial({ color: 0xcfd4db, roughness: 1, metalness: 0 }));
+    var cell = document.createElement("canvas");
+    cell.width = cell.height = 128;
+    var pen = cell.getContext("2d");
+    pen.fillStyle = "#cfd4db";
+    pen.fillRect(0, 0, 128, 128);
+    pen.strokeStyle = "#a3abb6";
+    pen.lineWidth = 4;  // 2 px on each side of the cell's border, i.e. a 4 px line once tiled
+    pen.strokeRect(0, 0, 128, 128);
+    var texture = new THREE.CanvasTexture(cell);
+    texture.wrapS = texture.wrapT = THREE.RepeatWrapping;
+    texture.repeat.set(cells, cells);
+    texture.colorSpace = THREE.SRGBColorSpace;
+    if (renderer) texture.anisotropy = renderer.capabilities.getMaxAnisotropy();
+    var plane = new THREE.Mesh(new THREE.PlaneGeometry(size, size),
+      new THREE.MeshStandardMaterial({ map: texture, roughness: 1, metalness: 0 }));
     plane.position.set(gx, gy, meta.ground);
     scene.add(plane);
-    var grid = new THREE.GridHelper(size, divisions, 0x7d8794, 0xa4acb7);
-    grid.rotation.x = Math.PI / 2;  // GridHelper lies in three's xz plane; ours is xy
-    grid.position.set(gx, gy, meta.ground + radius * 1e-4);  // just above the plane: no z-fighting
-    scene.add(grid);
   }
 
   // Contacts: points and normal segments of the shown frame, drawn over the bodies.
@@ -243,11 +254,11 @@
     var lg = new THREE.BufferGeometry();
     lg.setAttribute("position", new THREE.BufferAttribute(new Float32Array(maxCount * 6), 3));
     contactPoints = new THREE.Points(pg, new THREE.PointsMaterial(
-      { color: 0xd7263d, size: 6, sizeAttenuation: false, depthTest: false }));
+      { color: 0xd7263d, size: 4, sizeAttenuation: false, depthTest: false }));
     contactLines = new THREE.LineSegments(lg, new THREE.LineBasicMaterial({ color: 0xd7263d, depthTest: false }));
     contactPoints.frustumCulled = contactLines.frustumCulled = false;
     contactPoints.renderOrder = contactLines.renderOrder = 1;
-    contactPoints.visible = contactLines.visible = false;
+    contactPoints.visible = contactLines.visible = contactBox.checked;  // a reload may restore the box
     scene.add(contactPoints);
     scene.add(contactLines);
   }
