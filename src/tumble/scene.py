@@ -401,8 +401,7 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
             if not isinstance(rows, list) or len(rows) != 3:
                 raise _Problem(where + ("inertia",), f"must be a 3×3 array [[...], [...], [...]], got {_show(rows)}")
             matrix = [_vector(where + ("inertia", r), row, 3) for r, row in enumerate(rows)]
-            kwargs["inertia"] = _checked(where + ("inertia",), "inertia", _checks.symmetric_positive_definite,
-                                         "inertia", matrix)
+            _checked(where + ("inertia",), "inertia", _checks.symmetric_positive_definite, "inertia", matrix)
             kwargs["inertia"] = np.array(matrix, dtype=float)
     elif "density" in values:
         kwargs["density"] = values["density"]
@@ -562,8 +561,8 @@ def _number(where: KeyPath, value: Any, *, minimum: float | None = None, maximum
     if positive and out <= 0.0:
         raise _Problem(where, f"must be positive, got {value!r}")
     if minimum is not None and out < minimum:
-        raise _Problem(where, "must be non-negative" if minimum == 0.0 else f"must be >= {minimum!r}"
-                       + f", got {value!r}" if minimum != 0.0 else f"must be non-negative, got {value!r}")
+        bound = "non-negative" if minimum == 0.0 else f">= {minimum!r}"
+        raise _Problem(where, f"must be {bound}, got {value!r}")
     if maximum is not None and out > maximum:
         raise _Problem(where, f"must be in [{minimum!r}, {maximum!r}], got {value!r}")
     return out
