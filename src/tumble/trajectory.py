@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .collision.detect import deepest_penetration
 from .conventions import GeomType
 from .dynamics import energy as _energy
 from .step import step
@@ -388,11 +389,14 @@ class Recorder:
         tr.contact_count[k] = stats.contacts if after_step else 0
         tr.solver_residual[k] = stats.residual if after_step else 0.0
         depth, points, normals = 0.0, None, None
-        if after_step and (stats.contacts or self.record_contacts):
+        if after_step and self.record_contacts:
             contacts = w.contacts()
             if len(contacts):
                 depth = max(0.0, float(contacts.depth.max()))
             points, normals = contacts.point, contacts.normal
+        elif after_step and stats.contacts:  # read in place: recording every step must not allocate
+            buffer = w._buffer
+            depth = deepest_penetration(buffer.pairs.live("pair_contacts"), buffer.slots.live("depth"))
         tr.max_penetration[k] = depth
         added = points.shape[0] if self.record_contacts and points is not None else 0
         tr.contact_offsets[k + 1] = tr.contact_offsets[k] + added

@@ -46,3 +46,21 @@ def test_plot_writes_png(traj, tmp_path):
     pytest.importorskip("matplotlib")
     path = traj.plot(tmp_path / "energy.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_max_penetration_read_in_place_equals_the_contacts():
+    """Recording reads the deepest contact from the buffer in place; with record_contacts it takes it from
+    world.contacts() instead. Both must give the same figures, frame by frame, and 0 where nothing touches."""
+    def run(record_contacts):
+        world = tb.World()
+        world.add_ground()
+        for k in range(5):
+            world.add_body(tb.Box(0.3, 0.3, 0.3), position=(0.4 * k, 0, 0.5), velocity=(0, 0, -3))
+        return world.simulate(0.5, 1 / 240, record_contacts=record_contacts)
+
+    plain, with_contacts = run(False), run(True)
+    np.testing.assert_array_equal(plain.max_penetration, with_contacts.max_penetration)
+    assert plain.max_penetration.max() > 0.0 and plain.max_penetration[0] == 0.0
+    first = int(np.argmax(with_contacts.contact_offsets[1:] > 0))  # first frame with contacts recorded
+    depth_free = with_contacts.contact_count[:first]
+    assert not np.any(depth_free) and np.all(plain.max_penetration[:first] == 0.0)

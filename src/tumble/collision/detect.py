@@ -215,6 +215,17 @@ def read_contacts(world: World, buffer: ContactBuffer, dt: float | None, substep
 
 
 @njit(cache=True)
+def deepest_penetration(pair_contacts, depth):
+    """[m] the largest depth among the used slots of a contact buffer (0 when none penetrates): what a
+    recording needs each frame, without gathering the contacts into new arrays."""
+    deepest = 0.0
+    for k in range(pair_contacts.shape[0]):
+        for j in range(pair_contacts[k]):
+            deepest = max(deepest, depth[MAX_CONTACTS * k + j])
+    return deepest
+
+
+@njit(cache=True)
 def gather_contacts(pair_geom, pair_body, pair_contacts, point_in, normal_in, depth_in, kind_in, feature_in,
                     normal_impulse_in, friction_impulse_in, body_fixed):
     """The used slots of the buffer, packed in pair order. A fixed body is always B: a pair whose A is
