@@ -66,6 +66,10 @@ SLOT_FIELDS: tuple[Field, ...] = (
           "slot of the last step's buffer whose impulses warm-started this contact; −1 for a new contact"),
     Field("separation", FLOAT, (), "m", "-", "solve", "current gap estimate: −depth, then moved with the step"),
     Field("pseudo_impulse", FLOAT, (), "N s", "-", "solve", "split-impulse position correction, this step"),
+    Field("anchor_a", FLOAT, (3,), "m", "body A", "rows",
+          "the contact point p − x_a in A's body axes when the rows were prepared; it moves with A, and the rows "
+          "are rebuilt from it after every pose change of the step (contact_rows.refresh_rows)"),
+    Field("anchor_b", FLOAT, (3,), "m", "body B", "rows", "the same point p − x_b in B's body axes"),
 )
 
 
