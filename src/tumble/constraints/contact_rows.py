@@ -20,9 +20,13 @@ by nothing (Baraff II (8-12) applies the impulse at one point p; (8-18) is its e
 holds only while the rows describe the current pose: I⁻¹ at the body's current orientation, r = p − x at
 its current position. The bodies move and turn through the step's sub-steps, so ``prepare_rows`` records the
 contact point in each body's axes (``anchor_a``, ``anchor_b``) and ``refresh_rows`` rebuilds the rows after
-each pose change from the two anchors carried by their bodies: the common point is their midpoint (they part
-as the bodies slide or roll against each other, by O(h v) over a step). The directions n, t1, t2 are kept as
-prepared (any direction conserves L at a common point; the normal comes from the narrowphase).
+each pose change from the two anchors carried by their bodies. The two carried points part as the bodies
+slide or roll against each other (by O(h v) over a step); the common point is their average weighted by the
+inverse masses, p' = (m_a⁻¹ p_a + m_b⁻¹ p_b) / (m_a⁻¹ + m_b⁻¹): the moving body's own material point against a
+fixed body (whose point carries no dynamics; a box sliding down a fixed incline then keeps its closed-form
+acceleration to rounding, where the midpoint put its friction ½ v h ahead and erred by 3e-6), the midpoint
+between equal masses. The directions n, t1, t2 are kept as prepared (any direction conserves L at a common
+point; the normal comes from the narrowphase).
 Before rows were rebuilt (each body's arm from its own stale point, I⁻¹ from the start of the step), two
 boxes meeting in zero gravity changed the world angular momentum by 0.44 % through the collision.
 """
@@ -108,11 +112,12 @@ def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent
 @njit(cache=True)
 def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
                  inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-                 withdraw):
+                 withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h):
     """Rebuild the rows of every awake pair for the bodies' current pose (module docstring: one common point).
 
     Each contact's anchors (``prepare_rows``) are carried by their bodies to p_a = x_a + R(q_a) anchor_a and
-    p_b = x_b + R(q_b) anchor_b; the impulse then acts at their midpoint p' = ½ (p_a + p_b) on both bodies,
+    p_b = x_b + R(q_b) anchor_b; the impulse then acts at their inverse-mass weighted average p' (module
+    docstring) on both bodies,
     r_a = p' − x_a, r_b = p' − x_b, so that it changes no angular momentum (Baraff II (8-12)), and the
     effective masses ((8-18)) use ``inv_inertia_world`` at the current orientations (the caller refreshes
     it). The directions and impulses are kept. Asleep pairs have not moved: they keep their rows.
@@ -125,14 +130,30 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a
     the new inverse inertia (B the opposite). That spin balances the angular momentum that the pseudo move
     shifts between the bodies' orbits x × M v, h P × (v_a − v_b) for a contact that slides (see
     ``timestep._apply_pseudo``).
+
+    ``only_needed`` (after the last sub-step, when no relax pass follows): rebuild only the pairs whose rows
+    are used again this step, those with a pseudo impulse to withdraw or a contact that the restitution pass
+    may visit (``pair_restitution`` > 0 and approach + h normal_accel ≤ −``restitution_threshold``, as
+    ``sequential_impulse.restitution_sweep`` selects them); the next step prepares every row afresh.
     """
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
+        if only_needed:
+            needed = False
+            for j in range(pair_contacts[k]):
+                s = MAX_CONTACTS * k + j
+                if (withdraw and pseudo_impulse[s] != 0.0) or (
+                        pair_restitution[k] != 0.0 and approach[s] + h * normal_accel[s] <= -restitution_threshold):
+                    needed = True
+            if not needed:
+                continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         ima, imb = inv_mass[a], inv_mass[b]
         ia, ib = inv_inertia_world[a], inv_inertia_world[b]
         dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
+        wa = ima / (ima + imb)   # weights of the common point (module docstring); a pair has a moving body
+        wb = 1.0 - wa
         sa0, sa1, sa2, sb0, sb1, sb2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0   # the spin the withdrawal leaves, world
         for j in range(pair_contacts[k]):
             s = MAX_CONTACTS * k + j
@@ -142,10 +163,10 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a
                 sb0, sb1, sb2 = sb0 - lam * ang_b[s, 0, 0], sb1 - lam * ang_b[s, 0, 1], sb2 - lam * ang_b[s, 0, 2]
             ua0, ua1, ua2 = qrot_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3], anchor_a[s, 0], anchor_a[s, 1], anchor_a[s, 2])
             ub0, ub1, ub2 = qrot_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3], anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2])
-            # r_a = p' − x_a = ½ (u_a + u_b + x_b − x_a), r_b = p' − x_b = ½ (u_a + u_b − (x_b − x_a))
-            ma0, ma1, ma2 = 0.5 * (ua0 + ub0), 0.5 * (ua1 + ub1), 0.5 * (ua2 + ub2)
-            _set_rows(s, ma0 + 0.5 * dx, ma1 + 0.5 * dy, ma2 + 0.5 * dz, ma0 - 0.5 * dx, ma1 - 0.5 * dy,
-                      ma2 - 0.5 * dz, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
+            # r_a = p' − x_a = wa u_a + wb (u_b + x_b − x_a), r_b = p' − x_b = wa (u_a − (x_b − x_a)) + wb u_b
+            ma0, ma1, ma2 = wa * ua0 + wb * ub0, wa * ua1 + wb * ub1, wa * ua2 + wb * ub2
+            _set_rows(s, ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz, ma0 - wa * dx, ma1 - wa * dy,
+                      ma2 - wa * dz, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
                       normal_mass, tangent_k)
             if lam != 0.0:
                 sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]

@@ -130,10 +130,12 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
         # Rows kept from the start of the step made each body's impulse act at its own stale point with a
         # stale I⁻¹: two boxes colliding in zero gravity changed L by 0.65 % with 4 sub-steps (1e-14 with 1).
         inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
+        relax = soft and isettings[I_RELAX_ITERATIONS] > 0
         refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
                      inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-                     moved)
-        if soft and isettings[I_RELAX_ITERATIONS] > 0:
+                     moved, sub == substeps - 1 and not relax, pair_restitution, approach, normal_accel,
+                     settings[S_RESTITUTION_THRESHOLD], hs)
+        if relax:
             # the rigid relax pass, by the same solver (a tolerance of −1: every iteration runs)
             velocity_solve(solver, rows, relax_bias, friction_model, directions, isettings[I_RELAX_ITERATIONS],
                            -1.0, v, w)
