@@ -94,6 +94,13 @@ def step(world: World, dt: float) -> None:
         fn(world, world.time)
     stats = world.step_stats.values
     stats[:] = 0.0
+    if world._event is not None:
+        world._event.advance(dt)
+        stats[StepStats.CONTACTS] = world._event.stats.resting_contacts
+        world._buffer_dt = None
+        world.time += dt
+        stats[StepStats.SECONDS_STEP] = stats[StepStats.SECONDS_SOLVE] = time.perf_counter() - t0
+        return
     if world._geom.count > 1:
         world._detect_into_buffer(dt)
         pairs = world._buffer.pair_count

@@ -29,6 +29,7 @@ from .conventions import (
 )
 from .dynamics import energy as _energy
 from .dynamics import state as _state
+from .dynamics.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
 from .shapes import SHAPE_TYPES
@@ -73,9 +74,14 @@ class World:
             |L| conserved to rounding, bounded energy error), "symplectic_euler", "implicit_gyro",
             "euler", "rk4" or "adaptive" (the last three integrate Baraff's Y = (x, q, P, L) through
             ``tumble.ode``).
-        method: "timestep" (the default and, for now, the only method: velocity-level contact solved each
-            step, by projected Gauss–Seidel unless ``solver`` says otherwise; the event-driven method is a
-            later issue).
+        method: "timestep" (the default: velocity-level contact solved each step, by projected
+            Gauss–Seidel unless ``solver`` says otherwise; docs/contact.md) or "event" (Baraff's
+            event-driven method: the ODE over Y = (x, q, P, L) with resting-contact forces from an LCP,
+            collision times by root finding and impulses; frictionless, for small scenes; docs/event.md).
+        event_impacts, event_tolerance, event_contact_band, event_threshold, event_ode, event_root: the
+            event-driven method's settings (``dynamics.event.EventSettings``): "sequential" or
+            "simultaneous" impacts; ε [m] of the collision time; the touching band [m]; Baraff's THRESHOLD
+            [m/s] between colliding and resting; "rk4" or "adaptive"; "illinois" or "bisection".
         contact_margin: [m] pairs closer than this are reported as contacts with a negative depth
             (speculative contacts), so touching and nearly touching bodies are both seen. Default 5 mm.
         **contact_options: the contact solver's settings (``ContactSettings``: friction,
@@ -89,16 +95,27 @@ class World:
     """
 
     def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, method: str = "timestep", integrator: str = "splitting",
-                 contact_margin: float = DEFAULT_CONTACT_MARGIN, **contact_options: Any) -> None:
+                 contact_margin: float = DEFAULT_CONTACT_MARGIN, event_impacts: str = "sequential",
+                 event_tolerance: float = 1e-10, event_contact_band: float = 1e-6, event_threshold: float = 1e-3,
+                 event_ode: str = "rk4", event_root: str = "illinois", **contact_options: Any) -> None:
         self._gravity = _checks.vector3("gravity", gravity)
-        _checks.choice("method", method, {"timestep": 0})
+        _checks.choice("method", method, {"timestep": 0, "event": 1})
+        for name, value, options in (("event_impacts", event_impacts, IMPACTS), ("event_ode", event_ode, EVENT_ODES),
+                                     ("event_root", event_root, ROOT_FINDERS)):
+            _checks.choice(name, value, dict.fromkeys(options))
+        event_settings = EventSettings(
+            tolerance=_checks.positive("event_tolerance", event_tolerance),
+            contact_band=_checks.positive("event_contact_band", event_contact_band),
+            threshold=_checks.positive("event_threshold", event_threshold),
+            impacts=event_impacts, ode=event_ode, root=event_root)
         self._integrator = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
         self._contact_margin = _checks.non_negative("contact_margin", contact_margin)
         self._settings = ContactSettings(**contact_options)
         self._contact_options = dict(contact_options)
         """The contact options as given (validated), for ``save_scene``."""
-        self.method = "timestep"
-        """How time advances: "timestep" (velocity-level contact, docs/contact.md)."""
+        self.method = method
+        """How time advances: "timestep" (velocity-level contact, docs/contact.md) or "event" (docs/event.md)."""
+        self._event = EventDriven(self, event_settings) if method == "event" else None
         self._buffer = ContactBuffer()       # this step's contacts
         self._old_buffer = ContactBuffer()   # the last step's, for the warm start
         self._buffer_dt: float | None = None
@@ -477,11 +494,14 @@ class World:
 
     def contacts(self) -> Contacts:
         """The contacts of the last step: detected at its start, with the impulses the step applied
-        (``normal_impulse``, ``friction_impulse``, ``impulse``) and ``force`` = impulse / dt.
+        (``normal_impulse``, ``friction_impulse``, ``impulse``) and ``force`` = impulse / dt. With
+        ``method="event"``: the resting contacts at the end of the last step and their forces (9-9).
 
         Before the first step (or after bodies were added) it runs the step's detection stage on the
         current state instead, with zero impulses and forces; the next step detects again.
         """
+        if self._event is not None:
+            return self._event.contacts()
         if self._buffer_dt is None:
             self._detect_into_buffer()
         return read_contacts(self, self._buffer, self._buffer_dt, self._buffer_substeps)

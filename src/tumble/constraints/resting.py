@@ -1,0 +1,336 @@
+"""Contacts of the event-driven method: impulses (Baraff II 8) and resting-contact forces (Baraff II 9, App. D).
+
+The contacts of one state come from the collision detection's buffer, in its pair order, as detected: the
+normal n points from body B toward body A (Baraff II 8), the point p is midway between the surfaces, the
+depth is the penetration (negative for a gap). A contact's relative normal velocity is
+
+    v_rel = n · (ṗ_a − ṗ_b),   ṗ = v + ω × (p − x)                                   (8-1, 8-2)
+
+which is J u for the stacked body velocities u = (v_0, ω_0, v_1, ω_1, …) (6 n,) and the row
+J = (… n, r_a × n … −n, −(r_b × n) …) of the contact Jacobian (seed 004's D). Then:
+
+* a collision impulse j n at p gives Δv_rel = (J M⁻¹ Jᵀ) j: the denominator of (8-18);
+* a resting-contact force f n gives d̈ = A f + b with A = J M⁻¹ Jᵀ (Appendix D's a_ij, written as a product)
+  and b (Appendix D's ``compute_b_vector``): the external loads' and the velocity terms' share of
+  n · (p̈_a − p̈_b), plus 2 ṅ · (ṗ_a − ṗ_b) (9-4);
+* ṅ (``compute_ndot``) depends on what the normal is attached to: the face of a vertex–face contact turns
+  with its body, ṅ = ω × n; an edge–edge normal n = e_a × e_b / |e_a × e_b| turns with both edges; a
+  sphere's normal is the direction from the touching point of the other body to its centre.
+
+Fixed bodies have zero inverse mass and inertia (Baraff II 8): their rows of M⁻¹ vanish and nothing else
+needs to know they are fixed.
+
+Shapes: c contacts, n bodies. body_a, body_b (c,) int; point, normal (c, 3) world; inv_mass (n,);
+inv_inertia (n, 3, 3) world; v, w (n, 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..collision import features as ft
+from ..collision.sat import MAX_CONTACTS
+from ..conventions import GeomType
+from ..jit import njit
+
+_FAMILY_SHIFT = 52
+_REFERENCE_ON_B = 1 << 51
+_EDGE_MASK = (1 << 26) - 1
+
+
+@dataclass
+class ContactSet:
+    """The contacts of one state, as detected (A and B in the buffer's pair order; n from B toward A).
+
+    body_a, body_b, geom_a, geom_b, kind, feature (c,) int64 (kind: detect.KIND_NAMES codes); point, normal
+    (c, 3) [m], world; depth (c,) [m];
+    restitution, friction (c,): the pair's combined material (API.md)."""
+
+    body_a: np.ndarray
+    body_b: np.ndarray
+    geom_a: np.ndarray
+    geom_b: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    depth: np.ndarray
+    kind: np.ndarray
+    feature: np.ndarray
+    restitution: np.ndarray
+    friction: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.depth.shape[0])
+
+    def keys(self) -> list[tuple[int, int, int]]:
+        """(geom_a, geom_b, feature) of each contact: the same while the same features touch."""
+        return list(zip(self.geom_a.tolist(), self.geom_b.tolist(), self.feature.tolist(), strict=True))
+
+    def subset(self, keep: np.ndarray) -> ContactSet:
+        """The contacts where the boolean or index array ``keep`` selects."""
+        return ContactSet(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
+
+
+def gather(buffer) -> ContactSet:
+    """The used slots of a contact buffer (constraints/contact_buffer.py), in pair order."""
+    p, s = buffer.pairs, buffer.slots
+    count = p.live("pair_contacts")
+    pair = np.repeat(np.arange(count.shape[0]), count)
+    slot = MAX_CONTACTS * pair + (np.arange(pair.shape[0]) - np.repeat(np.cumsum(count) - count, count))
+    body, geom = p.live("pair_body"), p.live("pair_geom")
+    return ContactSet(body_a=body[pair, 0].copy(), body_b=body[pair, 1].copy(), geom_a=geom[pair, 0].copy(),
+                      geom_b=geom[pair, 1].copy(), point=s.live("point")[slot].copy(),
+                      normal=s.live("normal")[slot].copy(), depth=s.live("depth")[slot].copy(),
+                      kind=s.live("kind")[slot].copy(),
+                      feature=s.live("feature")[slot].copy(),
+                      restitution=p.live("pair_restitution")[pair].copy(),
+                      friction=p.live("pair_friction")[pair].copy())
+
+
+def world_inverse_inertia(q: np.ndarray, inv_inertia_body: np.ndarray) -> np.ndarray:
+    """I⁻¹ = R I_body⁻¹ Rᵀ (n, 3, 3) for unit quaternions q (n, 4) (w, x, y, z) (Baraff I (2-39))."""
+    R = rotation_matrices(q)
+    return np.einsum("nij,njk,nlk->nil", R, inv_inertia_body, R)
+
+
+def rotation_matrices(q: np.ndarray) -> np.ndarray:
+    """R(q) (n, 3, 3) of unit quaternions q (n, 4) (w, x, y, z) (Baraff I (4-3))."""
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)], axis=1)
+
+
+def jacobian(cs: ContactSet, x: np.ndarray) -> np.ndarray:
+    """The contact Jacobian J (c, 6 n) of the normal rows: v_rel = J u for u = (v_0, ω_0, v_1, ω_1, …)
+    (module docstring; (8-1), (8-2)); x (n, 3) the bodies' centres of mass."""
+    c, n = len(cs), x.shape[0]
+    ra = cs.point - x[cs.body_a]
+    rb = cs.point - x[cs.body_b]
+    J = np.zeros((c, n, 6))
+    rows = np.arange(c)
+    J[rows, cs.body_a, :3] += cs.normal
+    J[rows, cs.body_a, 3:] += np.cross(ra, cs.normal)
+    J[rows, cs.body_b, :3] -= cs.normal
+    J[rows, cs.body_b, 3:] -= np.cross(rb, cs.normal)
+    return J.reshape(c, 6 * n)
+
+
+def apply_inverse_mass(inv_mass: np.ndarray, inv_inertia: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """M⁻¹ G for G (6 n, k): each body's block diag(m⁻¹ 1, I⁻¹) (Baraff II 8: fixed bodies have zeros)."""
+    n = inv_mass.shape[0]
+    Gb = G.reshape(n, 6, -1)
+    out = np.empty_like(Gb)
+    out[:, :3] = inv_mass[:, None, None] * Gb[:, :3]
+    out[:, 3:] = np.einsum("nij,njk->nik", inv_inertia, Gb[:, 3:])
+    return out.reshape(6 * n, -1)
+
+
+def stacked_velocities(v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """u = (v_0, ω_0, v_1, ω_1, …) (6 n,)."""
+    return np.concatenate([v, w], axis=1).reshape(-1)
+
+
+def normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: dict[str, np.ndarray],
+                      x: np.ndarray, q: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """ṅ (c, 3) of every contact: Appendix D's ``compute_ndot``, for each kind of contact.
+
+    * vertex–face (a clipped face manifold, a deepest vertex, a vertex on a plane): the normal is the
+      reference face's, attached to its body X: ṅ = ω_X × n;
+    * edge–edge: n = ±(e_a × e_b)/|e_a × e_b| with ė = ω × e for each body's edge:
+      ṅ = (z − (z·n) n)/|e_a × e_b|, z = ė_a × e_b + e_a × ė_b (sign carried by n);
+    * a sphere against anything (``CLOSEST``): n is the unit vector from the other body's touching point
+      to the sphere's centre; a face of B (or a plane) turns with B, ṅ = ω_B × n; against a point that moves
+      with B (a sphere's centre, a box corner or edge), ṅ = (1 − n nᵀ)(ċ_A − ṗ_B) / |c_A − p_B|.
+
+    ``geom`` holds the shape rows (arrays.GEOM_FIELDS), ``polytopes`` the world's polytope table.
+    Other kinds (capsule segments, ellipsoids, cylinders' curved sides) raise ValueError: the event-driven
+    method does not support those shapes yet (docs/event.md).
+    """
+    c = len(cs)
+    ndot = np.zeros((c, 3))
+    if c == 0:
+        return ndot
+    family = (cs.feature >> _FAMILY_SHIFT) & 7
+    n = cs.normal
+    a, b = cs.body_a, cs.body_b
+    # A feature id names the narrowphase's A and B, the shape of lower type first (collision/narrowphase.py
+    # _pair_setup), which may be the buffer pair's second shape.
+    gt = geom["geom_type"]
+    flip = gt[cs.geom_a] > gt[cs.geom_b]
+    body_na, body_nb = np.where(flip, b, a), np.where(flip, a, b)
+    geom_na, geom_nb = np.where(flip, cs.geom_b, cs.geom_a), np.where(flip, cs.geom_a, cs.geom_b)
+    face = (family == ft.FACE_CLIP) | (family == ft.DEEPEST_VERTEX)
+    on_b = (cs.feature & _REFERENCE_ON_B) != 0
+    owner = np.where(face & ~on_b, body_na, body_nb)            # VERTEX: the plane is the narrowphase's B
+    vf = face | (family == ft.VERTEX)
+    ndot[vf] = np.cross(w[owner[vf]], n[vf])
+    ee = family == ft.EDGE_EDGE
+    if np.any(ee):
+        # box–box contacts (collision/box_box.py) name an edge by 4 · (box axis) + 2 support bits; every
+        # other polytope pair by its polytope-local edge index
+        boxes = (gt[geom_na[ee]] == GeomType.BOX) & (gt[geom_nb[ee]] == GeomType.BOX)
+        ea = _edge_direction(geom_na[ee], (cs.feature[ee] >> 26) & _EDGE_MASK, boxes, geom, polytopes, q)
+        eb = _edge_direction(geom_nb[ee], cs.feature[ee] & _EDGE_MASK, boxes, geom, polytopes, q)
+        wa, wb = w[body_na[ee]], w[body_nb[ee]]
+        cross = np.cross(ea, eb)
+        length = np.linalg.norm(cross, axis=1)
+        sign = np.sign(np.einsum("ij,ij->i", cross, n[ee]))
+        z = np.cross(np.cross(wa, ea), eb) + np.cross(ea, np.cross(wb, eb))
+        ndot[ee] = sign[:, None] * (z - np.einsum("ij,ij->i", z, n[ee])[:, None] * n[ee]
+                                    * sign[:, None]) / length[:, None]
+    sphere = family == ft.CLOSEST
+    if np.any(sphere):
+        ndot[sphere] = _sphere_normal_derivative(cs.subset(sphere), geom, polytopes, x, q, v, w)
+    other = ~(vf | ee | sphere)
+    if np.any(other):
+        names = sorted({ft.FAMILY_NAMES[int(f)] for f in family[other]})
+        raise ValueError(f"method='event' does not support contacts of kind {names} yet (capsules, "
+                         f"cylinders and ellipsoids); supported: boxes, convex hulls, spheres and the ground")
+    return ndot
+
+
+def _edge_direction(g: np.ndarray, edge: np.ndarray, box_code: np.ndarray, geom: dict[str, np.ndarray],
+                    poly: dict[str, np.ndarray], q: np.ndarray) -> np.ndarray:
+    """World direction (k, 3) of the edge a feature id names on shape row g: for ``box_code`` the box axis
+    edge // 4, else the polytope-local edge ``edge``."""
+    rows = geom["geom_edge_start"][g] + np.where(box_code, 0, edge)
+    ends = poly["edges"][rows]
+    v0 = poly["vertices"][geom["geom_vert_start"][g] + ends[:, 0]]
+    v1 = poly["vertices"][geom["geom_vert_start"][g] + ends[:, 1]]
+    in_shape = np.where(box_code[:, None], np.eye(3)[np.where(box_code, edge // 4, 0)], v1 - v0)
+    local = np.einsum("kij,kj->ki", rotation_matrices(geom["geom_quat"][g]), in_shape)
+    body = geom["geom_body"][g]
+    return np.einsum("kij,kj->ki", rotation_matrices(q[body]), local)
+
+
+def _sphere_normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: dict[str, np.ndarray],
+                              x: np.ndarray, q: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """ṅ of closest-point contacts of a sphere (centre c, radius r) against another shape O.
+
+    The normal is m = d / |d|, d = c − p, with p the point of O closest to c. That point may slide over O
+    along the directions E (orthonormal columns) in which it is free: none at a corner or a sphere's
+    centre, the edge direction on an edge, the face's plane on a face or a plane. Differentiating
+    (with ṗ_O(p) the velocity of O's material point at p and ė = ω_O × e for each free direction):
+
+        ṁ = (1 − m mᵀ − E Eᵀ)(ċ − ṗ_O(p)) / |d| + E Eᵀ (ω_O × m)
+
+    which is ω_O × m on a face (Appendix D's vertex–face case) and (1 − m mᵀ)(ċ − ċ_O)/|c − c_O| for two
+    spheres. n is ±m (n points from B toward A)."""
+    gt = geom["geom_type"]
+    sphere_a = gt[cs.geom_a] == GeomType.SPHERE
+    s_geom = np.where(sphere_a, cs.geom_a, cs.geom_b)
+    o_geom = np.where(sphere_a, cs.geom_b, cs.geom_a)
+    s_body, o_body = geom["geom_body"][s_geom], geom["geom_body"][o_geom]
+    if not np.all(gt[s_geom] == GeomType.SPHERE):
+        raise ValueError("method='event' supports closest-point contacts of spheres only (no capsules yet)")
+    k = len(cs)
+    m = np.where(sphere_a[:, None], cs.normal, -cs.normal)       # from O toward the sphere's centre
+    Rs = rotation_matrices(q[s_body])
+    centre = x[s_body] + np.einsum("kij,kj->ki", Rs, geom["geom_pos"][s_geom])
+    radius = geom["geom_size"][s_geom, 0]
+    dist = radius - cs.depth
+    Ro = rotation_matrices(q[o_body]) @ rotation_matrices(geom["geom_quat"][o_geom])   # O's shape axes, world
+    free = np.zeros((k, 3, 3))        # E Eᵀ
+    o_type = gt[o_geom]
+    o_sphere = o_type == GeomType.SPHERE
+    if np.any(o_sphere):
+        oc = x[o_body[o_sphere]] + np.einsum("kij,kj->ki", rotation_matrices(q[o_body[o_sphere]]),
+                                             geom["geom_pos"][o_geom[o_sphere]])
+        dist[o_sphere] = np.linalg.norm(centre[o_sphere] - oc, axis=1)
+    flat = (o_type == GeomType.PLANE) | ((cs.feature >> 26) & _EDGE_MASK == ft.CLOSEST_FACE)
+    free[flat] = np.eye(3) - np.einsum("ki,kj->kij", m[flat], m[flat])
+    region_kind = ((cs.feature >> 26) & _EDGE_MASK) == ft.CLOSEST_REGION
+    if np.any(region_kind):     # a box: axis a is free where the centre lies within the box's slab
+        region = cs.feature & _EDGE_MASK
+        for axis, scale in enumerate((9, 3, 1)):
+            within = region_kind & ((region // scale) % 3 == 1)
+            e = Ro[:, :, axis]
+            free[within] += np.einsum("ki,kj->kij", e[within], e[within])
+        inside = region_kind & (region == 13)
+        free[inside] = np.eye(3) - np.einsum("ki,kj->kij", m[inside], m[inside])
+    edge = ((cs.feature >> 26) & _EDGE_MASK == ft.CLOSEST_EDGE) & ~o_sphere & (o_type != GeomType.PLANE)
+    if np.any(edge):
+        e = _edge_direction(o_geom[edge], cs.feature[edge] & _EDGE_MASK, np.zeros(int(edge.sum()), bool), geom,
+                            polytopes, q)
+        e /= np.linalg.norm(e, axis=1)[:, None]
+        free[edge] = np.einsum("ki,kj->kij", e, e)
+    p = centre - dist[:, None] * m
+    centre_velocity = v[s_body] + np.cross(w[s_body], centre - x[s_body])
+    rel = centre_velocity - (v[o_body] + np.cross(w[o_body], p - x[o_body]))
+    normal_part = np.eye(3) - np.einsum("ki,kj->kij", m, m) - free
+    out = (np.einsum("kij,kj->ki", normal_part, rel) / dist[:, None]
+           + np.einsum("kij,kj->ki", free, np.cross(w[o_body], m)))
+    return np.where(sphere_a[:, None], out, -out)
+
+
+def resting_system(cs: ContactSet, J: np.ndarray, ndot: np.ndarray, inv_mass: np.ndarray,
+                   inv_inertia: np.ndarray, x: np.ndarray, v: np.ndarray, w: np.ndarray, force: np.ndarray,
+                   torque: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A (c, c) and b (c,) of d̈ = A f + b (9-9; Appendix D): A = J M⁻¹ Jᵀ; b = n · (p̈_a − p̈_b) under the
+    known loads (force includes gravity, M g) and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r, plus
+    2 ṅ · (ṗ_a − ṗ_b) (9-4)."""
+    A = J @ apply_inverse_mass(inv_mass, inv_inertia, J.T)
+    L = np.einsum("nij,nj->ni", np.linalg.pinv(inv_inertia), w)   # I ω; zero for fixed bodies
+    alpha = np.einsum("nij,nj->ni", inv_inertia, torque + np.cross(L, w))   # ω̇ (C-10)
+    lin = inv_mass[:, None] * force
+
+    def point_acceleration(body: np.ndarray) -> np.ndarray:   # (C-12) without the contact forces
+        r = cs.point - x[body]
+        return lin[body] + np.cross(alpha[body], r) + np.cross(w[body], np.cross(w[body], r))
+
+    def point_velocity(body: np.ndarray) -> np.ndarray:
+        return v[body] + np.cross(w[body], cs.point - x[body])
+
+    n = cs.normal
+    b = np.einsum("ij,ij->i", n, point_acceleration(cs.body_a) - point_acceleration(cs.body_b))
+    b += 2.0 * np.einsum("ij,ij->i", ndot, point_velocity(cs.body_a) - point_velocity(cs.body_b))
+    return A, b
+
+
+@njit(cache=True)
+def find_all_collisions(body_a, body_b, point, normal, restitution, x, inv_mass, inv_inertia, v, w, threshold,
+                        max_sweeps):
+    """Baraff II 8 ``find_all_collisions``: sweep the contacts in order and give every colliding one
+    (v_rel < −threshold [m/s]) the impulse j n of (8-18) with its restitution e, j = −(1 + e) v_rel / K,
+    K = m_a⁻¹ + m_b⁻¹ + n · (I_a⁻¹ (r_a × n)) × r_a + n · (I_b⁻¹ (r_b × n)) × r_b, applied at the point to
+    both bodies (Baraff's ``collision``); repeat until a sweep finds none (at most ``max_sweeps``). A contact
+    that would rebound slower than the threshold gets e = 0 (it becomes resting: the end of Zeno behaviour).
+    Updates v, w (n, 3) in place; returns the number of impulses (−1 if sweeps ran out)."""
+    count = 0
+    for _ in range(max_sweeps):
+        had = False
+        for i in range(body_a.shape[0]):
+            a, b = body_a[i], body_b[i]
+            n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
+            ra = point[i] - x[a]
+            rb = point[i] - x[b]
+            vrel = 0.0
+            for k in range(3):
+                vrel += normal[i, k] * (v[a, k] - v[b, k])
+            wa = np.cross(w[a], ra)
+            wb = np.cross(w[b], rb)
+            vrel += n0 * (wa[0] - wb[0]) + n1 * (wa[1] - wb[1]) + n2 * (wa[2] - wb[2])
+            if vrel >= -threshold:
+                continue
+            ua = inv_inertia[a] @ np.cross(ra, normal[i])
+            ub = inv_inertia[b] @ np.cross(rb, normal[i])
+            ta = np.cross(ua, ra)
+            tb = np.cross(ub, rb)
+            k_eff = inv_mass[a] + inv_mass[b] + n0 * (ta[0] + tb[0]) + n1 * (ta[1] + tb[1]) + n2 * (ta[2] + tb[2])
+            # a rebound slower than the threshold would only start another, smaller collision (Zeno):
+            # the contact becomes resting instead (e = 0)
+            e = restitution[i] if -restitution[i] * vrel > threshold else 0.0
+            j = -(1.0 + e) * vrel / k_eff
+            for k in range(3):
+                v[a, k] += j * inv_mass[a] * normal[i, k]
+                v[b, k] -= j * inv_mass[b] * normal[i, k]
+                w[a, k] += j * ua[k]
+                w[b, k] -= j * ub[k]
+            count += 1
+            had = True
+        if not had:
+            return count
+    return -1

@@ -1,0 +1,384 @@
+"""Event-driven simulation (Baraff II 6, 8, 9 and Appendix D): ``World(method="event")``.
+
+Time advances by integrating Baraff's ODE over Y = (x, q, P, L) of every body (Baraff I section 3, behind
+``tumble.ode``), with the resting-contact forces inside ``dydt``:
+
+1. at the current state, contacts within ``contact_band`` of touching are classified by their relative
+   normal velocity v_rel (8-3): colliding below −``threshold``, separating above ``threshold``, resting
+   between. Colliding contacts get impulses (8-18) with their restitution, one contact at a time as
+   ``find_all_collisions`` does until none is colliding ("sequential"), or all at once as an LCP
+   ("simultaneous"). Contacts still closing more slowly than ``threshold`` then get a plastic impulse
+   (e = 0): they become resting. This is what ends Zeno behaviour — a ball whose bounces would shrink
+   geometrically forever comes to rest once it lands slower than ``threshold``;
+2. the ODE is integrated over a step h (the rest of ``dt``, no longer than lets any body move a quarter of
+   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the contacts
+   resting at the start of the step (touching, |v_rel| ≤ ``threshold``) keep, in every ``dydt`` of the step,
+   the forces of the resting-contact LCP d̈ = A f + b, f ≥ 0, d̈ ≥ 0, f·d̈ = 0 (9-5…9-9) at the state
+   ``dydt`` is given, solved by Lemke's method. A contact that starts touching within the step gets no
+   force there (it is a collision, found in 3), so the state at the end of a step is a continuous
+   function of the step's length, which the root finding needs;
+3. if the state at the end of the step penetrates deeper than ``tolerance`` ε (measured from where each
+   contact started the step, so contacts already touching do not mask a new one), the collision time is
+   searched in the step: bisection (Baraff II 6), or the Illinois variant of regula falsi on the deepest
+   penetration (default; it falls back on bisection where no contact is reported yet), until the deepest
+   penetration is within [ε/4, ε]; at most ``max_halvings`` evaluations. The state there is the new
+   state and the loop returns to 1.
+
+The resting-contact LCP's A = J M⁻¹ Jᵀ is singular whenever more contacts than degrees of freedom hold a
+body (a box flat on the ground: 4 contacts, 3 degrees of freedom), and then its forces are not unique; the
+forces kept are the smallest (least-norm) ones on the active set Lemke finds, which share the load
+symmetrically (checked against the LCP's conditions before they are used).
+
+Frictionless: contact forces and impulses act along the normal only (docs/event.md says what is not yet
+built: friction at acceleration level, capsules, cylinders and ellipsoids).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..collision.detect import _KIND_TABLE, CollisionDetector, Contacts
+from ..constraints import resting as rc
+from ..constraints.contact_buffer import ContactBuffer
+from ..solvers import lemke
+from . import ode as _ode
+from . import state as _state
+
+if TYPE_CHECKING:
+    from ..world import World
+
+IMPACTS = ("sequential", "simultaneous")
+ROOT_FINDERS = ("illinois", "bisection")
+EVENT_ODES = ("rk4", "adaptive")
+
+
+@dataclass(frozen=True)
+class EventSettings:
+    """Settings of the event-driven method (SI units; ``World(event_*=...)``).
+
+    tolerance: ε [m], the deepest penetration a collision time is accepted with (Baraff II 6).
+    contact_band: [m] contacts closer than this to touching take part in impacts and resting contact.
+    threshold: [m/s] Baraff's THRESHOLD (8-3): colliding below −threshold, resting within ±threshold.
+    impacts: "sequential" (``find_all_collisions``) or "simultaneous" (one LCP for all impacts).
+    ode: "rk4" (fixed steps of at most the step) or "adaptive" (``tumble.ode``'s DOP853).
+    root: "illinois" (regula falsi, Illinois variant, with bisection where it cannot apply) or "bisection".
+    max_halvings: the most evaluations of the collision-time search.
+    """
+
+    tolerance: float = 1e-10
+    contact_band: float = 1e-6
+    threshold: float = 1e-3
+    impacts: str = "sequential"
+    ode: str = "rk4"
+    root: str = "illinois"
+    max_halvings: int = 100
+
+
+@dataclass
+class EventStats:
+    """Figures of the last ``advance``: ODE steps, collision times found, impulses applied, root-finding
+    evaluations, searches that ran out of evaluations, and the resting contacts and forces [N] (on A,
+    along n) of the last ``dydt``."""
+
+    ode_steps: int = 0
+    collisions: int = 0
+    impulses: int = 0
+    root_evaluations: int = 0
+    root_failures: int = 0
+    resting_contacts: int = 0
+    resting_forces: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+class EventDriven:
+    """Advances one World by the event-driven method (module docstring). Owns its own collision detector
+    and buffers, so it never disturbs the time-stepping method's."""
+
+    def __init__(self, world: World, settings: EventSettings) -> None:
+        self.world = world
+        self.settings = settings
+        self.stats = EventStats()
+        self._detector: CollisionDetector | None = None
+        self._geom_count = -1
+        self._buffers = (ContactBuffer(), ContactBuffer())
+        self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
+        self.last_contacts: rc.ContactSet | None = None
+        self._resting_keys: set[tuple[int, int, int]] | None = None
+
+    # ------------------------------------------------------------------ detection
+    def detect(self) -> rc.ContactSet:
+        """The contacts of the world's current state (its x, q)."""
+        world = self.world
+        if self._detector is None or self._geom_count != world._geom.count:
+            self._detector = CollisionDetector(world)
+            self._geom_count = world._geom.count
+        buffer, old = self._buffers
+        self._detector.update(world, buffer, old)
+        self._buffers = (old, buffer)
+        return rc.gather(buffer)
+
+    def _geom(self) -> dict[str, np.ndarray]:
+        g = self.world._geom
+        return {f: g.live(f) for f in ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size",
+                                       "geom_vert_start", "geom_edge_start")}
+
+    def _bodies(self):
+        a = self.world._live()
+        inv_inertia = rc.world_inverse_inertia(a["q"], a["inv_inertia_body"])
+        return a, inv_inertia
+
+    # ------------------------------------------------------------------ resting contact (Baraff II 9)
+    def resting_forces(self, cs: rc.ContactSet) -> tuple[rc.ContactSet, np.ndarray]:
+        """The touching, non-separating contacts of ``cs`` and their resting-contact forces f (k,) [N]
+        (9-5…9-9, Appendix D) at the world's current state, under its loads held in ``self._loads``."""
+        a, inv_inertia = self._bodies()
+        touching = cs.subset(cs.depth >= -self.settings.contact_band)
+        if len(touching) == 0:
+            return touching, np.zeros(0)
+        J = rc.jacobian(touching, a["x"])
+        if self._resting_keys is None:
+            # resting: |v_rel| within THRESHOLD (section 9); a colliding contact is an event, not a force
+            vrel = J @ rc.stacked_velocities(a["v"], a["w"])
+            keep = np.abs(vrel) <= self.settings.threshold
+        else:   # within a step: the contacts that were resting at its start (``advance``)
+            keep = np.array([k in self._resting_keys for k in touching.keys()], dtype=bool)
+        cs_r = touching.subset(keep)
+        if len(cs_r) == 0:
+            return cs_r, np.zeros(0)
+        J = J[keep]
+        force, torque = self._loads
+        gravity_force = force.copy()
+        fixed = a["inv_mass"] == 0.0
+        gravity_force[~fixed] += a["mass"][~fixed, None] * self.world._gravity
+        ndot = rc.normal_derivative(cs_r, self._geom(), self.world._polytopes.arrays(), a["x"], a["q"],
+                                    a["v"], a["w"])
+        A, b = rc.resting_system(cs_r, J, ndot, a["inv_mass"], inv_inertia, a["x"], a["v"], a["w"], gravity_force,
+                                 torque)
+        return cs_r, solve_lcp(A, b)
+
+    def contacts(self) -> Contacts:
+        """The resting contacts of the last ``dydt`` evaluation (the state the last step ended in) with
+        their forces: ``force`` = f n on A [N], impulses zero (the impacts are instantaneous)."""
+        if self.last_contacts is None:   # evaluated at the current state, under the last step's loads
+            if self._loads[0].shape[0] != self.world._body.count:
+                a = self.world._live()
+                self._loads = (a["force"].copy(), a["torque"].copy())
+            self._evaluate_resting()
+        cs, f = self.last_contacts, self.stats.resting_forces
+        # as ``world.contacts()`` reports them: a fixed body is B (the normal and force turned with it)
+        fixed = self.world._live()["inv_mass"] == 0.0
+        swap = fixed[cs.body_a] & ~fixed[cs.body_b]
+        sign = np.where(swap, -1.0, 1.0)[:, None]
+        normal = sign * cs.normal
+        zero = np.zeros_like(normal)
+        return Contacts(body_a=np.where(swap, cs.body_b, cs.body_a), body_b=np.where(swap, cs.body_a, cs.body_b),
+                        geom_a=np.where(swap, cs.geom_b, cs.geom_a), geom_b=np.where(swap, cs.geom_a, cs.geom_b),
+                        point=cs.point, normal=normal, depth=cs.depth, kind=_KIND_TABLE[cs.kind],
+                        feature=cs.feature, normal_impulse=np.zeros(len(cs)), friction_impulse=zero,
+                        impulse=zero.copy(), force=f[:, None] * normal)
+
+    def _resting_at_start(self, cs: rc.ContactSet) -> set[tuple[int, int, int]]:
+        """Keys of the contacts resting at the start of a step, after ``resolve_impacts``: touching, not
+        closing faster than ``threshold`` (the plastic pass has stopped the slower ones) and not
+        separating (v_rel ≤ 10⁻³ ``threshold``: a contact leaving, however slowly, flies freely and comes
+        back as a collision)."""
+        a = self.world._live()
+        touching = cs.subset(cs.depth >= -self.settings.contact_band)
+        vrel = rc.jacobian(touching, a["x"]) @ rc.stacked_velocities(a["v"], a["w"])
+        keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
+        return set(touching.subset(keep).keys())
+
+    def _contact_loads(self, cs: rc.ContactSet, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World force and torque (n, 3) of contact forces f (k,) along the normals (+ on A, − on B)."""
+        a = self.world._live()
+        n = a["x"].shape[0]
+        force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+        fn = f[:, None] * cs.normal
+        np.add.at(force, cs.body_a, fn)
+        np.add.at(force, cs.body_b, -fn)
+        np.add.at(torque, cs.body_a, np.cross(cs.point - a["x"][cs.body_a], fn))
+        np.add.at(torque, cs.body_b, -np.cross(cs.point - a["x"][cs.body_b], fn))
+        return force, torque
+
+    def _evaluate_resting(self) -> tuple[rc.ContactSet, np.ndarray]:
+        cs, f = self.resting_forces(self.detect())
+        self.stats.resting_contacts = len(cs)
+        self.stats.resting_forces = f
+        self.last_contacts = cs
+        return cs, f
+
+    def dydt(self, t: float, y: np.ndarray) -> np.ndarray:
+        """dY/dt (Baraff I (2-43)) with the external loads, gravity and the resting-contact forces."""
+        world = self.world
+        world.array_to_state(y)
+        cf, ct = self._contact_loads(*self._evaluate_resting())
+        a = world._live()
+        ydot = np.empty_like(y)
+        _state.state_derivative(a["mass"], a["inv_mass"], a["inv_inertia_body"], self._loads[0] + cf,
+                                self._loads[1] + ct, world._gravity, y, ydot)
+        fixed = np.repeat(a["inv_mass"] == 0.0, _state.STATE_SIZE)
+        ydot[fixed] = 0.0
+        return ydot
+
+    # ------------------------------------------------------------------ impacts (Baraff II 8)
+    def resolve_impacts(self) -> int:
+        """Impulses at the current state (module docstring, 1): colliding contacts with restitution, then
+        plastic impulses on contacts closing slower than ``threshold``. Returns the impulses applied."""
+        s = self.settings
+        cs = self.detect()
+        cs = cs.subset(cs.depth >= -s.contact_band)
+        if len(cs) == 0:
+            return 0
+        a, inv_inertia = self._bodies()
+        if s.impacts == "simultaneous":
+            count = self._simultaneous(cs, a, inv_inertia)
+        else:
+            count = rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, cs.restitution, a["x"],
+                                           a["inv_mass"], inv_inertia, a["v"], a["w"], s.threshold, 1000)
+            # closing too slowly to bounce: resting from now on (plastic, e = 0)
+            count += rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, 0.0 * cs.restitution,
+                                            a["x"], a["inv_mass"], inv_inertia, a["v"], a["w"],
+                                            1e-3 * s.threshold, 1000)
+        return count
+
+    def _simultaneous(self, cs: rc.ContactSet, a: dict[str, np.ndarray], inv_inertia: np.ndarray) -> int:
+        """All impacts at once (Baraff II 8, ``find_all_collisions``' alternative): with K = J M⁻¹ Jᵀ and
+        v⁻ = J u, find j ≥ 0 with w = K j + q ≥ 0, j·w = 0, where q = (1 + e) v⁻ for a colliding contact
+        (v⁺ ≥ −e v⁻) and q = v⁻ for the others (v⁺ ≥ 0); then u ← u + M⁻¹ Jᵀ j."""
+        J = rc.jacobian(cs, a["x"])
+        u = rc.stacked_velocities(a["v"], a["w"])
+        vminus = J @ u
+        if np.all(vminus >= 0.0):
+            return 0
+        colliding = vminus < -self.settings.threshold
+        q = np.where(colliding, (1.0 + cs.restitution) * vminus, vminus)
+        MinvJt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, J.T)
+        j = solve_lcp(J @ MinvJt, q)
+        du = (MinvJt @ j).reshape(-1, 6)
+        a["v"][...] += du[:, :3]
+        a["w"][...] += du[:, 3:]
+        return int(np.count_nonzero(j))
+
+    # ------------------------------------------------------------------ time (Baraff II 6)
+    def _max_step(self) -> float:
+        """[s] the longest step that lets no body's point move more than a quarter of the thinnest
+        bounding box of the scene (AABBs of the last detection; planes excluded)."""
+        a = self.world._live()
+        speed = np.linalg.norm(a["v"], axis=1) + a["extent"] * np.linalg.norm(a["w"], axis=1)
+        fastest = float(speed.max()) if speed.size else 0.0
+        if fastest == 0.0 or self._detector is None:
+            return math.inf
+        lo, hi = self._detector._aabb_lo, self._detector._aabb_hi
+        width = (hi - lo).min(axis=1)
+        width = width[np.isfinite(width)]
+        thin = float(width.min()) if width.size else math.inf
+        return 0.25 * thin / fastest
+
+    def _penetration(self, start: dict[tuple[int, int, int], float]) -> float:
+        """[m] the deepest penetration of the current state, each contact measured from its depth at the
+        start of the step when it started penetrating; −inf without contacts."""
+        cs = self.detect()
+        if len(cs) == 0:
+            return -math.inf
+        base = np.array([max(0.0, start.get(k, 0.0)) for k in cs.keys()])
+        return float(np.max(cs.depth - base))
+
+    def advance(self, dt: float) -> None:
+        """Advance the world by ``dt`` [s] (module docstring); the world's loads are held over ``dt``."""
+        world = self.world
+        s = self.settings
+        a = world._live()
+        self._loads = (a["force"].copy(), a["torque"].copy())
+        self.stats = EventStats()
+        t = world.time
+        t_end = world.time + dt
+        while t_end - t > 1e-12 * max(1.0, abs(t_end)):
+            self.stats.impulses += self.resolve_impacts()
+            y0 = world.state_to_array()
+            cs0 = self.detect()
+            start = dict(zip(cs0.keys(), cs0.depth.tolist(), strict=True))
+            self._resting_keys = self._resting_at_start(cs0)
+            h = min(t_end - t, self._max_step())
+            y1 = self._integrate(y0, t, h)
+            world.array_to_state(y1)
+            self.stats.ode_steps += 1
+            if self._penetration(start) > s.tolerance:
+                tau = self._collision_time(y0, t, h, start)
+                self.stats.collisions += 1
+                t += tau
+            else:
+                t += h
+        a["force"][...] = 0.0
+        a["torque"][...] = 0.0
+        self._resting_keys = None
+        self.last_contacts = None     # contacts() evaluates the final state when asked
+
+    def _integrate(self, y0: np.ndarray, t: float, h: float) -> np.ndarray:
+        return _ode.ode(y0, t, t + h, self.dydt, method=self.settings.ode, max_step=h)
+
+    def _collision_time(self, y0: np.ndarray, t: float, h: float, start: dict) -> float:
+        """The time τ in (0, h] after t at which the deepest penetration (``_penetration``) is within
+        [ε/4, ε]; leaves the world in the state y(t + τ). Illinois on g(τ) = penetration − 5ε/8, with
+        bisection while the low end sees no contact; bisection alone for ``root="bisection"``."""
+        s = self.settings
+        eps = s.tolerance
+        goal = 0.625 * eps
+        lo, g_lo = 0.0, -math.inf
+        hi, g_hi = h, self._penetration(start) - goal
+        retained = 0
+        for _ in range(s.max_halvings):
+            if s.root == "illinois" and math.isfinite(g_lo):
+                tau = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+                if not lo < tau < hi:
+                    tau = 0.5 * (lo + hi)
+            else:
+                tau = 0.5 * (lo + hi)
+            self.world.array_to_state(self._integrate(y0, t, tau))
+            self.stats.root_evaluations += 1
+            pen = self._penetration(start)
+            if 0.25 * eps <= pen <= eps:
+                return tau
+            g = pen - goal
+            if g > 0.0:
+                hi, g_hi = tau, g
+                if retained == -1:      # Illinois: the low end stayed twice; halve its value
+                    g_lo *= 0.5
+                retained = -1
+            else:
+                lo, g_lo = tau, g
+                if retained == 1:
+                    g_hi *= 0.5
+                retained = 1
+        self.stats.root_failures += 1
+        self.world.array_to_state(self._integrate(y0, t, hi))
+        return hi
+
+
+def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """f ≥ 0 with A f + b ≥ 0 and f·(A f + b) = 0 for a symmetric positive semidefinite A (a resting-contact
+    or impact LCP): Lemke's method, then the least-norm f on the active set it finds (A is singular when
+    contacts outnumber the degrees of freedom they hold; the least-norm forces share a load
+    symmetrically), kept only if it satisfies the LCP's conditions as well as Lemke's answer does."""
+    k = b.shape[0]
+    if k == 0:
+        return np.zeros(0)
+    scale = max(float(np.abs(A).max()), 1e-300)
+    result = lemke(A / scale, b / scale)
+    if result.status != "converged":
+        result = lemke(A / scale + 1e-12 * np.eye(k), b / scale)
+        if result.status != "converged":
+            raise RuntimeError(f"the contact LCP ({k} contacts) could not be solved: Lemke ended "
+                               f"'{result.status}'")
+    f = np.maximum(result.x, 0.0)
+    w = A @ f + b
+    tol = 1e-9 * (np.abs(b).max() + scale * f.max() + 1e-300)
+    active = (w <= tol) | (f > 0.0)
+    polished = np.zeros(k)
+    polished[active] = np.linalg.lstsq(A[np.ix_(active, active)], -b[active], rcond=1e-12)[0]
+    w2 = A @ polished + b
+    if polished.min() >= -tol / scale and w2.min() >= -tol and abs(polished @ w2) <= tol * (1.0 + f.sum()):
+        return np.maximum(polished, 0.0)
+    return f
