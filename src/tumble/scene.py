@@ -43,7 +43,9 @@ KeyPath = tuple[str | int, ...]
 """Where a value sits in the file: table and key names, and array indices (0-based)."""
 
 _TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies")
-_WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact")
+_WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact", "event")
+_EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
+"""Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
 _RUN_KEYS = ("dt", "duration", "record_every")
 _GROUND_KEYS = ("height", "friction", "restitution", "material", "name", "index")
 _MATERIAL_KEYS = ("friction", "restitution", "density")
@@ -159,6 +161,9 @@ def scene_text(world: World) -> str:
     if contact:
         out.append("\n[world.contact]\n")
         out.extend(_line(k, v) for k, v in contact.items())
+    if world._event is not None:
+        out.append("\n[world.event]\n")
+        out.extend(_line(k, _plain(getattr(world._event.settings, k))) for k in _EVENT_KEYS)
     if run:
         out.append("\n[run]\n")
         out.extend(_line(k, v) for k, v in run.items())
@@ -281,7 +286,7 @@ def _check_world(table: dict[str, Any]) -> dict[str, Any]:
                                   minimum=0.0),
         "time": _number(("world", "time"), table.get("time", 0.0)),
     }
-    for key, options in (("method", ("timestep",)), ("integrator", _integrator_names())):
+    for key, options in (("method", ("timestep", "event")), ("integrator", _integrator_names())):
         if out[key] not in options:
             raise _Problem(("world", key), f"must be one of {sorted(options)}, got {out[key]!r}")
     contact = _table(("world", "contact"), table.get("contact", {}))
@@ -294,6 +299,16 @@ def _check_world(table: dict[str, Any]) -> dict[str, Any]:
         key = first[0] if first and first[0] in contact else None
         raise _Problem(("world", "contact") + ((key,) if key else ()), _strip_name(message, key)) from None
     out["contact"] = contact
+    event = _table(("world", "event"), table.get("event", {}))
+    _known_keys(("world", "event"), event, _EVENT_KEYS, "event option")
+    try:
+        World(method="event", **{f"event_{key}": value for key, value in event.items()})
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        key = next((k for k in event if message.startswith(f"event_{k}")), None)
+        raise _Problem(("world", "event") + ((key,) if key else ()),
+                       _strip_name(message, f"event_{key}" if key else None)) from None
+    out["event"] = event
     return out
 
 
@@ -477,7 +492,8 @@ def _build(plan: dict[str, Any]) -> World:
     w = plan["world"]
     try:
         world = World(w["gravity"], method=w["method"], integrator=w["integrator"],
-                      contact_margin=w["contact_margin"], **w["contact"])
+                      contact_margin=w["contact_margin"], **w["contact"],
+                      **{f"event_{key}": value for key, value in w["event"].items()})
     except (TypeError, ValueError) as exc:
         raise _Problem(("world",), str(exc)) from None
     entries: list[tuple[str, dict[str, Any]]] = [("body", b) for b in plan["bodies"]]

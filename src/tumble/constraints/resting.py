@@ -67,6 +67,10 @@ class ContactSet:
         """(geom_a, geom_b, feature) of each contact: the same while the same features touch."""
         return list(zip(self.geom_a.tolist(), self.geom_b.tolist(), self.feature.tolist(), strict=True))
 
+    def pairs(self) -> list[tuple[int, int]]:
+        """(geom_a, geom_b) of each contact."""
+        return list(zip(self.geom_a.tolist(), self.geom_b.tolist(), strict=True))
+
     def subset(self, keep: np.ndarray) -> ContactSet:
         """The contacts where the boolean or index array ``keep`` selects."""
         return ContactSet(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
@@ -86,6 +90,13 @@ def gather(buffer) -> ContactSet:
                       feature=s.live("feature")[slot].copy(),
                       restitution=p.live("pair_restitution")[pair].copy(),
                       friction=p.live("pair_friction")[pair].copy())
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise a × b of (k, 3) arrays (np.cross's axis handling costs more than the product here)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def world_inverse_inertia(q: np.ndarray, inv_inertia_body: np.ndarray) -> np.ndarray:
@@ -112,9 +123,9 @@ def jacobian(cs: ContactSet, x: np.ndarray) -> np.ndarray:
     J = np.zeros((c, n, 6))
     rows = np.arange(c)
     J[rows, cs.body_a, :3] += cs.normal
-    J[rows, cs.body_a, 3:] += np.cross(ra, cs.normal)
+    J[rows, cs.body_a, 3:] += cross(ra, cs.normal)
     J[rows, cs.body_b, :3] -= cs.normal
-    J[rows, cs.body_b, 3:] -= np.cross(rb, cs.normal)
+    J[rows, cs.body_b, 3:] -= cross(rb, cs.normal)
     return J.reshape(c, 6 * n)
 
 
@@ -166,7 +177,7 @@ def normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: di
     on_b = (cs.feature & _REFERENCE_ON_B) != 0
     owner = np.where(face & ~on_b, body_na, body_nb)            # VERTEX: the plane is the narrowphase's B
     vf = face | (family == ft.VERTEX)
-    ndot[vf] = np.cross(w[owner[vf]], n[vf])
+    ndot[vf] = cross(w[owner[vf]], n[vf])
     ee = family == ft.EDGE_EDGE
     if np.any(ee):
         # box–box contacts (collision/box_box.py) name an edge by 4 · (box axis) + 2 support bits; every
@@ -175,10 +186,10 @@ def normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: di
         ea = _edge_direction(geom_na[ee], (cs.feature[ee] >> 26) & _EDGE_MASK, boxes, geom, polytopes, q)
         eb = _edge_direction(geom_nb[ee], cs.feature[ee] & _EDGE_MASK, boxes, geom, polytopes, q)
         wa, wb = w[body_na[ee]], w[body_nb[ee]]
-        cross = np.cross(ea, eb)
-        length = np.linalg.norm(cross, axis=1)
-        sign = np.sign(np.einsum("ij,ij->i", cross, n[ee]))
-        z = np.cross(np.cross(wa, ea), eb) + np.cross(ea, np.cross(wb, eb))
+        axis = cross(ea, eb)
+        length = np.linalg.norm(axis, axis=1)
+        sign = np.sign(np.einsum("ij,ij->i", axis, n[ee]))
+        z = cross(cross(wa, ea), eb) + cross(ea, cross(wb, eb))
         ndot[ee] = sign[:, None] * (z - np.einsum("ij,ij->i", z, n[ee])[:, None] * n[ee]
                                     * sign[:, None]) / length[:, None]
     sphere = family == ft.CLOSEST
@@ -258,11 +269,11 @@ def _sphere_normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polyt
         e /= np.linalg.norm(e, axis=1)[:, None]
         free[edge] = np.einsum("ki,kj->kij", e, e)
     p = centre - dist[:, None] * m
-    centre_velocity = v[s_body] + np.cross(w[s_body], centre - x[s_body])
-    rel = centre_velocity - (v[o_body] + np.cross(w[o_body], p - x[o_body]))
+    centre_velocity = v[s_body] + cross(w[s_body], centre - x[s_body])
+    rel = centre_velocity - (v[o_body] + cross(w[o_body], p - x[o_body]))
     normal_part = np.eye(3) - np.einsum("ki,kj->kij", m, m) - free
     out = (np.einsum("kij,kj->ki", normal_part, rel) / dist[:, None]
-           + np.einsum("kij,kj->ki", free, np.cross(w[o_body], m)))
+           + np.einsum("kij,kj->ki", free, cross(w[o_body], m)))
     return np.where(sphere_a[:, None], out, -out)
 
 
@@ -274,15 +285,15 @@ def resting_system(cs: ContactSet, J: np.ndarray, ndot: np.ndarray, inv_mass: np
     2 ṅ · (ṗ_a − ṗ_b) (9-4)."""
     A = J @ apply_inverse_mass(inv_mass, inv_inertia, J.T)
     L = np.einsum("nij,nj->ni", np.linalg.pinv(inv_inertia), w)   # I ω; zero for fixed bodies
-    alpha = np.einsum("nij,nj->ni", inv_inertia, torque + np.cross(L, w))   # ω̇ (C-10)
+    alpha = np.einsum("nij,nj->ni", inv_inertia, torque + cross(L, w))   # ω̇ (C-10)
     lin = inv_mass[:, None] * force
 
     def point_acceleration(body: np.ndarray) -> np.ndarray:   # (C-12) without the contact forces
         r = cs.point - x[body]
-        return lin[body] + np.cross(alpha[body], r) + np.cross(w[body], np.cross(w[body], r))
+        return lin[body] + cross(alpha[body], r) + cross(w[body], cross(w[body], r))
 
     def point_velocity(body: np.ndarray) -> np.ndarray:
-        return v[body] + np.cross(w[body], cs.point - x[body])
+        return v[body] + cross(w[body], cs.point - x[body])
 
     n = cs.normal
     b = np.einsum("ij,ij->i", n, point_acceleration(cs.body_a) - point_acceleration(cs.body_b))

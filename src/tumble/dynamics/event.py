@@ -11,14 +11,16 @@ Time advances by integrating Baraff's ODE over Y = (x, q, P, L) of every body (B
    (e = 0): they become resting. This is what ends Zeno behaviour — a ball whose bounces would shrink
    geometrically forever comes to rest once it lands slower than ``threshold``;
 2. the ODE is integrated over a step h (the rest of ``dt``, no longer than lets any body move a quarter of
-   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the contacts
-   resting at the start of the step (touching, |v_rel| ≤ ``threshold``) keep, in every ``dydt`` of the step,
-   the forces of the resting-contact LCP d̈ = A f + b, f ≥ 0, d̈ ≥ 0, f·d̈ = 0 (9-5…9-9) at the state
+   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the pairs
+   resting at the start of the step (a contact touching with |v_rel| ≤ ``threshold``) keep, in every
+   ``dydt`` of the step, for their contacts touching with |v_rel| ≤ ``threshold``, the forces of the
+   resting-contact LCP d̈ = A f + b, f ≥ 0, d̈ ≥ 0, f·d̈ = 0 (9-5…9-9) at the state
    ``dydt`` is given, solved by Lemke's method. A contact that starts touching within the step gets no
    force there (it is a collision, found in 3), so the state at the end of a step is a continuous
    function of the step's length, which the root finding needs;
-3. if the state at the end of the step penetrates deeper than ``tolerance`` ε (measured from where each
-   contact started the step, so contacts already touching do not mask a new one), the collision time is
+3. if the state at the end of the step penetrates deeper than ``tolerance`` ε (each contact measured from
+   the deepest penetration of its pair at the start of the step, so contacts already touching do not mask
+   a new one), the collision time is
    searched in the step: bisection (Baraff II 6), or the Illinois variant of regula falsi on the deepest
    penetration (default; it falls back on bisection where no contact is reported yet), until the deepest
    penetration is within [ε/4, ε]; at most ``max_halvings`` evaluations. The state there is the new
@@ -81,7 +83,8 @@ class EventSettings:
 @dataclass
 class EventStats:
     """Figures of the last ``advance``: ODE steps, collision times found, impulses applied, root-finding
-    evaluations, searches that ran out of evaluations, and the resting contacts and forces [N] (on A,
+    evaluations, searches that ran out of evaluations, projections that left a depth beyond ε, and the
+    resting contacts and forces [N] (on A,
     along n) of the last ``dydt``."""
 
     ode_steps: int = 0
@@ -89,6 +92,7 @@ class EventStats:
     impulses: int = 0
     root_evaluations: int = 0
     root_failures: int = 0
+    unprojected: int = 0
     resting_contacts: int = 0
     resting_forces: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
@@ -106,7 +110,7 @@ class EventDriven:
         self._buffers = (ContactBuffer(), ContactBuffer())
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.last_contacts: rc.ContactSet | None = None
-        self._resting_keys: set[tuple[int, int, int]] | None = None
+        self._resting_pairs: set[tuple[int, int]] | None = None
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> rc.ContactSet:
@@ -139,12 +143,11 @@ class EventDriven:
         if len(touching) == 0:
             return touching, np.zeros(0)
         J = rc.jacobian(touching, a["x"])
-        if self._resting_keys is None:
-            # resting: |v_rel| within THRESHOLD (section 9); a colliding contact is an event, not a force
-            vrel = J @ rc.stacked_velocities(a["v"], a["w"])
-            keep = np.abs(vrel) <= self.settings.threshold
-        else:   # within a step: the contacts that were resting at its start (``advance``)
-            keep = np.array([k in self._resting_keys for k in touching.keys()], dtype=bool)
+        # resting: |v_rel| within THRESHOLD (section 9); a colliding contact is an event, not a force
+        vrel = J @ rc.stacked_velocities(a["v"], a["w"])
+        keep = np.abs(vrel) <= self.settings.threshold
+        if self._resting_pairs is not None:   # within a step: pairs resting at its start (``advance``)
+            keep &= np.array([p in self._resting_pairs for p in touching.pairs()], dtype=bool)
         cs_r = touching.subset(keep)
         if len(cs_r) == 0:
             return cs_r, np.zeros(0)
@@ -180,16 +183,17 @@ class EventDriven:
                         feature=cs.feature, normal_impulse=np.zeros(len(cs)), friction_impulse=zero,
                         impulse=zero.copy(), force=f[:, None] * normal)
 
-    def _resting_at_start(self, cs: rc.ContactSet) -> set[tuple[int, int, int]]:
-        """Keys of the contacts resting at the start of a step, after ``resolve_impacts``: touching, not
-        closing faster than ``threshold`` (the plastic pass has stopped the slower ones) and not
-        separating (v_rel ≤ 10⁻³ ``threshold``: a contact leaving, however slowly, flies freely and comes
-        back as a collision)."""
+    def _resting_at_start(self, cs: rc.ContactSet) -> set[tuple[int, int]]:
+        """The pairs (geom_a, geom_b) with a contact resting at the start of a step, after
+        ``resolve_impacts``: touching, not closing faster than ``threshold`` (the plastic pass has stopped
+        the slower ones) and not separating (v_rel ≤ 10⁻³ ``threshold``: a contact leaving, however
+        slowly, flies freely and comes back as a collision). By pair, not by feature id: as a box turns
+        on an edge, the clipped manifold's points change their ids while the contact stays."""
         a = self.world._live()
         touching = cs.subset(cs.depth >= -self.settings.contact_band)
         vrel = rc.jacobian(touching, a["x"]) @ rc.stacked_velocities(a["v"], a["w"])
         keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
-        return set(touching.subset(keep).keys())
+        return set(touching.subset(keep).pairs())
 
     def _contact_loads(self, cs: rc.ContactSet, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World force and torque (n, 3) of contact forces f (k,) along the normals (+ on A, − on B)."""
@@ -199,8 +203,8 @@ class EventDriven:
         fn = f[:, None] * cs.normal
         np.add.at(force, cs.body_a, fn)
         np.add.at(force, cs.body_b, -fn)
-        np.add.at(torque, cs.body_a, np.cross(cs.point - a["x"][cs.body_a], fn))
-        np.add.at(torque, cs.body_b, -np.cross(cs.point - a["x"][cs.body_b], fn))
+        np.add.at(torque, cs.body_a, rc.cross(cs.point - a["x"][cs.body_a], fn))
+        np.add.at(torque, cs.body_b, -rc.cross(cs.point - a["x"][cs.body_b], fn))
         return force, torque
 
     def _evaluate_resting(self) -> tuple[rc.ContactSet, np.ndarray]:
@@ -213,15 +217,36 @@ class EventDriven:
     def dydt(self, t: float, y: np.ndarray) -> np.ndarray:
         """dY/dt (Baraff I (2-43)) with the external loads, gravity and the resting-contact forces."""
         world = self.world
-        world.array_to_state(y)
+        self._set_state(y)
         cf, ct = self._contact_loads(*self._evaluate_resting())
         a = world._live()
-        ydot = np.empty_like(y)
-        _state.state_derivative(a["mass"], a["inv_mass"], a["inv_inertia_body"], self._loads[0] + cf,
-                                self._loads[1] + ct, world._gravity, y, ydot)
-        fixed = np.repeat(a["inv_mass"] == 0.0, _state.STATE_SIZE)
-        ydot[fixed] = 0.0
-        return ydot
+        moving = a["inv_mass"] != 0.0
+        Y = y.reshape(-1, _state.STATE_SIZE)
+        ydot = np.zeros_like(Y)
+        ydot[:, :3] = a["v"]                                                           # ẋ = v
+        wq = np.concatenate([np.zeros((len(Y), 1)), a["w"]], axis=1)
+        ydot[:, 3:7] = 0.5 * _quat_products(wq, Y[:, 3:7])                              # q̇ = ½ ω q (4-2)
+        ydot[:, 7:10] = self._loads[0] + cf + a["mass"][:, None] * world._gravity        # Ṗ = F
+        ydot[:, 10:13] = self._loads[1] + ct                                            # L̇ = τ
+        ydot[~moving] = 0.0
+        return ydot.reshape(-1)
+
+    def _get_state(self) -> np.ndarray:
+        """Y = (x, q, P, L) (13 n,) of the world's bodies (Baraff I section 3; NumPy: the method's scenes
+        are small, and the parallel kernels' start-up would cost more than the work)."""
+        a = self.world._live()
+        I_world = rc.world_inverse_inertia(a["q"], a["inertia_body"])
+        L = np.einsum("nij,nj->ni", I_world, a["w"])
+        return np.concatenate([a["x"], a["q"], a["mass"][:, None] * a["v"], L], axis=1).reshape(-1)
+
+    def _set_state(self, y: np.ndarray) -> None:
+        """Write Y into the world: x, q normalized, v = P/M, ω = I⁻¹ L with I⁻¹ = R I_body⁻¹ Rᵀ (2-39, 2-41)."""
+        a = self.world._live()
+        Y = y.reshape(-1, _state.STATE_SIZE)
+        a["x"][...] = Y[:, :3]
+        a["q"][...] = Y[:, 3:7] / np.linalg.norm(Y[:, 3:7], axis=1)[:, None]
+        a["v"][...] = a["inv_mass"][:, None] * Y[:, 7:10]
+        a["w"][...] = np.einsum("nij,nj->ni", rc.world_inverse_inertia(a["q"], a["inv_inertia_body"]), Y[:, 10:13])
 
     # ------------------------------------------------------------------ impacts (Baraff II 8)
     def resolve_impacts(self) -> int:
@@ -277,13 +302,14 @@ class EventDriven:
         thin = float(width.min()) if width.size else math.inf
         return 0.25 * thin / fastest
 
-    def _penetration(self, start: dict[tuple[int, int, int], float]) -> float:
-        """[m] the deepest penetration of the current state, each contact measured from its depth at the
-        start of the step when it started penetrating; −inf without contacts."""
+    def _penetration(self, start: dict[tuple[int, int], float]) -> float:
+        """[m] the deepest penetration of the current state, each contact measured from the deepest
+        penetration its pair had at the start of the step (when it had one, so that contacts already
+        touching do not mask a new one); −inf without contacts."""
         cs = self.detect()
         if len(cs) == 0:
             return -math.inf
-        base = np.array([max(0.0, start.get(k, 0.0)) for k in cs.keys()])
+        base = np.array([max(0.0, start.get(p, 0.0)) for p in cs.pairs()])
         return float(np.max(cs.depth - base))
 
     def advance(self, dt: float) -> None:
@@ -297,13 +323,15 @@ class EventDriven:
         t_end = world.time + dt
         while t_end - t > 1e-12 * max(1.0, abs(t_end)):
             self.stats.impulses += self.resolve_impacts()
-            y0 = world.state_to_array()
+            y0 = self._get_state()
             cs0 = self.detect()
-            start = dict(zip(cs0.keys(), cs0.depth.tolist(), strict=True))
-            self._resting_keys = self._resting_at_start(cs0)
+            start: dict[tuple[int, int], float] = {}
+            for pair, depth in zip(cs0.pairs(), cs0.depth.tolist(), strict=True):
+                start[pair] = max(depth, start.get(pair, -math.inf))
+            self._resting_pairs = self._resting_at_start(cs0)
             h = min(t_end - t, self._max_step())
             y1 = self._integrate(y0, t, h)
-            world.array_to_state(y1)
+            self._set_state(y1)
             self.stats.ode_steps += 1
             if self._penetration(start) > s.tolerance:
                 tau = self._collision_time(y0, t, h, start)
@@ -311,10 +339,38 @@ class EventDriven:
                 t += tau
             else:
                 t += h
+            self._project()
         a["force"][...] = 0.0
         a["torque"][...] = 0.0
-        self._resting_keys = None
+        self._resting_pairs = None
         self.last_contacts = None     # contacts() evaluates the final state when asked
+
+    def _project(self, rounds: int = 4) -> None:
+        """Post-stabilization of the positions (ArtiSynth notes 0.11, constraint projection): resting
+        contact holds d̈ = 0, so the depth of a contact whose point slides over a face (a clipped manifold's
+        corner moving along an edge) drifts by the integration error. Contacts deeper than ε are moved
+        back to ε/2 by a displacement M⁻¹ Jᵀ λ, λ ≥ 0 the smallest that does it (an LCP in K = J M⁻¹ Jᵀ, as
+        for impulses), applied to x and q only: P and L are kept, so linear momentum is
+        untouched (the orbital part x × P of the angular momentum moves by Δx × P, |Δx| ~ the drift) and
+        the velocities change only through I(q)⁻¹. A collision is accepted within ε, so it is never moved.
+        A few linearized rounds bring every depth within ε."""
+        eps = self.settings.tolerance
+        for _ in range(rounds):
+            cs = self.detect()
+            deep = cs.subset(cs.depth > eps)
+            if len(deep) == 0:
+                return
+            a, inv_inertia = self._bodies()
+            J = rc.jacobian(deep, a["x"])
+            MinvJt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, J.T)
+            lam = solve_lcp(J @ MinvJt, -(deep.depth - 0.5 * eps))
+            move = (MinvJt @ lam).reshape(-1, 6)
+            y = self._get_state().reshape(-1, _state.STATE_SIZE)
+            y[:, :3] += move[:, :3]
+            for i in np.flatnonzero(np.any(move[:, 3:] != 0.0, axis=1)):
+                y[i, 3:7] = _turn(y[i, 3:7], move[i, 3:])
+            self._set_state(y.reshape(-1))
+        self.stats.unprojected += 1
 
     def _integrate(self, y0: np.ndarray, t: float, h: float) -> np.ndarray:
         return _ode.ode(y0, t, t + h, self.dydt, method=self.settings.ode, max_step=h)
@@ -336,7 +392,7 @@ class EventDriven:
                     tau = 0.5 * (lo + hi)
             else:
                 tau = 0.5 * (lo + hi)
-            self.world.array_to_state(self._integrate(y0, t, tau))
+            self._set_state(self._integrate(y0, t, tau))
             self.stats.root_evaluations += 1
             pen = self._penetration(start)
             if 0.25 * eps <= pen <= eps:
@@ -353,8 +409,25 @@ class EventDriven:
                     g_hi *= 0.5
                 retained = 1
         self.stats.root_failures += 1
-        self.world.array_to_state(self._integrate(y0, t, hi))
+        self._set_state(self._integrate(y0, t, hi))
         return hi
+
+
+def _quat_products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise quaternion products a b (k, 4), (w, x, y, z)."""
+    aw, av, bw, bv = a[:, :1], a[:, 1:], b[:, :1], b[:, 1:]
+    return np.concatenate([aw * bw - np.sum(av * bv, axis=1, keepdims=True),
+                           aw * bv + bw * av + rc.cross(av, bv)], axis=1)
+
+
+def _turn(q: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+    """q turned by the rotation vector ``rotation`` (3,) [rad], world frame: exp(½ θ) q."""
+    angle = float(np.linalg.norm(rotation))
+    half = 0.5 * angle
+    axis = rotation / angle
+    dw, dv = math.cos(half), math.sin(half) * axis
+    w, v = q[0], q[1:]
+    return np.concatenate([[dw * w - dv @ v], dw * v + w * dv + rc.cross(dv, v)])
 
 
 def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
