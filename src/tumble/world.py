@@ -300,6 +300,8 @@ class World:
         self._islands = None
         self._collision = None
         self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
+        if self._event is not None:
+            self._event.bodies_changed()
 
     def remove_body(self, body: Body) -> None:
         """Take ``body`` (a handle from this world) and its shapes out of the world.

@@ -256,3 +256,17 @@ def test_adaptive_ode_gives_the_same_bounce():
     """event_ode="adaptive" (DOP853 at rtol 1e-10): the first apex h e² within 1e-6 relative."""
     _, _, apex, _ = _bounce(0.5, 0.8, event_ode="adaptive")
     assert apex[0] == pytest.approx(0.25, rel=1e-6)
+
+
+def test_removing_a_body_renews_the_event_methods_detector():
+    """After world.remove_body the method detects on the new shape rows: the remaining ball still lands and
+    rests on the ground (a stale detector would name removed shapes)."""
+    world = tb.World(method="event")
+    world.add_ground()
+    gone = world.add_body(tb.Sphere(0.1), mass=1.0, position=(1.0, 0, 0.1))
+    ball = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0, 0, 0.3))
+    world.step(DT)
+    world.remove_body(gone)
+    _run(world, 0.5)
+    assert ball.position[2] == pytest.approx(0.1, abs=1e-9)
+    assert np.linalg.norm(ball.velocity) < 1e-9

@@ -106,7 +106,6 @@ class EventDriven:
         self.settings = settings
         self.stats = EventStats()
         self._detector: CollisionDetector | None = None
-        self._geom_count = -1
         self._buffers = (ContactBuffer(), ContactBuffer())
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.last_contacts: rc.ContactSet | None = None
@@ -116,13 +115,18 @@ class EventDriven:
     def detect(self) -> rc.ContactSet:
         """The contacts of the world's current state (its x, q)."""
         world = self.world
-        if self._detector is None or self._geom_count != world._geom.count:
+        if self._detector is None:
             self._detector = CollisionDetector(world)
-            self._geom_count = world._geom.count
         buffer, old = self._buffers
         self._detector.update(world, buffer, old)
         self._buffers = (old, buffer)
         return rc.gather(buffer)
+
+    def bodies_changed(self) -> None:
+        """The world added or removed bodies: drop what names its shape rows."""
+        self._detector = None
+        self._buffers = (ContactBuffer(), ContactBuffer())
+        self.last_contacts = None
 
     def _geom(self) -> dict[str, np.ndarray]:
         g = self.world._geom
