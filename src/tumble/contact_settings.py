@@ -65,7 +65,8 @@ class ContactSettings:
         iterations: the most iterations per sub-step: Gauss–Seidel sweeps (default 4), APGD or CG
             iterations (default 30), Lemke's pivots (default None: max(100, 50 n)); see ``tolerance``.
         substeps: sub-steps per step: velocity stage, sweeps and position stage repeat with h / substeps on
-            the rows built once at the start of the step (Box2D v3's soft step); impulses are per sub-step.
+            the rows built at the start of the step and brought to each sub-step's pose (docs/contact.md,
+            momentum) (Box2D v3's soft step); impulses are per sub-step.
         relax_iterations: sweeps of each pass after the velocity solve: the split-impulse position
             correction or the soft step's relax (run by the chosen solver: for "lemke" any count >= 1 is
             one exact solve), and the restitution pass.
