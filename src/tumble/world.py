@@ -449,6 +449,8 @@ class World:
         self._buffer_dt = snapshot["contacts_dt"]
         self._buffer_substeps = snapshot["contacts_substeps"]
         self.time = float(snapshot["time"])
+        if self._event is not None:
+            self._event.last_contacts = None    # its resting contacts are re-evaluated at the restored state
 
     def save_scene(self, path: str | os.PathLike) -> Path:
         """Write this world to a TOML scene file (docs/scenes.md) that ``tumble.load_scene`` reads back
