@@ -71,14 +71,19 @@ def test_vertex_face_normal_turns_with_the_reference_body():
     assert np.abs(nd).max() > 0.1
 
 
-def test_edge_edge_normal():
-    """Two boxes meeting edge to edge (crossed): n = e_a × e_b / |e_a × e_b| turns with both edges."""
+@pytest.mark.parametrize("skew", [0.0, 30.0], ids=["square", "skewed"])
+def test_edge_edge_normal(skew):
+    """Two boxes meeting edge to edge (crossed): n = e_a × e_b / |e_a × e_b| turns with both edges. With the
+    upper ridge turned by 30° the edges are not perpendicular and the spin about n changes |e_a × e_b|: the
+    projection (z − (z·n) n) matters there (for perpendicular ridges z·n = 0)."""
     world = _world()
     c, s = np.cos(np.pi / 8), np.sin(np.pi / 8)    # each box turned 45°, a ridge up / down
+    turn = np.array([np.cos(np.radians(skew) / 2), 0.0, 0.0, np.sin(np.radians(skew) / 2)])
     world.add_body(tb.Box(0.4, 0.4, 0.4), mass=1.0, position=(0, 0, 0), orientation=(c, s, 0.0, 0.0),
                    angular_velocity=(0.3, 1.2, -0.5), velocity=(0.2, 0.1, 0.0))
     world.add_body(tb.Box(0.4, 0.4, 0.4), mass=1.0, position=(0.0, 0.0, 2 * 0.2 * np.sqrt(2) - 1e-4),
-                   orientation=(c, 0.0, s, 0.0), angular_velocity=(-0.8, 0.4, 0.9), velocity=(0.0, 0.3, -0.2))
+                   orientation=quat_mul(turn, np.array([c, 0.0, s, 0.0])), angular_velocity=(-0.8, 0.4, 0.9),
+                   velocity=(0.0, 0.3, -0.2))
     _check(world, {2})
 
 

@@ -152,9 +152,8 @@ def normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: di
       reference face's, attached to its body X: ṅ = ω_X × n;
     * edge–edge: n = ±(e_a × e_b)/|e_a × e_b| with ė = ω × e for each body's edge:
       ṅ = (z − (z·n) n)/|e_a × e_b|, z = ė_a × e_b + e_a × ė_b (sign carried by n);
-    * a sphere against anything (``CLOSEST``): n is the unit vector from the other body's touching point
-      to the sphere's centre; a face of B (or a plane) turns with B, ṅ = ω_B × n; against a point that moves
-      with B (a sphere's centre, a box corner or edge), ṅ = (1 − n nᵀ)(ċ_A − ṗ_B) / |c_A − p_B|.
+    * a sphere against anything (``CLOSEST``): n is ± the unit vector from the other shape's closest point
+      to the sphere's centre, which may slide over that shape (``_sphere_normal_derivative``).
 
     ``geom`` holds the shape rows (arrays.GEOM_FIELDS), ``polytopes`` the world's polytope table.
     Other kinds (capsule segments, ellipsoids, cylinders' curved sides) raise ValueError: the event-driven
@@ -190,8 +189,8 @@ def normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: di
         length = np.linalg.norm(axis, axis=1)
         sign = np.sign(np.einsum("ij,ij->i", axis, n[ee]))
         z = cross(cross(wa, ea), eb) + cross(ea, cross(wb, eb))
-        ndot[ee] = sign[:, None] * (z - np.einsum("ij,ij->i", z, n[ee])[:, None] * n[ee]
-                                    * sign[:, None]) / length[:, None]
+        # m = (e_a × e_b)/|e_a × e_b| = sign n: ṁ = (z − (z·m) m)/|e_a × e_b|, and (z·m) m = (z·n) n
+        ndot[ee] = sign[:, None] * (z - np.einsum("ij,ij->i", z, n[ee])[:, None] * n[ee]) / length[:, None]
     sphere = family == ft.CLOSEST
     if np.any(sphere):
         ndot[sphere] = _sphere_normal_derivative(cs.subset(sphere), geom, polytopes, x, q, v, w)
