@@ -77,7 +77,7 @@ class World:
         method: "timestep" (the default: velocity-level contact solved each step, by projected
             Gauss–Seidel unless ``solver`` says otherwise; docs/contact.md) or "event" (Baraff's
             event-driven method: the ODE over Y = (x, q, P, L) with resting-contact forces from an LCP,
-            collision times by root finding and impulses; frictionless, for small scenes; docs/event.md).
+            collision times by root finding and impulses; for small scenes; docs/event.md).
         event_impacts, event_tolerance, event_contact_band, event_threshold, event_ode, event_root: the
             event-driven method's settings (``dynamics.event.EventSettings``): "sequential" or
             "simultaneous" impacts; ε [m] of the collision time; the touching band [m]; Baraff's THRESHOLD

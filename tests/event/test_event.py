@@ -143,8 +143,8 @@ def test_frictionless_box_slides_down_an_incline_at_g_sin_theta():
     q = np.array([np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0])
     normal = np.array([np.sin(theta), 0.0, np.cos(theta)])
     world = tb.World(method="event")
-    world.add_body(tb.Box(4.0, 4.0, 0.2), position=(0, 0, 0), orientation=q, fixed=True)
-    box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=0.2 * normal, orientation=q)
+    world.add_body(tb.Box(4.0, 4.0, 0.2), position=(0, 0, 0), orientation=q, fixed=True, friction=0.0)
+    box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=0.2 * normal, orientation=q, friction=0.0)
     start = box.position
     _run(world, 0.5)
     d = box.position - start

@@ -114,18 +114,20 @@ def rotation_matrices(q: np.ndarray) -> np.ndarray:
         np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)], axis=1)
 
 
-def jacobian(cs: ContactSet, x: np.ndarray) -> np.ndarray:
+def jacobian(cs: ContactSet, x: np.ndarray, direction: np.ndarray | None = None) -> np.ndarray:
     """The contact Jacobian J (c, 6 n) of the normal rows: v_rel = J u for u = (v_0, ω_0, v_1, ω_1, …)
-    (module docstring; (8-1), (8-2)); x (n, 3) the bodies' centres of mass."""
+    (module docstring; (8-1), (8-2)); x (n, 3) the bodies' centres of mass. ``direction`` (c, 3): the rows
+    of those directions at the contacts instead of the normals (friction)."""
+    d = cs.normal if direction is None else direction
     c, n = len(cs), x.shape[0]
     ra = cs.point - x[cs.body_a]
     rb = cs.point - x[cs.body_b]
     J = np.zeros((c, n, 6))
     rows = np.arange(c)
-    J[rows, cs.body_a, :3] += cs.normal
-    J[rows, cs.body_a, 3:] += cross(ra, cs.normal)
-    J[rows, cs.body_b, :3] -= cs.normal
-    J[rows, cs.body_b, 3:] -= cross(rb, cs.normal)
+    J[rows, cs.body_a, :3] += d
+    J[rows, cs.body_a, 3:] += cross(ra, d)
+    J[rows, cs.body_b, :3] -= d
+    J[rows, cs.body_b, 3:] -= cross(rb, d)
     return J.reshape(c, 6 * n)
 
 
@@ -283,21 +285,46 @@ def resting_system(cs: ContactSet, J: np.ndarray, ndot: np.ndarray, inv_mass: np
     known loads (force includes gravity, M g) and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r, plus
     2 ṅ · (ṗ_a − ṗ_b) (9-4)."""
     A = J @ apply_inverse_mass(inv_mass, inv_inertia, J.T)
+    free = free_acceleration(cs, inv_mass, inv_inertia, x, w, force, torque)
+    b = np.einsum("ij,ij->i", cs.normal, free)
+    b += 2.0 * np.einsum("ij,ij->i", ndot, relative_velocity(cs, x, v, w))
+    return A, b
+
+
+def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
+                      w: np.ndarray, force: np.ndarray, torque: np.ndarray) -> np.ndarray:
+    """p̈_a − p̈_b (c, 3) at each contact point without the contact forces (Appendix D: the loads, with
+    gravity in ``force``, and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r of (C-10), (C-12))."""
     L = np.einsum("nij,nj->ni", np.linalg.pinv(inv_inertia), w)   # I ω; zero for fixed bodies
     alpha = np.einsum("nij,nj->ni", inv_inertia, torque + cross(L, w))   # ω̇ (C-10)
     lin = inv_mass[:, None] * force
 
-    def point_acceleration(body: np.ndarray) -> np.ndarray:   # (C-12) without the contact forces
+    def point_acceleration(body: np.ndarray) -> np.ndarray:   # (C-12)
         r = cs.point - x[body]
         return lin[body] + cross(alpha[body], r) + cross(w[body], cross(w[body], r))
 
-    def point_velocity(body: np.ndarray) -> np.ndarray:
-        return v[body] + cross(w[body], cs.point - x[body])
+    return point_acceleration(cs.body_a) - point_acceleration(cs.body_b)
 
-    n = cs.normal
-    b = np.einsum("ij,ij->i", n, point_acceleration(cs.body_a) - point_acceleration(cs.body_b))
-    b += 2.0 * np.einsum("ij,ij->i", ndot, point_velocity(cs.body_a) - point_velocity(cs.body_b))
-    return A, b
+
+def relative_velocity(cs: ContactSet, x: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """ṗ_a − ṗ_b (c, 3) at each contact point (8-1)."""
+    return (v[cs.body_a] + cross(w[cs.body_a], cs.point - x[cs.body_a])
+            - v[cs.body_b] - cross(w[cs.body_b], cs.point - x[cs.body_b]))
+
+
+def relative_acceleration(cs: ContactSet, x: np.ndarray, du: np.ndarray) -> np.ndarray:
+    """p̈_a − p̈_b (c, 3) at the contact points from the bodies' accelerations du (n, 6) = (v̇, ω̇) alone
+    (the rigid part of (C-12); the velocity terms are in ``free_acceleration``)."""
+    return (du[cs.body_a, :3] + cross(du[cs.body_a, 3:], cs.point - x[cs.body_a])
+            - du[cs.body_b, :3] - cross(du[cs.body_b, 3:], cs.point - x[cs.body_b]))
+
+
+def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit tangents (c, 3) with (t1, t2, n) right-handed, t1 from n alone."""
+    pick = np.where(np.abs(n[:, 0:1]) < 0.57735026918962573, np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 1.0, 0.0]]))
+    t1 = cross(pick, n)
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    return t1, cross(n, t1)
 
 
 @njit(cache=True)
@@ -344,3 +371,4 @@ def find_all_collisions(body_a, body_b, point, normal, restitution, x, inv_mass,
         if not had:
             return count
     return -1
+

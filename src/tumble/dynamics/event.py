@@ -31,8 +31,10 @@ body (a box flat on the ground: 4 contacts, 3 degrees of freedom), and then its 
 forces kept are the smallest (least-norm) ones on the active set Lemke finds, which share the load
 symmetrically (checked against the LCP's conditions before they are used).
 
-Frictionless: contact forces and impulses act along the normal only (docs/event.md says what is not yet
-built: friction at acceleration level, capsules, cylinders and ellipsoids).
+Friction acts on resting contacts, at acceleration level (``EventDriven._friction_lcp``): a sliding contact
+gets μ f against its sliding velocity, exactly on Coulomb's cone; a contact at rest sticks or starts to slip
+through Stewart–Trinkle's linearized cone in the same LCP; a slide that comes to a stop within a step ends
+the step there (``_stop_time``). Impulses are frictionless (docs/event.md says where the method stops).
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ if TYPE_CHECKING:
 
 IMPACTS = ("sequential", "simultaneous")
 ROOT_FINDERS = ("illinois", "bisection")
+STOP_SPEED_FRACTION = 1e-6
+"""A sliding contact whose tangential speed is below this fraction of ``threshold`` (1e-9 m/s by default)
+has stopped: the stop time is found to it, and the contact sticks from there."""
+FRICTION_DIRECTIONS = 8
+"""Directions of the linearized friction cone of a sticking contact (``EventDriven._friction_lcp``): the
+octagon inscribed in the circle resists the start of slip by at least μ f cos(π/8) = 0.92 μ f (exactly μ f
+along each of the 8 directions)."""
 EVENT_ODES = ("rk4", "adaptive")
 
 
@@ -110,6 +119,8 @@ class EventDriven:
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.last_contacts: rc.ContactSet | None = None
         self._resting_pairs: set[tuple[int, int]] | None = None
+        self._sliding_pairs: dict[tuple[int, int], np.ndarray] | None = None
+        self._force_vectors = np.zeros((0, 3))
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> rc.ContactSet:
@@ -139,13 +150,15 @@ class EventDriven:
         return a, inv_inertia
 
     # ------------------------------------------------------------------ resting contact (Baraff II 9)
-    def resting_forces(self, cs: rc.ContactSet) -> tuple[rc.ContactSet, np.ndarray]:
-        """The touching, non-separating contacts of ``cs`` and their resting-contact forces f (k,) [N]
-        (9-5…9-9, Appendix D) at the world's current state, under its loads held in ``self._loads``."""
+    def resting_forces(self, cs: rc.ContactSet) -> tuple[rc.ContactSet, np.ndarray, np.ndarray]:
+        """The resting contacts of ``cs`` at the world's current state (touching, |v_rel| ≤ ``threshold``;
+        within a step, of the pairs resting at its start), their normal forces f (k,) [N] and their whole
+        contact forces (k, 3) [N, world, on A]: f n plus friction (``_friction_lcp``). Under the loads held
+        in ``self._loads``."""
         a, inv_inertia = self._bodies()
         touching = cs.subset(cs.depth >= -self.settings.contact_band)
         if len(touching) == 0:
-            return touching, np.zeros(0)
+            return touching, np.zeros(0), np.zeros((0, 3))
         J = rc.jacobian(touching, a["x"])
         # resting: |v_rel| within THRESHOLD (section 9); a colliding contact is an event, not a force
         vrel = J @ rc.stacked_velocities(a["v"], a["w"])
@@ -154,17 +167,98 @@ class EventDriven:
             keep &= np.array([p in self._resting_pairs for p in touching.pairs()], dtype=bool)
         cs_r = touching.subset(keep)
         if len(cs_r) == 0:
-            return cs_r, np.zeros(0)
+            return cs_r, np.zeros(0), np.zeros((0, 3))
         J = J[keep]
         force, torque = self._loads
-        gravity_force = force.copy()
+        loads = force.copy()
         fixed = a["inv_mass"] == 0.0
-        gravity_force[~fixed] += a["mass"][~fixed, None] * self.world._gravity
+        loads[~fixed] += a["mass"][~fixed, None] * self.world._gravity
         ndot = rc.normal_derivative(cs_r, self._geom(), self.world._polytopes.arrays(), a["x"], a["q"],
                                     a["v"], a["w"])
-        A, b = rc.resting_system(cs_r, J, ndot, a["inv_mass"], inv_inertia, a["x"], a["v"], a["w"], gravity_force,
-                                 torque)
-        return cs_r, solve_lcp(A, b)
+        free = rc.free_acceleration(cs_r, a["inv_mass"], inv_inertia, a["x"], a["w"], loads, torque)
+        b = np.einsum("ij,ij->i", cs_r.normal, free)
+        b += 2.0 * np.einsum("ij,ij->i", ndot, rc.relative_velocity(cs_r, a["x"], a["v"], a["w"]))
+        f, vectors = self._friction_lcp(cs_r, J, b, free, a, inv_inertia)
+        return cs_r, f, vectors
+
+    def _friction_lcp(self, cs: rc.ContactSet, J: np.ndarray, b: np.ndarray, free: np.ndarray,
+                      a: dict[str, np.ndarray], inv_inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Normal forces and contact force vectors with Coulomb friction at acceleration level.
+
+        A contact whose tangential velocity v_t is not zero slides: its force is f (n − μ t̂), t̂ = v_t/|v_t|
+        (exactly on the cone, opposing the sliding), one unknown f. A contact at rest in the tangent plane
+        sticks or starts to slip: the friction force is Σ β_k d_k over ``FRICTION_DIRECTIONS`` directions
+        d_k of the tangent plane, with (Stewart–Trinkle's linearized cone, at acceleration level)
+
+            d_k · ä_t + λ ≥ 0 ⊥ β_k ≥ 0,   μ f − Σ β_k ≥ 0 ⊥ λ ≥ 0,
+
+        so the tangential acceleration is zero while the needed friction is inside the polygon, and points
+        along −d_k (slip) when it is at the edge. Together with the normal rows d̈ = … ≥ 0 ⊥ f ≥ 0 this is one
+        LCP (not symmetric when something slides), solved by Lemke's method. μ = 0 leaves only the normal rows.
+        """
+        c = len(cs)
+        mu = cs.friction
+        n = cs.normal
+        dv = rc.relative_velocity(cs, a["x"], a["v"], a["w"])
+        vt = dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
+        speed = np.linalg.norm(vt, axis=1)
+        t_hat = np.zeros_like(vt)
+        if self._sliding_pairs is None:
+            moving = speed > STOP_SPEED_FRACTION * self.settings.threshold
+            t_hat[moving] = vt[moving] / speed[moving, None]
+        else:
+            # within a step: the pairs sliding at its start, along their own velocity while it keeps to
+            # the start direction u, along u past the point where it turns back (the step is then cut
+            # there: ``_stop_time``), so the force does not flip inside RK4's stages
+            start = [self._sliding_pairs.get(p) for p in cs.pairs()]
+            moving = np.array([u is not None for u in start], dtype=bool)
+            u = np.array([x if x is not None else np.zeros(3) for x in start]).reshape(-1, 3)
+            along = moving & (speed > 0.0) & (np.einsum("ij,ij->i", vt, u) > 0.0)
+            t_hat[moving] = u[moving]
+            t_hat[along] = vt[along] / speed[along, None]
+        sticking = (mu > 0.0) & ~moving
+        G_n = J - mu[:, None] * rc.jacobian(cs, a["x"], t_hat)      # the force direction of each f
+        k = FRICTION_DIRECTIONS
+        stick = np.flatnonzero(sticking)
+        m = stick.size
+        if m:
+            # Often nothing pulls a sticking contact sideways (a box at rest on level ground): then the
+            # normal forces alone leave its tangential acceleration zero and friction is not needed (the
+            # full LCP is degenerate there: every β row has q = 0).
+            MinvGt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, G_n.T)
+            f = solve_lcp(J @ MinvGt, b)
+            acc = (MinvGt @ f).reshape(-1, 6)
+            body_acc = rc.relative_acceleration(cs.subset(stick), a["x"], acc) + free[stick]
+            nn = n[stick]
+            tangential = body_acc - np.einsum("ij,ij->i", body_acc, nn)[:, None] * nn
+            if np.abs(tangential).max() <= 1e-12 * (np.abs(body_acc).max() + 1.0):
+                return f, f[:, None] * (n - mu[:, None] * t_hat)
+        if m:
+            t1, t2 = rc.tangent_basis(n[stick])
+            angles = 2.0 * np.pi * np.arange(k) / k
+            dirs = (np.cos(angles)[None, :, None] * t1[:, None, :]
+                    + np.sin(angles)[None, :, None] * t2[:, None, :]).reshape(m * k, 3)
+            owner = np.repeat(stick, k)
+            J_d = rc.jacobian(cs.subset(owner), a["x"], dirs)
+            rows, cols = np.vstack([J, J_d]), np.vstack([G_n, J_d])
+        else:
+            dirs, owner = np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+            rows, cols = J, G_n
+        size = c + m * k + m
+        M = np.zeros((size, size))
+        M[:c + m * k, :c + m * k] = rows @ rc.apply_inverse_mass(a["inv_mass"], inv_inertia, cols.T)
+        for s, i in enumerate(stick):
+            lam = c + m * k + s
+            M[c + s * k:c + (s + 1) * k, lam] = 1.0          # d_k · ä_t + λ ≥ 0
+            M[lam, i] = mu[i]                                 # μ f − Σ β ≥ 0
+            M[lam, c + s * k:c + (s + 1) * k] = -1.0
+        q = np.concatenate([b, np.einsum("ij,ij->i", dirs, free[owner]), np.zeros(m)])
+        z = solve_lcp(M, q)
+        f = z[:c]
+        vectors = f[:, None] * (n - mu[:, None] * t_hat)
+        if m:
+            np.add.at(vectors, owner, z[c:c + m * k, None] * dirs)
+        return f, vectors
 
     def contacts(self) -> Contacts:
         """The resting contacts of the last ``dydt`` evaluation (the state the last step ended in) with
@@ -174,7 +268,7 @@ class EventDriven:
                 a = self.world._live()
                 self._loads = (a["force"].copy(), a["torque"].copy())
             self._evaluate_resting()
-        cs, f = self.last_contacts, self.stats.resting_forces
+        cs, f = self.last_contacts, self._force_vectors
         # as ``world.contacts()`` reports them: a fixed body is B (the normal and force turned with it)
         fixed = self.world._live()["inv_mass"] == 0.0
         swap = fixed[cs.body_a] & ~fixed[cs.body_b]
@@ -185,7 +279,7 @@ class EventDriven:
                         geom_a=np.where(swap, cs.geom_b, cs.geom_a), geom_b=np.where(swap, cs.geom_a, cs.geom_b),
                         point=cs.point, normal=normal, depth=cs.depth, kind=_KIND_TABLE[cs.kind],
                         feature=cs.feature, normal_impulse=np.zeros(len(cs)), friction_impulse=zero,
-                        impulse=zero.copy(), force=f[:, None] * normal)
+                        impulse=zero.copy(), force=sign * f)
 
     def _resting_at_start(self, cs: rc.ContactSet) -> set[tuple[int, int]]:
         """The pairs (geom_a, geom_b) with a contact resting at the start of a step, after
@@ -199,12 +293,61 @@ class EventDriven:
         keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
         return set(touching.subset(keep).pairs())
 
-    def _contact_loads(self, cs: rc.ContactSet, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """World force and torque (n, 3) of contact forces f (k,) along the normals (+ on A, − on B)."""
+    def _sliding_at_start(self, cs: rc.ContactSet) -> dict[tuple[int, int], np.ndarray]:
+        """The resting pairs with friction that slide at the start of a step (their contacts' mean
+        tangential speed above the stop speed, 10⁻⁶ ``threshold``), each with that mean's direction."""
+        if not self._resting_pairs:
+            return {}
+        out: dict[tuple[int, int], np.ndarray] = {}
+        for pair, vt in self._tangential_velocities(cs).items():
+            if pair in self._resting_pairs and np.linalg.norm(vt) > STOP_SPEED_FRACTION * self.settings.threshold:
+                out[pair] = vt / np.linalg.norm(vt)
+        return out
+
+    def _tangential_velocities(self, cs: rc.ContactSet) -> dict[tuple[int, int], np.ndarray]:
+        """Mean tangential relative velocity (3,) of each touching pair with friction."""
+        a = self.world._live()
+        touching = cs.subset((cs.depth >= -self.settings.contact_band) & (cs.friction > 0.0))
+        dv = rc.relative_velocity(touching, a["x"], a["v"], a["w"])
+        n = touching.normal
+        vt = dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
+        out: dict[tuple[int, int], list[np.ndarray]] = {}
+        for pair, row in zip(touching.pairs(), vt, strict=True):
+            out.setdefault(pair, []).append(row)
+        return {pair: np.mean(rows, axis=0) for pair, rows in out.items()}
+
+    def _slide_reversed(self, start: dict[tuple[int, int], np.ndarray]) -> float:
+        """[m/s] the least sliding speed along its start direction over the pairs sliding at the start
+        of the step (negative: one has turned back, so its sliding stopped within the step)."""
+        now = self._tangential_velocities(self.detect())
+        return min(float(now[p] @ u) if p in now else math.inf for p, u in start.items())
+
+    def _stop_time(self, y0: np.ndarray, t: float, h: float, start: dict) -> float:
+        """The time τ in (0, h) at which the first sliding pair's speed along its start direction is within
+        [0, stop speed = 10⁻⁶ ``threshold``] (bisection; the speed falls linearly under Coulomb friction);
+        leaves the world in y(t + τ), where the pair then sticks (or slips on, by the friction LCP)."""
+        lo, hi = 0.0, h
+        half = STOP_SPEED_FRACTION * self.settings.threshold
+        for _ in range(self.settings.max_halvings):
+            tau = 0.5 * (lo + hi)
+            self._set_state(self._integrate(y0, t, tau))
+            self.stats.root_evaluations += 1
+            g = self._slide_reversed(start)
+            if 0.0 <= g <= half:
+                return tau
+            if g < 0.0:
+                hi = tau
+            else:
+                lo = tau
+        self.stats.root_failures += 1
+        self._set_state(self._integrate(y0, t, hi))
+        return hi
+
+    def _contact_loads(self, cs: rc.ContactSet, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World force and torque (n, 3) of contact forces fn (k, 3) (+ on A, − on B)."""
         a = self.world._live()
         n = a["x"].shape[0]
         force, torque = np.zeros((n, 3)), np.zeros((n, 3))
-        fn = f[:, None] * cs.normal
         np.add.at(force, cs.body_a, fn)
         np.add.at(force, cs.body_b, -fn)
         np.add.at(torque, cs.body_a, rc.cross(cs.point - a["x"][cs.body_a], fn))
@@ -212,11 +355,12 @@ class EventDriven:
         return force, torque
 
     def _evaluate_resting(self) -> tuple[rc.ContactSet, np.ndarray]:
-        cs, f = self.resting_forces(self.detect())
+        cs, f, vectors = self.resting_forces(self.detect())
         self.stats.resting_contacts = len(cs)
         self.stats.resting_forces = f
+        self._force_vectors = vectors
         self.last_contacts = cs
-        return cs, f
+        return cs, vectors
 
     def dydt(self, t: float, y: np.ndarray) -> np.ndarray:
         """dY/dt (Baraff I (2-43)) with the external loads, gravity and the resting-contact forces."""
@@ -333,10 +477,14 @@ class EventDriven:
             for pair, depth in zip(cs0.pairs(), cs0.depth.tolist(), strict=True):
                 start[pair] = max(depth, start.get(pair, -math.inf))
             self._resting_pairs = self._resting_at_start(cs0)
+            slide_start = self._sliding_at_start(cs0)
+            self._sliding_pairs = slide_start
             h = min(t_end - t, self._max_step())
             y1 = self._integrate(y0, t, h)
             self._set_state(y1)
             self.stats.ode_steps += 1
+            if slide_start and self._slide_reversed(slide_start) < 0.0:
+                h = self._stop_time(y0, t, h, slide_start)      # sliding stops within the step: end there
             if self._penetration(start) > s.tolerance:
                 tau = self._collision_time(y0, t, h, start)
                 self.stats.collisions += 1
@@ -347,6 +495,7 @@ class EventDriven:
         a["force"][...] = 0.0
         a["torque"][...] = 0.0
         self._resting_pairs = None
+        self._sliding_pairs = None
         self.last_contacts = None     # contacts() evaluates the final state when asked
 
     def _project(self, rounds: int = 4) -> None:
