@@ -81,3 +81,25 @@ def test_incline_with_friction(mu):
     else:
         assert np.linalg.norm(d) < 1e-12
     assert np.linalg.norm(box.angular_velocity) < 1e-9
+
+
+def test_a_spinning_box_stops_turning_at_the_coulomb_rate():
+    """A box spinning about z on the ground, μ = 0.5: each corner slides on its circle, so friction
+    μ m g / 4 at r = 0.1√2 m from the axis at each of 4 corners gives the torque μ m g r and
+    ω(t) = ω0 − μ m g r t / I_z (I_z = m (0.2² + 0.2²)/12), to 1e-9 at 0.03 s; it stops at ω0 I_z/(μ m g r)
+    and stays (each contact's slide turns back at the same instant: one stop search).
+
+    Friction is tracked per contact, not per pair: the corners' mean tangential velocity is zero for a
+    spin about the centre, so a per-pair rule took the spinning box for a resting one and let it spin."""
+    mu, w0 = 0.5, 5.0
+    world, box = _box_on_ground(mu, angular_velocity=(0.0, 0.0, w0))
+    r, inertia = 0.1 * np.sqrt(2.0), (0.04 + 0.04) / 12.0
+    rate = mu * G * r / inertia
+    _run(world, 0.03)
+    assert box.angular_velocity[2] == pytest.approx(w0 - rate * world.time, abs=1e-9)
+    assert np.linalg.norm(box.velocity) < 1e-9
+    _run(world, 0.1)
+    # stopped to the stop speed 1e-9 m/s at the corners (r = 0.14 m): |ω| ≤ 7.1e-9 rad/s, kept by sticking
+    assert np.linalg.norm(box.angular_velocity) < 7.1e-9
+    angle = 2.0 * np.arctan2(box.orientation[3], box.orientation[0])
+    assert angle == pytest.approx(w0**2 / (2.0 * rate), abs=1e-6)

@@ -119,7 +119,7 @@ class EventDriven:
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.last_contacts: rc.ContactSet | None = None
         self._resting_pairs: set[tuple[int, int]] | None = None
-        self._sliding_pairs: dict[tuple[int, int], np.ndarray] | None = None
+        self._sliding: dict[tuple[int, int, int], np.ndarray] | None = None
         self._force_vectors = np.zeros((0, 3))
 
     # ------------------------------------------------------------------ detection
@@ -203,14 +203,14 @@ class EventDriven:
         vt = dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
         speed = np.linalg.norm(vt, axis=1)
         t_hat = np.zeros_like(vt)
-        if self._sliding_pairs is None:
+        if self._sliding is None:
             moving = speed > STOP_SPEED_FRACTION * self.settings.threshold
             t_hat[moving] = vt[moving] / speed[moving, None]
         else:
-            # within a step: the pairs sliding at its start, along their own velocity while it keeps to
+            # within a step: the contacts sliding at its start, along their own velocity while it keeps to
             # the start direction u, along u past the point where it turns back (the step is then cut
             # there: ``_stop_time``), so the force does not flip inside RK4's stages
-            start = [self._sliding_pairs.get(p) for p in cs.pairs()]
+            start = [self._sliding.get(key) for key in cs.keys()]
             moving = np.array([u is not None for u in start], dtype=bool)
             u = np.array([x if x is not None else np.zeros(3) for x in start]).reshape(-1, 3)
             along = moving & (speed > 0.0) & (np.einsum("ij,ij->i", vt, u) > 0.0)
@@ -293,39 +293,34 @@ class EventDriven:
         keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
         return set(touching.subset(keep).pairs())
 
-    def _sliding_at_start(self, cs: rc.ContactSet) -> dict[tuple[int, int], np.ndarray]:
-        """The resting pairs with friction that slide at the start of a step (their contacts' mean
-        tangential speed above the stop speed, 10⁻⁶ ``threshold``), each with that mean's direction."""
+    def _sliding_at_start(self, cs: rc.ContactSet) -> dict[tuple[int, int, int], np.ndarray]:
+        """The contacts of resting pairs with friction that slide at the start of a step (tangential speed
+        above the stop speed, 10⁻⁶ ``threshold``), by key, each with its sliding direction (unit, world)."""
         if not self._resting_pairs:
             return {}
-        out: dict[tuple[int, int], np.ndarray] = {}
-        for pair, vt in self._tangential_velocities(cs).items():
-            if pair in self._resting_pairs and np.linalg.norm(vt) > STOP_SPEED_FRACTION * self.settings.threshold:
-                out[pair] = vt / np.linalg.norm(vt)
-        return out
+        stop = STOP_SPEED_FRACTION * self.settings.threshold
+        return {key: vt / np.linalg.norm(vt) for key, (pair, vt) in self._tangential_velocities(cs).items()
+                if pair in self._resting_pairs and np.linalg.norm(vt) > stop}
 
-    def _tangential_velocities(self, cs: rc.ContactSet) -> dict[tuple[int, int], np.ndarray]:
-        """Mean tangential relative velocity (3,) of each touching pair with friction."""
+    def _tangential_velocities(self, cs: rc.ContactSet) -> dict[tuple[int, int, int], tuple]:
+        """(pair, tangential relative velocity (3,)) of each touching contact with friction, by key."""
         a = self.world._live()
         touching = cs.subset((cs.depth >= -self.settings.contact_band) & (cs.friction > 0.0))
         dv = rc.relative_velocity(touching, a["x"], a["v"], a["w"])
         n = touching.normal
         vt = dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
-        out: dict[tuple[int, int], list[np.ndarray]] = {}
-        for pair, row in zip(touching.pairs(), vt, strict=True):
-            out.setdefault(pair, []).append(row)
-        return {pair: np.mean(rows, axis=0) for pair, rows in out.items()}
+        return dict(zip(touching.keys(), zip(touching.pairs(), vt, strict=True), strict=True))
 
-    def _slide_reversed(self, start: dict[tuple[int, int], np.ndarray]) -> float:
-        """[m/s] the least sliding speed along its start direction over the pairs sliding at the start
+    def _slide_reversed(self, start: dict[tuple[int, int, int], np.ndarray]) -> float:
+        """[m/s] the least sliding speed along its start direction over the contacts sliding at the start
         of the step (negative: one has turned back, so its sliding stopped within the step)."""
         now = self._tangential_velocities(self.detect())
-        return min(float(now[p] @ u) if p in now else math.inf for p, u in start.items())
+        return min(float(now[key][1] @ u) if key in now else math.inf for key, u in start.items())
 
     def _stop_time(self, y0: np.ndarray, t: float, h: float, start: dict) -> float:
-        """The time τ in (0, h) at which the first sliding pair's speed along its start direction is within
-        [0, stop speed = 10⁻⁶ ``threshold``] (bisection; the speed falls linearly under Coulomb friction);
-        leaves the world in y(t + τ), where the pair then sticks (or slips on, by the friction LCP)."""
+        """The time τ in (0, h) at which the first sliding contact's speed along its start direction is
+        within [0, stop speed = 10⁻⁶ ``threshold``] (bisection; the speed falls linearly under Coulomb
+        friction); leaves the world in y(t + τ), where the contact then sticks (or slips on, by the LCP)."""
         lo, hi = 0.0, h
         half = STOP_SPEED_FRACTION * self.settings.threshold
         for _ in range(self.settings.max_halvings):
@@ -478,7 +473,7 @@ class EventDriven:
                 start[pair] = max(depth, start.get(pair, -math.inf))
             self._resting_pairs = self._resting_at_start(cs0)
             slide_start = self._sliding_at_start(cs0)
-            self._sliding_pairs = slide_start
+            self._sliding = slide_start
             h = min(t_end - t, self._max_step())
             y1 = self._integrate(y0, t, h)
             self._set_state(y1)
@@ -495,7 +490,7 @@ class EventDriven:
         a["force"][...] = 0.0
         a["torque"][...] = 0.0
         self._resting_pairs = None
-        self._sliding_pairs = None
+        self._sliding = None
         self.last_contacts = None     # contacts() evaluates the final state when asked
 
     def _project(self, rounds: int = 4) -> None:
