@@ -247,11 +247,11 @@ class EventDriven:
         size = c + m * k + m
         M = np.zeros((size, size))
         M[:c + m * k, :c + m * k] = rows @ rc.apply_inverse_mass(a["inv_mass"], inv_inertia, cols.T)
-        for s, i in enumerate(stick):
-            lam = c + m * k + s
-            M[c + s * k:c + (s + 1) * k, lam] = 1.0          # d_k · ä_t + λ ≥ 0
-            M[lam, i] = mu[i]                                 # μ f − Σ β ≥ 0
-            M[lam, c + s * k:c + (s + 1) * k] = -1.0
+        lam = c + m * k + np.arange(m)                   # the λ of each sticking contact
+        beta = c + np.arange(m * k)                        # the β of each direction, contact by contact
+        M[beta, np.repeat(lam, k)] = 1.0                   # d_k · ä_t + λ ≥ 0
+        M[lam, stick] = mu[stick]                          # μ f − Σ β ≥ 0
+        M[np.repeat(lam, k), beta] = -1.0
         q = np.concatenate([b, np.einsum("ij,ij->i", dirs, free[owner]), np.zeros(m)])
         z = solve_lcp(M, q)
         f = z[:c]
@@ -515,8 +515,8 @@ class EventDriven:
             move = (MinvJt @ lam).reshape(-1, 6)
             y = self._get_state().reshape(-1, _state.STATE_SIZE)
             y[:, :3] += move[:, :3]
-            for i in np.flatnonzero(np.any(move[:, 3:] != 0.0, axis=1)):
-                y[i, 3:7] = _turn(y[i, 3:7], move[i, 3:])
+            turned = np.any(move[:, 3:] != 0.0, axis=1)
+            y[turned, 3:7] = _turn(y[turned, 3:7], move[turned, 3:])
             self._set_state(y.reshape(-1))
         self.stats.unprojected += 1
 
@@ -569,13 +569,12 @@ def _quat_products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _turn(q: np.ndarray, rotation: np.ndarray) -> np.ndarray:
-    """q turned by the rotation vector ``rotation`` (3,) [rad], world frame: exp(½ θ) q."""
-    angle = float(np.linalg.norm(rotation))
-    half = 0.5 * angle
-    axis = rotation / angle
-    dw, dv = math.cos(half), math.sin(half) * axis
-    w, v = q[0], q[1:]
-    return np.concatenate([[dw * w - dv @ v], dw * v + w * dv + rc.cross(dv, v)])
+    """Quaternions q (k, 4) turned by the rotation vectors ``rotation`` (k, 3) [rad], world frame:
+    exp(½ θ) q (no zero rotation vectors)."""
+    angle = np.linalg.norm(rotation, axis=1)
+    axis = rotation / angle[:, None]
+    dq = np.concatenate([np.cos(0.5 * angle)[:, None], np.sin(0.5 * angle)[:, None] * axis], axis=1)
+    return _quat_products(dq, q)
 
 
 def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
