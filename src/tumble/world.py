@@ -195,6 +195,8 @@ class World:
                 group_a & mask_b and group_b & mask_a are both non-zero (Box2D's rule).
         """
         parts = compound_parts(shape)
+        if self._event is not None:
+            EventDriven.check_shapes([part[0] for part in parts])
         mp, inertia_body = self._check_mass(shape, density, mass, inertia)
         x = _checks.vector3("position", position)
         q = _checks.quaternion("orientation", orientation)

@@ -286,3 +286,14 @@ def test_restore_repeats_the_event_run_bitwise():
     _run(world, 0.3)
     assert np.array_equal(ball.position, first[0]) and np.array_equal(ball.velocity, first[1])
     assert np.array_equal(world.contacts().force, first[2])
+
+
+def test_an_unsupported_shape_is_refused_before_anything_changes():
+    world = tb.World(method="event")
+    world.add_ground()
+    with pytest.raises(ValueError, match="shape: method='event' does not support Capsule"):
+        world.add_body(tb.Capsule(0.1, 0.3), mass=1.0)
+    with pytest.raises(ValueError, match="Cylinder"):
+        parts = [(tb.Box(0.1, 0.1, 0.1), (0, 0, 0), (1, 0, 0, 0)), (tb.Cylinder(0.1, 0.2), (0, 0, 0.2), (1, 0, 0, 0))]
+        world.add_body(parts, mass=1.0)
+    assert len(world.bodies) == 1

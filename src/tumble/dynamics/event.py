@@ -133,6 +133,16 @@ class EventDriven:
         self._buffers = (old, buffer)
         return rc.gather(buffer)
 
+    @staticmethod
+    def check_shapes(shapes: list) -> None:
+        """ValueError for a shape the method cannot take yet (before the body is added): the closed-form
+        ṅ and contacts cover boxes, convex hulls, spheres and the ground."""
+        from ..shapes import Box, ConvexHull, Sphere
+        for shape in shapes:
+            if not isinstance(shape, (Box, ConvexHull, Sphere)):
+                raise ValueError(f"shape: method='event' does not support {type(shape).__name__} yet (boxes, "
+                                 f"convex hulls, spheres and the ground; docs/event.md), got {shape!r}")
+
     def bodies_changed(self) -> None:
         """The world added or removed bodies: drop what names its shape rows."""
         self._detector = None
