@@ -63,17 +63,31 @@ class ContactSet:
     def __len__(self) -> int:
         return int(self.depth.shape[0])
 
-    def keys(self) -> list[tuple[int, int, int]]:
-        """(geom_a, geom_b, feature) of each contact: the same while the same features touch."""
-        return list(zip(self.geom_a.tolist(), self.geom_b.tolist(), self.feature.tolist(), strict=True))
+    def pair_codes(self) -> np.ndarray:
+        """(c,) int64 naming each contact's pair of shapes: geom_a · 2³² + geom_b."""
+        return (self.geom_a.astype(np.int64) << 32) | self.geom_b
 
-    def pairs(self) -> list[tuple[int, int]]:
-        """(geom_a, geom_b) of each contact."""
-        return list(zip(self.geom_a.tolist(), self.geom_b.tolist(), strict=True))
+    def contact_codes(self) -> np.ndarray:
+        """(c,) records (pair code, feature id) naming each contact while the same features touch."""
+        out = np.empty(len(self), dtype=CONTACT_CODE)
+        out["pair"], out["feature"] = self.pair_codes(), self.feature
+        return out
 
     def subset(self, keep: np.ndarray) -> ContactSet:
         """The contacts where the boolean or index array ``keep`` selects."""
         return ContactSet(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
+
+
+CONTACT_CODE = np.dtype([("pair", np.int64), ("feature", np.int64)])
+
+
+def lookup(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """For each of ``codes`` (k,) its index in ``table`` (m,) (same dtype, unique entries), −1 if absent."""
+    if table.shape[0] == 0:
+        return np.full(codes.shape[0], -1, dtype=np.int64)
+    order = np.argsort(table)
+    pos = np.minimum(np.searchsorted(table[order], codes), table.shape[0] - 1)
+    return np.where(table[order][pos] == codes, order[pos], -1)
 
 
 def gather(buffer) -> ContactSet:
@@ -278,17 +292,12 @@ def _sphere_normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polyt
     return np.where(sphere_a[:, None], out, -out)
 
 
-def resting_system(cs: ContactSet, J: np.ndarray, ndot: np.ndarray, inv_mass: np.ndarray,
-                   inv_inertia: np.ndarray, x: np.ndarray, v: np.ndarray, w: np.ndarray, force: np.ndarray,
-                   torque: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A (c, c) and b (c,) of d̈ = A f + b (9-9; Appendix D): A = J M⁻¹ Jᵀ; b = n · (p̈_a − p̈_b) under the
-    known loads (force includes gravity, M g) and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r, plus
-    2 ṅ · (ṗ_a − ṗ_b) (9-4)."""
-    A = J @ apply_inverse_mass(inv_mass, inv_inertia, J.T)
-    free = free_acceleration(cs, inv_mass, inv_inertia, x, w, force, torque)
-    b = np.einsum("ij,ij->i", cs.normal, free)
-    b += 2.0 * np.einsum("ij,ij->i", ndot, relative_velocity(cs, x, v, w))
-    return A, b
+def resting_offset(cs: ContactSet, ndot: np.ndarray, free: np.ndarray, x: np.ndarray, v: np.ndarray,
+                   w: np.ndarray) -> np.ndarray:
+    """b (c,) of d̈ = A f + b (9-9; Appendix D's ``compute_b_vector``): n · (p̈_a − p̈_b) without the contact
+    forces (``free`` (c, 3), from ``free_acceleration``) plus 2 ṅ · (ṗ_a − ṗ_b) (9-4). (A = J M⁻¹ Jᵀ.)"""
+    return (np.einsum("ij,ij->i", cs.normal, free)
+            + 2.0 * np.einsum("ij,ij->i", ndot, relative_velocity(cs, x, v, w)))
 
 
 def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,

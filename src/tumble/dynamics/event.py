@@ -48,6 +48,7 @@ import numpy as np
 from ..collision.detect import _KIND_TABLE, CollisionDetector, Contacts
 from ..constraints import resting as rc
 from ..constraints.contact_buffer import ContactBuffer
+from ..shapes import Box, ConvexHull, Sphere
 from ..solvers import lemke
 from . import ode as _ode
 from . import state as _state
@@ -118,8 +119,8 @@ class EventDriven:
         self._buffers = (ContactBuffer(), ContactBuffer())
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.last_contacts: rc.ContactSet | None = None
-        self._resting_pairs: set[tuple[int, int]] | None = None
-        self._sliding: dict[tuple[int, int, int], np.ndarray] | None = None
+        self._resting_pairs: np.ndarray | None = None          # pair codes, during a step
+        self._sliding: tuple[np.ndarray, np.ndarray] | None = None   # contact codes, directions
         self._force_vectors = np.zeros((0, 3))
 
     # ------------------------------------------------------------------ detection
@@ -137,7 +138,6 @@ class EventDriven:
     def check_shapes(shapes: list) -> None:
         """ValueError for a shape the method cannot take yet (before the body is added): the closed-form
         ṅ and contacts cover boxes, convex hulls, spheres and the ground."""
-        from ..shapes import Box, ConvexHull, Sphere
         for shape in shapes:
             if not isinstance(shape, (Box, ConvexHull, Sphere)):
                 raise ValueError(f"shape: method='event' does not support {type(shape).__name__} yet (boxes, "
@@ -174,7 +174,7 @@ class EventDriven:
         vrel = J @ rc.stacked_velocities(a["v"], a["w"])
         keep = np.abs(vrel) <= self.settings.threshold
         if self._resting_pairs is not None:   # within a step: pairs resting at its start (``advance``)
-            keep &= np.array([p in self._resting_pairs for p in touching.pairs()], dtype=bool)
+            keep &= np.isin(touching.pair_codes(), self._resting_pairs)
         cs_r = touching.subset(keep)
         if len(cs_r) == 0:
             return cs_r, np.zeros(0), np.zeros((0, 3))
@@ -186,8 +186,7 @@ class EventDriven:
         ndot = rc.normal_derivative(cs_r, self._geom(), self.world._polytopes.arrays(), a["x"], a["q"],
                                     a["v"], a["w"])
         free = rc.free_acceleration(cs_r, a["inv_mass"], inv_inertia, a["x"], a["w"], loads, torque)
-        b = np.einsum("ij,ij->i", cs_r.normal, free)
-        b += 2.0 * np.einsum("ij,ij->i", ndot, rc.relative_velocity(cs_r, a["x"], a["v"], a["w"]))
+        b = rc.resting_offset(cs_r, ndot, free, a["x"], a["v"], a["w"])
         f, vectors = self._friction_lcp(cs_r, J, b, free, a, inv_inertia)
         return cs_r, f, vectors
 
@@ -220,9 +219,11 @@ class EventDriven:
             # within a step: the contacts sliding at its start, along their own velocity while it keeps to
             # the start direction u, along u past the point where it turns back (the step is then cut
             # there: ``_stop_time``), so the force does not flip inside RK4's stages
-            start = [self._sliding.get(key) for key in cs.keys()]
-            moving = np.array([u is not None for u in start], dtype=bool)
-            u = np.array([x if x is not None else np.zeros(3) for x in start]).reshape(-1, 3)
+            codes, directions = self._sliding
+            index = rc.lookup(cs.contact_codes(), codes)
+            moving = index >= 0
+            u = np.zeros_like(vt)
+            u[moving] = directions[index[moving]]
             along = moving & (speed > 0.0) & (np.einsum("ij,ij->i", vt, u) > 0.0)
             t_hat[moving] = u[moving]
             t_hat[along] = vt[along] / speed[along, None]
@@ -291,8 +292,8 @@ class EventDriven:
                         feature=cs.feature, normal_impulse=np.zeros(len(cs)), friction_impulse=zero,
                         impulse=zero.copy(), force=sign * f)
 
-    def _resting_at_start(self, cs: rc.ContactSet) -> set[tuple[int, int]]:
-        """The pairs (geom_a, geom_b) with a contact resting at the start of a step, after
+    def _resting_at_start(self, cs: rc.ContactSet) -> np.ndarray:
+        """The pair codes (sorted) of the pairs with a contact resting at the start of a step, after
         ``resolve_impacts``: touching, not closing faster than ``threshold`` (the plastic pass has stopped
         the slower ones) and not separating (v_rel ≤ 10⁻³ ``threshold``: a contact leaving, however
         slowly, flies freely and comes back as a collision). By pair, not by feature id: as a box turns
@@ -301,33 +302,36 @@ class EventDriven:
         touching = cs.subset(cs.depth >= -self.settings.contact_band)
         vrel = rc.jacobian(touching, a["x"]) @ rc.stacked_velocities(a["v"], a["w"])
         keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
-        return set(touching.subset(keep).pairs())
+        return np.unique(touching.subset(keep).pair_codes())
 
-    def _sliding_at_start(self, cs: rc.ContactSet) -> dict[tuple[int, int, int], np.ndarray]:
+    def _sliding_at_start(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray]:
         """The contacts of resting pairs with friction that slide at the start of a step (tangential speed
-        above the stop speed, 10⁻⁶ ``threshold``), by key, each with its sliding direction (unit, world)."""
-        if not self._resting_pairs:
-            return {}
-        stop = STOP_SPEED_FRACTION * self.settings.threshold
-        return {key: vt / np.linalg.norm(vt) for key, (pair, vt) in self._tangential_velocities(cs).items()
-                if pair in self._resting_pairs and np.linalg.norm(vt) > stop}
+        above the stop speed, 10⁻⁶ ``threshold``): their contact codes (k,) and sliding directions (k, 3)."""
+        codes, vt = self._tangential_velocities(cs)
+        speed = np.linalg.norm(vt, axis=1)
+        keep = np.isin(codes["pair"], self._resting_pairs) & (speed > STOP_SPEED_FRACTION * self.settings.threshold)
+        return codes[keep], vt[keep] / speed[keep, None]
 
-    def _tangential_velocities(self, cs: rc.ContactSet) -> dict[tuple[int, int, int], tuple]:
-        """(pair, tangential relative velocity (3,)) of each touching contact with friction, by key."""
+    def _tangential_velocities(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray]:
+        """Contact codes (k,) and tangential relative velocities (k, 3) of the touching contacts with
+        friction."""
         a = self.world._live()
         touching = cs.subset((cs.depth >= -self.settings.contact_band) & (cs.friction > 0.0))
         dv = rc.relative_velocity(touching, a["x"], a["v"], a["w"])
         n = touching.normal
-        vt = dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
-        return dict(zip(touching.keys(), zip(touching.pairs(), vt, strict=True), strict=True))
+        return touching.contact_codes(), dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
 
-    def _slide_reversed(self, start: dict[tuple[int, int, int], np.ndarray]) -> float:
+    def _slide_reversed(self, start: tuple[np.ndarray, np.ndarray]) -> float:
         """[m/s] the least sliding speed along its start direction over the contacts sliding at the start
         of the step (negative: one has turned back, so its sliding stopped within the step)."""
-        now = self._tangential_velocities(self.detect())
-        return min(float(now[key][1] @ u) if key in now else math.inf for key, u in start.items())
+        codes, vt = self._tangential_velocities(self.detect())
+        index = rc.lookup(start[0], codes)
+        found = index >= 0
+        if not np.any(found):
+            return math.inf
+        return float(np.min(np.einsum("ij,ij->i", vt[index[found]], start[1][found])))
 
-    def _stop_time(self, y0: np.ndarray, t: float, h: float, start: dict) -> float:
+    def _stop_time(self, y0: np.ndarray, t: float, h: float, start: tuple[np.ndarray, np.ndarray]) -> float:
         """The time τ in (0, h) at which the first sliding contact's speed along its start direction is
         within [0, stop speed = 10⁻⁶ ``threshold``] (bisection; the speed falls linearly under Coulomb
         friction); leaves the world in y(t + τ), where the contact then sticks (or slips on, by the LCP)."""
@@ -455,14 +459,17 @@ class EventDriven:
         thin = float(width.min()) if width.size else math.inf
         return 0.25 * thin / fastest
 
-    def _penetration(self, start: dict[tuple[int, int], float]) -> float:
+    def _penetration(self, start: tuple[np.ndarray, np.ndarray]) -> float:
         """[m] the deepest penetration of the current state, each contact measured from the deepest
         penetration its pair had at the start of the step (when it had one, so that contacts already
         touching do not mask a new one); −inf without contacts."""
         cs = self.detect()
         if len(cs) == 0:
             return -math.inf
-        base = np.array([max(0.0, start.get(p, 0.0)) for p in cs.pairs()])
+        pairs, deepest = start
+        index = rc.lookup(cs.pair_codes(), pairs)
+        base = np.zeros(len(cs))
+        base[index >= 0] = np.maximum(deepest[index[index >= 0]], 0.0)
         return float(np.max(cs.depth - base))
 
     def advance(self, dt: float) -> None:
@@ -478,9 +485,10 @@ class EventDriven:
             self.stats.impulses += self.resolve_impacts()
             y0 = self._get_state()
             cs0 = self.detect()
-            start: dict[tuple[int, int], float] = {}
-            for pair, depth in zip(cs0.pairs(), cs0.depth.tolist(), strict=True):
-                start[pair] = max(depth, start.get(pair, -math.inf))
+            pairs, which = np.unique(cs0.pair_codes(), return_inverse=True)
+            deepest = np.full(pairs.shape[0], -math.inf)
+            np.maximum.at(deepest, which, cs0.depth)
+            start = (pairs, deepest)          # each pair's deepest penetration at the start of the step
             self._resting_pairs = self._resting_at_start(cs0)
             slide_start = self._sliding_at_start(cs0)
             self._sliding = slide_start
@@ -488,7 +496,7 @@ class EventDriven:
             y1 = self._integrate(y0, t, h)
             self._set_state(y1)
             self.stats.ode_steps += 1
-            if slide_start and self._slide_reversed(slide_start) < 0.0:
+            if slide_start[0].size and self._slide_reversed(slide_start) < 0.0:
                 h = self._stop_time(y0, t, h, slide_start)      # sliding stops within the step: end there
             if self._penetration(start) > s.tolerance:
                 tau = self._collision_time(y0, t, h, start)
@@ -533,7 +541,7 @@ class EventDriven:
     def _integrate(self, y0: np.ndarray, t: float, h: float) -> np.ndarray:
         return _ode.ode(y0, t, t + h, self.dydt, method=self.settings.ode, max_step=h)
 
-    def _collision_time(self, y0: np.ndarray, t: float, h: float, start: dict) -> float:
+    def _collision_time(self, y0: np.ndarray, t: float, h: float, start: tuple[np.ndarray, np.ndarray]) -> float:
         """The time τ in (0, h] after t at which the deepest penetration (``_penetration``) is within
         [ε/4, ε]; leaves the world in the state y(t + τ). Illinois on g(τ) = penetration − 5ε/8, with
         bisection while the low end sees no contact; bisection alone for ``root="bisection"``."""
