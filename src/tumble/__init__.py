@@ -7,6 +7,7 @@ The public names below are the whole API (see API.md); everything else is intern
 from . import solvers
 from .body import Body
 from .dynamics.ode import ode
+from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
 from .scene import load_scene
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
@@ -16,15 +17,20 @@ from .world import World
 __version__ = "0.1.0"
 
 __all__ = [
+    "BallJoint",
     "Body",
     "Box",
     "Capsule",
     "ConvexHull",
     "Cylinder",
     "Ellipsoid",
+    "FixedJoint",
+    "HingeJoint",
+    "Joint",
     "MassProperties",
     "Sphere",
     "SimulationInterrupted",
+    "SliderJoint",
     "Trajectory",
     "World",
     "load_scene",

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _checks
 from .dynamics import timestep as ts
+from .solvers import joint_solve as js
 from .solvers import sequential_impulse as si
 from .solvers import velocity_solve as vs
 
@@ -90,6 +91,11 @@ class ContactSettings:
         sleep_time: [s] how long every body of an island must have been quiet before it sleeps.
         sleep_speed: [m/s] a body is quiet while |v| + ρ |ω| stays below this (ρ: the radius of its
             bounding sphere about the COM, so the bound holds for every point of the body).
+        joint_solver: how the joints' equality rows are solved in each iteration (solvers/joint_solve.py,
+            docs/joints.md): "direct" (all at once by a sparse envelope Cholesky of K = J M⁻¹ Jᵀ, exact
+            for any chain length and mass ratio; default) or "pgs" (block Gauss–Seidel, joint by joint).
+        joint_projection: Newton steps of the joints' position projection after each position stage
+            (ArtiSynth notes 0.5); 0 turns it off (then rigid joints drift).
     """
 
     friction: str = "cone"
@@ -110,6 +116,8 @@ class ContactSettings:
     sleep: bool = True
     sleep_time: float = 0.5
     sleep_speed: float = 0.01
+    joint_solver: str = "direct"
+    joint_projection: int = 2
     solver_settings: tuple = field(init=False, repr=False, compare=False)
     arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
     kick_arrays: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
@@ -118,6 +126,8 @@ class ContactSettings:
         _checks.choice("friction", self.friction, FRICTION_MODELS)
         _checks.choice("solver", self.solver, SOLVERS)
         _checks.choice("correction", self.correction, CORRECTIONS)
+        _checks.choice("joint_solver", self.joint_solver, js.SOLVER_NAMES)
+        _count("joint_projection", self.joint_projection, 0)
         if self.solver == "cg" and self.friction != "none":
             raise ValueError(f"solver='cg' solves frictionless contact only (seed 004's QP), got friction="
                              f"{self.friction!r}: use friction='none', or another solver")
@@ -156,6 +166,8 @@ class ContactSettings:
         isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
         isettings[ts.I_SUBSTEPS] = self.substeps
         isettings[ts.I_FRICTION_DIRECTIONS] = self.friction_directions
+        isettings[ts.I_JOINT_SOLVER] = js.SOLVER_NAMES[self.joint_solver]
+        isettings[ts.I_JOINT_PROJECTION] = self.joint_projection
         object.__setattr__(self, "arrays", (settings, isettings))
         iterations = 0 if self.iterations is None else int(self.iterations)
         object.__setattr__(self, "solver_settings", SOLVERS[self.solver](iterations, float(self.tolerance)))

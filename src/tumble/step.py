@@ -101,6 +101,7 @@ def step(world: World, dt: float) -> None:
         world.time += dt
         stats[StepStats.SECONDS_STEP] = stats[StepStats.SECONDS_SOLVE] = time.perf_counter() - t0
         return
+    joints = len(world._joints) > 0
     if world._geom.count > 1:
         world._detect_into_buffer(dt)
         pairs = world._buffer.pair_count
@@ -110,17 +111,19 @@ def step(world: World, dt: float) -> None:
         pairs = 0
     t1 = time.perf_counter()
     kind = int(world._integrator)  # a plain int: Numba types an IntEnum argument slowly (~150 µs a call)
-    if pairs and world._settings.sleep and kind not in _ODE_METHOD:
+    if pairs and world._settings.sleep and kind not in _ODE_METHOD and not joints:
         _islands(world, dt)
     elif world._sleeping:
         world._wake_all()
-    if pairs == 0:
+    if pairs == 0 and not joints:
         _free_step(world, dt, kind)
     elif kind in _ODE_METHOD:
         _contact_kick(world, dt)
         _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
     else:
         _contact_step(world, dt, kind, True)
+        if joints:
+            world._joints.finish_step(dt)
     stats[StepStats.SLEEPING] = world._sleeping
     world._buffer_dt = dt if pairs else None
     world._buffer_substeps = 1 if kind in _ODE_METHOD else world._settings.substeps
@@ -161,9 +164,11 @@ def _islands(world: World, dt: float) -> None:
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:
     settings, isettings = world._settings.arrays if integrate_positions else world._settings.kick_arrays
     out = world.step_stats.solver_out
+    joint_data, joint_scratch, joint_structure = world._joints.kernel_args(world._live()["inv_mass"])
     ts.contact_step(kind, world._body_arrays(ts.BODY_ARRAYS), world._buffer.pair_arrays(),
                     world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt,
-                    world._settings.solver_settings, settings, isettings, integrate_positions, out)
+                    world._settings.solver_settings, settings, isettings, integrate_positions, out, joint_data,
+                    joint_scratch, joint_structure)
     stats = world.step_stats.values
     stats[StepStats.CONTACTS] = out[ts.STAT_CONTACTS]
     stats[StepStats.SWEEPS] = out[ts.STAT_ITERATIONS]

@@ -16,6 +16,7 @@ from .body import Body
 from .collision.detect import CollisionDetector, Contacts, detect_contacts, read_contacts
 from .collision.polytope import PolytopeTable, polytope_of
 from .constraints.contact_buffer import ContactBuffer
+from .constraints.joint_set import JointSet
 from .contact_settings import ContactSettings
 from .conventions import (
     DEFAULT_CONTACT_MARGIN,
@@ -30,6 +31,7 @@ from .conventions import (
 from .dynamics import energy as _energy
 from .dynamics import state as _state
 from .dynamics.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
+from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
 from .shapes import SHAPE_TYPES
@@ -37,6 +39,9 @@ from .step import StepStats, step
 from .trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
+
+_ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
+"""Integrators of the unconstrained ODE: they take contacts as a kick but cannot hold joints."""
 
 _BOUNDING_RADIUS = {
     int(GeomType.SPHERE): lambda size: size[0],
@@ -130,6 +135,7 @@ class World:
         self._name_index: dict[str, int] = {}
         self._handles: list[Body] = []
         self._force_fns: list[ForceCallback] = []
+        self._joints = JointSet(direct=self._settings.joint_solver == "direct")
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -164,7 +170,11 @@ class World:
 
     @integrator.setter
     def integrator(self, value: str) -> None:
-        self._integrator = _checks.choice("integrator", value, INTEGRATOR_NAMES)
+        code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
+        if len(self._joints) and code in _ODE_INTEGRATORS:
+            raise ValueError(f"integrator={value!r} cannot solve joints (it integrates the unconstrained ODE); "
+                             f"remove the joints or use 'splitting', 'symplectic_euler' or 'implicit_gyro'")
+        self._integrator = code
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, shape: Any, *, density: float | None = None, mass: float | None = None,
@@ -302,6 +312,7 @@ class World:
         self._islands = None
         self._collision = None
         self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
+        self._joints.changed()
         if self._event is not None:
             self._event.bodies_changed()
 
@@ -319,6 +330,8 @@ class World:
             raise ValueError("body must be a live body of this world, got one already removed")
         if body._world is not self:
             raise ValueError(f"body must be a live body of this world, got {body!r} of another world")
+        for joint in [j for j in self._joints.joints if j.a is body or j.b is body]:
+            self._joints.remove(joint)
         index = body._index
         keep = np.arange(self._body.count) != index
         self._body.keep(keep)
@@ -415,6 +428,51 @@ class World:
             raise TypeError(f"fn must be callable as fn(world, t), got {fn!r}")
         self._force_fns.append(fn)
 
+    # ------------------------------------------------------------------ joints
+    def add_joint(self, joint: Joint) -> Joint:
+        """Add ``joint`` (a ``BallJoint``, ``HingeJoint``, ``SliderJoint`` or ``FixedJoint`` made with world
+        coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
+        bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
+        Joints are solved by the time-stepping method with the splitting or semi-implicit integrators;
+        bodies of a world with joints do not sleep."""
+        if not isinstance(joint, Joint):
+            raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
+        if joint._world is not None:
+            raise ValueError(f"joint must not be in a world already, got {joint!r}")
+        for side, body in (("a", joint.a), ("b", joint.b)):
+            if body is None:
+                continue
+            if body._world is not self or body._index < 0:
+                raise ValueError(f"joint.{side} must be a live body of this world, got {body!r}")
+        inv_mass = self._body.live("inv_mass")
+        if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
+            raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
+        if self._event is not None:
+            raise ValueError("joints are solved by method='timestep' only (the event-driven method has no "
+                             "equality rows yet); make the world with method='timestep'")
+        if self._integrator in _ODE_INTEGRATORS:
+            raise ValueError(f"integrator={self.integrator!r} cannot solve joints; use 'splitting', "
+                             f"'symplectic_euler' or 'implicit_gyro'")
+        joint._world = self
+        joint._index = len(self._joints)
+        self._joints.add(joint)
+        self._wake_all()
+        return joint
+
+    def remove_joint(self, joint: Joint) -> None:
+        """Take ``joint`` out of the world; the handle stops being live."""
+        if not isinstance(joint, Joint):
+            raise TypeError(f"joint must be a joint, got {joint!r}")
+        if joint._world is not self:
+            raise ValueError(f"joint must be a joint of this world, got {joint!r}")
+        self._joints.remove(joint)
+        self._wake_all()
+
+    @property
+    def joints(self) -> tuple[Joint, ...]:
+        """The joints, in the order they were added."""
+        return tuple(self._joints.joints)
+
     # ------------------------------------------------------------------ arrays
     def _live(self) -> dict[str, np.ndarray]:
         """Views of the live rows of every body field, rebuilt only when the body count changes."""
@@ -440,7 +498,8 @@ class World:
         """Everything that changes as time advances (state, accumulated loads, time, and the contact buffer
         with the impulses that warm-start the next step); see ``restore``."""
         return {"time": self.time, "body": self._body.snapshot(), "contacts": self._buffer.snapshot(),
-                "contacts_dt": self._buffer_dt, "contacts_substeps": self._buffer_substeps}
+                "contacts_dt": self._buffer_dt, "contacts_substeps": self._buffer_substeps,
+                "joints": self._joints.snapshot()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
@@ -450,6 +509,8 @@ class World:
         self._buffer.restore(snapshot["contacts"])
         self._buffer_dt = snapshot["contacts_dt"]
         self._buffer_substeps = snapshot["contacts_substeps"]
+        if "joints" in snapshot:
+            self._joints.restore(snapshot["joints"])
         self.time = float(snapshot["time"])
         if self._event is not None:
             self._event.last_contacts = None    # its resting contacts are re-evaluated at the restored state

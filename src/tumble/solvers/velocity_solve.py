@@ -347,3 +347,18 @@ def _velocity_solve_impl(solver, rows, bias, friction_model, directions, iterati
         return kernel(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w)
 
     return impl
+
+
+def sweeps_singly(solver):
+    """Whether ``solver`` runs as separate sweeps that other rows may be interleaved with (PGS). Kernels only."""
+    raise NotImplementedError("sweeps_singly is resolved by Numba inside kernels")
+
+
+@overload(sweeps_singly)
+def _sweeps_singly_impl(solver):
+    singly = isinstance(solver, types.BaseNamedTuple) and solver.instance_class is PGS
+
+    def impl(solver):
+        return singly
+
+    return impl

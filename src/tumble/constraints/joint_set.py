@@ -1,0 +1,159 @@
+"""The world's joints as flat arrays for the step's kernels, rebuilt when joints or bodies change.
+
+``JointSet.kernel_args()`` gives (data, scratch, structure): data are the joints' definitions and the state
+carried between steps (impulses for the warm start, the last step's impulse per joint); scratch holds each
+sub-step's rows and the factor of K (solvers/joint_solve.py). Nothing here is allocated per step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..solvers.joint_solve import joint_structure
+from .joint_rows import BROKEN, EQUALITY_ROWS, HAS_LIMIT, HAS_MOTOR, LIMIT_ROW, ROW_SLOTS, joint_rows
+
+if TYPE_CHECKING:
+    from ..joints import Joint
+
+
+class JointSet:
+    """The joints of one world, in the order they were added."""
+
+    def __init__(self, direct: bool) -> None:
+        self.direct = direct
+        self.joints: list[Joint] = []
+        self._arrays: dict[str, np.ndarray] | None = None
+        self._broken: list[bool] = []
+        self._impulse = np.zeros((0, ROW_SLOTS))
+        self._wrench = np.zeros((0, 6))
+        self._dt = 0.0
+
+    def __len__(self) -> int:
+        return len(self.joints)
+
+    def add(self, joint: Joint) -> None:
+        joint._frames = joint._local_frames()
+        self.joints.append(joint)
+        self._broken.append(False)
+        self._impulse = np.vstack([self._impulse, np.zeros((1, ROW_SLOTS))])
+        self._wrench = np.vstack([self._wrench, np.zeros((1, 6))])
+        self.changed()
+
+    def remove(self, joint: Joint) -> None:
+        j = self.joints.index(joint)
+        self.joints.pop(j)
+        self._broken.pop(j)
+        self._impulse = np.delete(self._impulse, j, axis=0)
+        self._wrench = np.delete(self._wrench, j, axis=0)
+        for k, other in enumerate(self.joints):
+            other._index = k
+        joint._index = -1
+        joint._world = None
+        self.changed()
+
+    def changed(self) -> None:
+        """The joints or the bodies changed: rebuild the arrays and the structure before the next step."""
+        if self._arrays is not None:
+            self._broken = [bool(f & BROKEN) for f in self._arrays["flags"]]
+        self._arrays = None
+
+    # ------------------------------------------------------------------ arrays
+    def kernel_args(self, inv_mass: np.ndarray) -> tuple[tuple, tuple, tuple]:
+        if self._arrays is None:
+            self._build(inv_mass)
+        a = self._arrays
+        data = (a["kind"], a["body"], a["frame_a"], a["frame_b"], a["limit"], a["flags"], a["soft"], a["motor"],
+                self._impulse, self._wrench)
+        return data, self._scratch, self._structure
+
+    def _build(self, inv_mass: np.ndarray) -> None:
+        m = len(self.joints)
+        kind = np.array([j.kind for j in self.joints], dtype=np.int64)
+        body = np.array([[j.a._index, -1 if j.b is None else j.b._index] for j in self.joints],
+                        dtype=np.int64).reshape(m, 2)
+        frame_a = np.array([j._frames[0] for j in self.joints]).reshape(m, 7)
+        frame_b = np.array([j._frames[1] for j in self.joints]).reshape(m, 7)
+        limit = np.array([j.limits or (0.0, 0.0) for j in self.joints], dtype=float).reshape(m, 2)
+        motor = np.array([j.motor or (0.0, 0.0) for j in self.joints], dtype=float).reshape(m, 2)
+        soft = np.array([(j.compliance, j.damping) for j in self.joints], dtype=float).reshape(m, 2)
+        flags = np.array([(HAS_LIMIT if j.limits is not None else 0) | (HAS_MOTOR if j.motor is not None else 0)
+                          | (BROKEN if broken else 0) for j, broken in zip(self.joints, self._broken, strict=True)],
+                         dtype=np.int64)
+        self._arrays = {"kind": kind, "body": body, "frame_a": frame_a, "frame_b": frame_b, "limit": limit,
+                        "motor": motor, "soft": soft, "flags": flags}
+        self._structure = joint_structure(kind, body, inv_mass, self.direct)
+        rows = int(EQUALITY_ROWS[kind].sum()) if m else 0
+        start, ptr = self._structure[2], self._structure[3]
+        self._scratch = (np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
+                         np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)),
+                         np.zeros(m), np.zeros(m), np.zeros((m, 6)), np.zeros((m, ROW_SLOTS)),
+                         np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows))
+
+    # ------------------------------------------------------------------ after a step
+    def finish_step(self, dt: float) -> None:
+        """Break the joints whose force over the step of ``dt`` [s] exceeded their ``break_force``."""
+        self._dt = dt
+        if self._arrays is None or not self.joints:
+            return
+        force = np.linalg.norm(self._wrench[:, :3], axis=1) / dt
+        limits = np.array([j.break_force for j in self.joints])
+        snapped = force > limits
+        if snapped.any():
+            flags = self._arrays["flags"]
+            flags[snapped] |= BROKEN
+            self._impulse[snapped] = 0.0
+
+    def force(self, j: int) -> np.ndarray:
+        return self._wrench[j, :3] / self._dt if self._dt > 0.0 else np.zeros(3)
+
+    def torque(self, j: int) -> np.ndarray:
+        return self._wrench[j, 3:] / self._dt if self._dt > 0.0 else np.zeros(3)
+
+    def broken(self, j: int) -> bool:
+        if self._arrays is None:
+            return self._broken[j]
+        return bool(self._arrays["flags"][j] & BROKEN)
+
+    def _rows_now(self, world: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(error (m, 8), coordinate (m,)) of the joints at the world's current pose."""
+        data, scratch, _ = self.kernel_args(world._live()["inv_mass"])
+        live = world._live()
+        m = len(self.joints)
+        lin, error, coordinate = np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)), np.zeros(m)
+        joint_rows(data[0], data[1], data[2], data[3], data[4], data[5], live["x"], live["q"], lin, lin.copy(),
+                   lin.copy(), error, coordinate)
+        return error, coordinate
+
+    def coordinate(self, j: int) -> float:
+        return float(self._rows_now(self.joints[j]._world)[1][j])
+
+    def error(self, j: int) -> float:
+        error, _ = self._rows_now(self.joints[j]._world)
+        n = EQUALITY_ROWS[self.joints[j].kind]
+        return float(np.abs(error[j, :n]).max())
+
+    def limit_violation(self) -> np.ndarray:
+        """(m,) how far each joint is past its limit now [rad or m] (0 within it or without limits)."""
+        if not self.joints:
+            return np.zeros(0)
+        error, _ = self._rows_now(self.joints[0]._world)
+        has = np.array([j.limits is not None for j in self.joints])
+        return np.where(has, np.maximum(-error[:, LIMIT_ROW], 0.0), 0.0)
+
+    # ------------------------------------------------------------------ snapshot
+    def snapshot(self) -> dict[str, Any]:
+        flags = self._arrays["flags"].copy() if self._arrays is not None else None
+        return {"impulse": self._impulse.copy(), "wrench": self._wrench.copy(), "dt": self._dt, "flags": flags,
+                "broken": list(self._broken)}
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        self._impulse[...] = snap["impulse"]
+        self._wrench[...] = snap["wrench"]
+        self._dt = snap["dt"]
+        self._broken = list(snap["broken"])
+        if snap["flags"] is not None and self._arrays is not None:
+            self._arrays["flags"][...] = snap["flags"]
+        elif self._arrays is not None:
+            self._arrays = None

@@ -1,0 +1,235 @@
+"""Joints: bilateral constraints between two bodies, or a body and the world (docs/joints.md).
+
+``BallJoint``, ``HingeJoint``, ``SliderJoint`` and ``FixedJoint`` are made with world coordinates at
+creation (API.md: the anchor and axis are given in the world and stored in each body's axes when the joint
+is added) and become rows in the time-stepping solver (constraints/joint_rows.py, solvers/joint_solve.py).
+After ``world.add_joint(joint)`` the object is a live handle: ``force``, ``torque``, ``angle`` or
+``position``, ``error``, ``broken``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _checks
+from .body import Body
+from .constraints.joint_rows import BALL, FIXED, HINGE, JOINT_NAMES, SLIDER
+from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+def _frame_from_axis(axis: np.ndarray) -> np.ndarray:
+    """A unit quaternion (w, x, y, z) whose frame's x axis is the unit vector ``axis``."""
+    x = axis / np.linalg.norm(axis)
+    helper = np.array([0.0, 0.0, 1.0]) if abs(x[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+    y = np.cross(helper, x)
+    y /= np.linalg.norm(y)
+    z = np.cross(x, y)
+    return matrix_to_quat(np.column_stack([x, y, z]))
+
+
+class Joint:
+    """What every joint has. Not made directly: use one of the four kinds."""
+
+    kind: int = BALL
+
+    def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any = None, *, limits: Any = None,
+                 motor: Any = None, compliance: float = 0.0, damping: float = 0.0,
+                 break_force: float = math.inf, name: str | None = None) -> None:
+        if not isinstance(a, Body):
+            raise TypeError(f"a must be a Body handle, got {a!r}")
+        if b is not None and not isinstance(b, Body):
+            raise TypeError(f"b must be a Body handle or None (the world), got {b!r}")
+        if b is not None and b._world is not a._world:
+            raise ValueError(f"b must be a body of a's world, got {b!r} from another world")
+        if b is a:
+            raise ValueError(f"a joint needs two different bodies, got a = b = {a!r}")
+        a._live_index()
+        if b is not None:
+            b._live_index()
+        self.a = a
+        """The first body."""
+        self.b = b
+        """The second body, or None for the world."""
+        self.anchor = _checks.vector3("anchor", anchor)
+        """[m] the joint point in the world at creation."""
+        if axis is not None:
+            axis = _checks.vector3("axis", axis)
+            norm = float(np.linalg.norm(axis))
+            if norm < 1e-12:
+                raise ValueError(f"axis must be a non-zero vector, got {axis.tolist()}")
+            axis = axis / norm
+        self.axis = axis
+        """Unit axis (3,) in the world at creation (hinge and slider), else None."""
+        if limits is not None:
+            if isinstance(limits, (str, bytes)) or not hasattr(limits, "__len__") or len(limits) != 2:
+                raise TypeError(f"limits must be (lo, hi) or None, got {limits!r}")
+            lo, hi = _checks.real("limits[0]", limits[0]), _checks.real("limits[1]", limits[1])
+            if lo > hi:
+                raise ValueError(f"limits must have lo <= hi, got {limits!r}")
+            if self.kind == HINGE and (lo < -math.pi or hi > math.pi):
+                raise ValueError(f"limits of a hinge must lie within [-pi, pi] rad, got {limits!r}")
+            limits = (lo, hi)
+        self.limits = limits
+        """(lo, hi) of the hinge angle [rad] or slider position [m], or None."""
+        if motor is not None:
+            if isinstance(motor, (str, bytes)) or not hasattr(motor, "__len__") or len(motor) != 2:
+                raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
+            motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
+        self.motor = motor
+        """(target speed [rad/s or m/s], largest torque [N·m] or force [N]), or None."""
+        self.compliance = _checks.non_negative("compliance", compliance)
+        """[m/N for point rows, rad/(N·m) for angular rows]: 0 is rigid (ArtiSynth notes 0.11)."""
+        self.damping = _checks.non_negative("damping", damping)
+        """[N·s/m] damping of a compliant joint's rows."""
+        if isinstance(break_force, bool) or not isinstance(break_force, (int, float)) or math.isnan(break_force):
+            raise TypeError(f"break_force must be a number, got {break_force!r}")
+        if break_force <= 0.0:
+            raise ValueError(f"break_force must be positive, got {break_force!r}")
+        self.break_force = float(break_force)
+        """[N] the joint breaks (stops acting) after a step whose constraint force exceeds this."""
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string or None, got {name!r}")
+        self.name = name
+        self._world: World | None = None
+        self._index = -1
+
+    # ------------------------------------------------------------------ binding
+    def _local_frames(self) -> tuple[np.ndarray, np.ndarray]:
+        """(frame_a, frame_b) (7,) each: anchor and joint-frame quaternion in each body's axes (the world's
+        for b = None), from the world-coordinate anchor and axis and the bodies' poses now."""
+        axis = self.axis if self.axis is not None else np.array([1.0, 0.0, 0.0])
+        frame = _frame_from_axis(axis)
+        out = []
+        for body in (self.a, self.b):
+            if body is None:
+                out.append(np.concatenate([self.anchor, frame]))
+                continue
+            x, q = body.position, body.orientation
+            qc = quat_conj(q)
+            out.append(np.concatenate([quat_rotate(qc, self.anchor - x), quat_mul(qc, frame)]))
+        return out[0], out[1]
+
+    def _live(self) -> tuple[World, int]:
+        if self._world is None or self._index < 0:
+            raise ValueError(f"{self!r} is not in a world (world.add_joint) or was removed")
+        return self._world, self._index
+
+    # ------------------------------------------------------------------ readings
+    @property
+    def kind_name(self) -> str:
+        """"ball", "hinge", "slider" or "fixed"."""
+        return JOINT_NAMES[self.kind]
+
+    @property
+    def force(self) -> np.ndarray:
+        """(3,) [N] the constraint force the joint applied on body a over the last step (the average over its
+        sub-steps), world frame; body b got the opposite. Zeros before the first step."""
+        world, j = self._live()
+        return world._joints.force(j)
+
+    @property
+    def torque(self) -> np.ndarray:
+        """(3,) [N·m] the constraint torque on body a about the joint's anchor over the last step, world frame."""
+        world, j = self._live()
+        return world._joints.torque(j)
+
+    @property
+    def broken(self) -> bool:
+        """Whether the joint broke (its force exceeded ``break_force``); a broken joint no longer acts."""
+        world, j = self._live()
+        return world._joints.broken(j)
+
+    @property
+    def error(self) -> float:
+        """The largest violation of the joint's equality rows now: [m] for the point and line rows, [rad]
+        for the angular rows."""
+        world, j = self._live()
+        return world._joints.error(j)
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        where = "" if self._world is None else f" #{self._index}"
+        b = "world" if self.b is None else (self.b.name or f"body {self.b._index}")
+        return f"<{type(self).__name__}{label}{where} {self.a.name or f'body {self.a._index}'} – {b}>"
+
+
+class BallJoint(Joint):
+    """A point of a and a point of b stay together (3 rows); b None: a's point stays fixed in the world.
+
+    Args: a, b (None for the world), anchor (3,) world point [m] at creation; keyword: compliance, damping,
+    break_force [N], name.
+    """
+
+    kind = BALL
+
+    def __init__(self, a: Body, b: Body | None, anchor: Any, *, compliance: float = 0.0, damping: float = 0.0,
+                 break_force: float = math.inf, name: str | None = None) -> None:
+        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force, name=name)
+
+
+class HingeJoint(Joint):
+    """Rotation about one axis only (5 rows): a ball joint that also keeps the axis of a and b together.
+
+    Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
+    [rad] of the hinge angle (b's turn about the axis relative to a, 0 at creation, right-handed; within
+    [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping, break_force [N], name.
+    """
+
+    kind = HINGE
+
+    def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
+                 compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
+                 name: str | None = None) -> None:
+        super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
+                         break_force=break_force, name=name)
+
+    @property
+    def angle(self) -> float:
+        """[rad] b's rotation about the axis relative to a, in (−π, π], 0 at creation."""
+        world, j = self._live()
+        return world._joints.coordinate(j)
+
+
+class SliderJoint(Joint):
+    """Translation along one axis only (5 rows): the bodies keep their relative orientation and b's anchor
+    stays on the line through a's anchor along the axis.
+
+    Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
+    [m] of the slider position (b's anchor along the axis from a's, 0 at creation); motor (target speed
+    [m/s], largest force [N]); compliance, damping, break_force [N], name.
+    """
+
+    kind = SLIDER
+
+    def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
+                 compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
+                 name: str | None = None) -> None:
+        super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
+                         break_force=break_force, name=name)
+
+    @property
+    def position(self) -> float:
+        """[m] b's anchor along the axis from a's, 0 at creation."""
+        world, j = self._live()
+        return world._joints.coordinate(j)
+
+
+class FixedJoint(Joint):
+    """The bodies keep their relative pose (6 rows): welded. The anchor defaults to a's centre of mass.
+
+    Args: a, b (None for the world), anchor (3,) [m] or None; compliance, damping, break_force [N], name.
+    """
+
+    kind = FIXED
+
+    def __init__(self, a: Body, b: Body | None, anchor: Any = None, *, compliance: float = 0.0,
+                 damping: float = 0.0, break_force: float = math.inf, name: str | None = None) -> None:
+        if anchor is None and isinstance(a, Body):
+            anchor = a.position
+        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force, name=name)
