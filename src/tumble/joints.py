@@ -40,7 +40,7 @@ class Joint:
 
     def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any = None, *, limits: Any = None,
                  motor: Any = None, compliance: float = 0.0, damping: float = 0.0,
-                 break_force: float = math.inf, name: str | None = None) -> None:
+                 break_force: float = math.inf, collide: bool = False, name: str | None = None) -> None:
         if not isinstance(a, Body):
             raise TypeError(f"a must be a Body handle, got {a!r}")
         if b is not None and not isinstance(b, Body):
@@ -93,6 +93,11 @@ class Joint:
             raise ValueError(f"break_force must be positive, got {break_force!r}")
         self.break_force = float(break_force)
         """[N] the joint breaks (stops acting) after a step whose constraint force exceeds this."""
+        if not isinstance(collide, (bool, np.bool_)):
+            raise TypeError(f"collide must be True or False, got {collide!r}")
+        self.collide = bool(collide)
+        """Whether the two bodies' shapes still collide with each other (default False: a joint's bodies
+        usually overlap at the joint, and their contacts would fight it; Box2D's collideConnected)."""
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string or None, got {name!r}")
         self.name = name
@@ -163,14 +168,15 @@ class BallJoint(Joint):
     """A point of a and a point of b stay together (3 rows); b None: a's point stays fixed in the world.
 
     Args: a, b (None for the world), anchor (3,) world point [m] at creation; keyword: compliance, damping,
-    break_force [N], name.
+    break_force [N], collide, name.
     """
 
     kind = BALL
 
     def __init__(self, a: Body, b: Body | None, anchor: Any, *, compliance: float = 0.0, damping: float = 0.0,
-                 break_force: float = math.inf, name: str | None = None) -> None:
-        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force, name=name)
+                 break_force: float = math.inf, collide: bool = False, name: str | None = None) -> None:
+        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force,
+                         collide=collide, name=name)
 
 
 class HingeJoint(Joint):
@@ -178,16 +184,16 @@ class HingeJoint(Joint):
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
     [rad] of the hinge angle (b's turn about the axis relative to a, 0 at creation, right-handed; within
-    [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping, break_force [N], name.
+    [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping, break_force [N], collide, name.
     """
 
     kind = HINGE
 
     def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
                  compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
-                 name: str | None = None) -> None:
+                 collide: bool = False, name: str | None = None) -> None:
         super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
-                         break_force=break_force, name=name)
+                         break_force=break_force, collide=collide, name=name)
 
     @property
     def angle(self) -> float:
@@ -202,16 +208,16 @@ class SliderJoint(Joint):
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
     [m] of the slider position (b's anchor along the axis from a's, 0 at creation); motor (target speed
-    [m/s], largest force [N]); compliance, damping, break_force [N], name.
+    [m/s], largest force [N]); compliance, damping, break_force [N], collide, name.
     """
 
     kind = SLIDER
 
     def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
                  compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
-                 name: str | None = None) -> None:
+                 collide: bool = False, name: str | None = None) -> None:
         super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
-                         break_force=break_force, name=name)
+                         break_force=break_force, collide=collide, name=name)
 
     @property
     def position(self) -> float:
@@ -223,13 +229,15 @@ class SliderJoint(Joint):
 class FixedJoint(Joint):
     """The bodies keep their relative pose (6 rows): welded. The anchor defaults to a's centre of mass.
 
-    Args: a, b (None for the world), anchor (3,) [m] or None; compliance, damping, break_force [N], name.
+    Args: a, b (None for the world), anchor (3,) [m] or None; compliance, damping, break_force [N], collide, name.
     """
 
     kind = FIXED
 
     def __init__(self, a: Body, b: Body | None, anchor: Any = None, *, compliance: float = 0.0,
-                 damping: float = 0.0, break_force: float = math.inf, name: str | None = None) -> None:
+                 damping: float = 0.0, break_force: float = math.inf, collide: bool = False,
+                 name: str | None = None) -> None:
         if anchor is None and isinstance(a, Body):
             anchor = a.position
-        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force, name=name)
+        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force,
+                         collide=collide, name=name)

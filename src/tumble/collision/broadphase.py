@@ -284,6 +284,23 @@ def sap_collect(table_keys, geom_body, inv_mass, body_collide, geom_group, geom_
 
 
 @njit(cache=True)
+def drop_body_pairs(pairs, geom_body, excluded):
+    """Remove in place the shape pairs (m, 2) whose bodies form a pair of ``excluded`` (k,) int64, sorted keys
+    min(a, b) << 32 | max(a, b) (bodies joined by a joint that does not collide). Keeps the order; returns
+    the pairs kept, m' <= m (the first m' rows)."""
+    kept = 0
+    for t in range(pairs.shape[0]):
+        a, b = geom_body[pairs[t, 0]], geom_body[pairs[t, 1]]
+        key = (min(a, b) << 32) | max(a, b)
+        i = np.searchsorted(excluded, key)
+        if i < excluded.shape[0] and excluded[i] == key:
+            continue
+        pairs[kept, 0], pairs[kept, 1] = pairs[t, 0], pairs[t, 1]
+        kept += 1
+    return kept
+
+
+@njit(cache=True)
 def brute_force_fill(aabb_lo, aabb_hi, geom_body, inv_mass, body_collide, geom_group, geom_mask, pairs_out):
     """O(g²) reference: every pair a < b whose closed boxes overlap and that passes the filter, in (a, b) order.
     Writes the first pairs_out.shape[0] of them; returns how many there are."""

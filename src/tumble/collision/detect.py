@@ -21,7 +21,7 @@ from ..jit import njit
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
-from .broadphase import SweepAndSort
+from .broadphase import SweepAndSort, drop_body_pairs
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE, MAX_CONTACTS
 
@@ -137,6 +137,9 @@ class CollisionDetector:
             self._broadphase.update(self._aabb_lo, self._aabb_hi)
         pairs = self._broadphase.pairs(gl["geom_body"], body["inv_mass"], body["collide"], gl["geom_group"],
                                        gl["geom_mask"])
+        excluded = world._joints.excluded_pairs
+        if excluded.shape[0]:
+            pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
         m = pairs.shape[0]
         buffer.resize(m)
         p = buffer.pair_arrays()

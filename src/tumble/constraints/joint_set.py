@@ -29,6 +29,7 @@ class JointSet:
         self._impulse = np.zeros((0, ROW_SLOTS))
         self._wrench = np.zeros((0, 6))
         self._dt = 0.0
+        self._excluded: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.joints)
@@ -58,6 +59,17 @@ class JointSet:
         if self._arrays is not None:
             self._broken = [bool(f & BROKEN) for f in self._arrays["flags"]]
         self._arrays = None
+        self._excluded = None
+
+    @property
+    def excluded_pairs(self) -> np.ndarray:
+        """(k,) int64 sorted keys min(a, b) << 32 | max(a, b) of the body pairs joined by a joint made with
+        ``collide=False``: detection skips them (collision/broadphase.drop_body_pairs)."""
+        if self._excluded is None:
+            keys = {(min(j.a._index, j.b._index) << 32) | max(j.a._index, j.b._index)
+                    for j in self.joints if j.b is not None and not j.collide}
+            self._excluded = np.array(sorted(keys), dtype=np.int64)
+        return self._excluded
 
     # ------------------------------------------------------------------ arrays
     def kernel_args(self, inv_mass: np.ndarray) -> tuple[tuple, tuple, tuple]:
