@@ -81,7 +81,7 @@ class JointSet:
         return data, self._scratch, self._structure
 
     def _build(self, inv_mass: np.ndarray) -> None:
-        m = len(self.joints)
+        m, n = len(self.joints), inv_mass.shape[0]
         kind = np.array([j.kind for j in self.joints], dtype=np.int64)
         body = np.array([[j.a._index, -1 if j.b is None else j.b._index] for j in self.joints],
                         dtype=np.int64).reshape(m, 2)
@@ -101,7 +101,10 @@ class JointSet:
         self._scratch = (np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)),
                          np.zeros(m), np.zeros(m), np.zeros((m, 6)), np.zeros((m, ROW_SLOTS)),
-                         np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows))
+                         np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows),
+                         np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)),
+                         np.zeros((m, ROW_SLOTS)),
+                         np.zeros(m))
 
     # ------------------------------------------------------------------ after a step
     def finish_step(self, dt: float) -> None:

@@ -75,7 +75,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     (joint_kind, joint_body, frame_a, frame_b, joint_limit, joint_flags, joint_soft, joint_motor, joint_impulse,
      joint_wrench) = joints
     (joint_lin, joint_ang_a, joint_ang_b, joint_inv_a, joint_inv_b, joint_error, joint_coordinate, joint_sigma,
-     joint_bias, joint_row_mass, joint_factor, joint_rhs) = joint_scratch
+     joint_bias, joint_row_mass, joint_factor, joint_rhs, predict_x, predict_q, predict_w, predict_lin, predict_error,
+     predict_coordinate) = joint_scratch
     has_joints = joint_kind.shape[0] > 0
     direct = isettings[I_JOINT_SOLVER] == js.DIRECT
     joint_wrench[:] = 0.0
@@ -124,6 +125,12 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
                           inv_mass, joint_structure, joint_factor, joint_rhs, direct, hs)
             done, residual, ended = _solve_with_joints(solver, rows, solve_bias, friction_model, directions, joint_args,
                                                        v, w)
+            if integrate_positions and direct and isettings[I_JOINT_PROJECTION] > 0:
+                js.joint_shake(joint_kind, joint_body, frame_a, frame_b, joint_limit, joint_flags, joint_soft, x, q, v,
+                               w, inv_mass, joint_structure, direct, hs, joint_lin, joint_inv_a, joint_inv_b,
+                               joint_impulse, joint_factor, joint_rhs, predict_x, predict_q, predict_w,
+                               predict_lin, predict_error, predict_coordinate, isettings[I_JOINT_PROJECTION], scheme,
+                               principal_q, principal_moments, inv_principal_moments)
             js.joint_accumulate(joint_body, joint_lin, joint_ang_a, joint_impulse, frame_a, q, joint_wrench)
         else:
             done, residual, ended = velocity_solve(solver, rows, solve_bias, friction_model, directions,

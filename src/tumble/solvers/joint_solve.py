@@ -13,7 +13,8 @@ K is sparse: two rows couple only through a body they share). Two ways to solve 
   their rows (notes 0.15 with the joints as one block).
 - ``"pgs"``: block Gauss–Seidel over the joints (notes 0.15): each joint's own rows are solved exactly
   (its k×k block of K), then the next joint's. Converges slowly along long chains and across high mass
-  ratios, as Gauss–Seidel does.
+  ratios, as Gauss–Seidel does, and takes no SHAKE step (below): a Gauss–Seidel SHAKE pass on top of
+  unconverged velocity sweeps fed the next sub-step's warm start and diverged on a double pendulum.
 
 K is kept SPD for redundant constraints (a closed loop, two joints on the same pair) by adding
 ``REGULARIZATION`` times each diagonal entry: the solve then returns the least-squares-like impulse.
@@ -26,6 +27,13 @@ A rigid joint (c = 0) has Σ = 0, b = 0 and is held in place by the projection i
 **Limits and motors**: a limit is a unilateral row: λ >= 0 with Ċ >= −C/h while the coordinate is within its
 bounds (the bodies may reach the bound this step but not pass it, a speculative row) and Ċ >= 0 once past;
 a motor drives Ċ to its target speed with |λ| <= max force (or torque) × h.
+
+**SHAKE / RATTLE** (``joint_shake``, "direct" only): after the velocity solve, impulses along the same rows
+make the pose the position stage will reach satisfy the rigid rows (Ryckaert et al. 1977); with the velocity
+solve at the next sub-step's pose this is RATTLE (Andersen 1983), symplectic and momentum-conserving. The
+velocity solve alone loses energy at O(h) (each sub-step removes the velocity that the constraint's
+curvature turns into violation): two jointed bodies spinning in zero g lost 0.6 % of their kinetic
+energy in 2 s at 1/240 s and their angular momentum changed 0.5 %; with SHAKE 1.5e-6 and 2e-9.
 
 **Projection** (notes 0.5, constraint satisfaction as projection): after the position stage the rigid
 equality rows (and limits past their bound) are brought back to C = 0 by the smallest mass-weighted move,
@@ -40,6 +48,7 @@ import scipy.sparse
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..constraints.joint_rows import BROKEN, EQUALITY_ROWS, HAS_LIMIT, HAS_MOTOR, LIMIT_ROW, MOTOR_ROW, joint_rows_one
+from ..dynamics.integrate import position_stage_one
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_t
 
@@ -455,3 +464,74 @@ def joint_accumulate(body, lin, ang_a, impulse, frame_a, q, wrench):
         wrench[j, 3] += t0 - c0
         wrench[j, 4] += t1 - c1
         wrench[j, 5] += t2 - c2
+
+
+@njit(cache=True)
+def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct, h, lin,
+                inv_ang_a, inv_ang_b, impulse, factor, rhs, predict_x, predict_q, predict_w, predict_lin, predict_error,
+                predict_coordinate, iterations, scheme, principal_q, principal_moments, inv_principal_moments):
+    """SHAKE (Ryckaert, Ciccotti & Berendsen 1977; with the velocity solve at the next pose, RATTLE, Andersen
+    1983): after the velocity solve, impulses ν along the rows J of the sub-step's start pose so that the pose
+    the position stage will reach satisfies the rigid equality rows, K ν = −C(x + h v, exp(h ω) q) / h,
+    ``iterations`` Newton steps with K's factor from ``joint_setup``. All impulses then act along J at one
+    pose where the anchors coincide, so they conserve linear and angular momentum exactly (Baraff II (8-12)),
+    and RATTLE's symplectic structure bounds the energy error instead of letting it drift; the position
+    projection (``joint_project``) is left with the rounding of the prediction. v, w (n, 3) change in place;
+    the pose is predicted by the position stage itself (``scheme``, the integrator's code, with the bodies'
+    principal axes and moments) on the scratch predict_* arrays (n, 3), (n, 4), (n, 3), (m, 8, 3), (m, 8), (m,)."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
+    m = kind.shape[0]
+    for _ in range(iterations):
+        if direct:
+            _predict(0, m, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme, principal_q,
+                     principal_moments, inv_principal_moments)
+        for jj in range(m):
+            j = order[jj]
+            if not direct:      # Gauss–Seidel: joint j sees the impulses of the joints before it
+                _predict(jj, jj + 1, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme,
+                         principal_q, principal_moments, inv_principal_moments)
+            joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, predict_x, predict_q, predict_lin,
+                           predict_lin, predict_lin, predict_error, predict_coordinate)
+            rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
+            n = EQUALITY_ROWS[kind[j]]
+            for r in range(n):
+                rhs[row0[j] + r] = -predict_error[j, r] / h if rigid else 0.0
+            if not direct:
+                _solve(factor, start, ptr, rhs, row0[j], row0[j] + n)
+                _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+        if direct:
+            _solve(factor, start, ptr, rhs, 0, start.shape[0])
+            for j in range(m):
+                _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+
+
+@njit(cache=True, inline="always")
+def _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
+    if flags[j] & BROKEN:
+        return
+    a, b = body[j, 0], body[j, 1]
+    for r in range(EQUALITY_ROWS[kind[j]]):
+        nu = rhs[row0[j] + r]
+        impulse[j, r] += nu
+        _apply(j, r, a, b, nu, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+
+
+@njit(cache=True)
+def _predict(j0, j1, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme, principal_q,
+             principal_moments, inv_principal_moments):
+    """The pose the position stage would give the moving bodies of joints order[j0:j1] with their velocities
+    now, in predict_x, predict_q (predict_w: the angular velocity it leaves)."""
+    for jj in range(j0, j1):
+        j = order[jj]
+        for side in range(2):
+            i = body[j, side]
+            if i < 0:
+                continue
+            for c in range(3):
+                predict_x[i, c] = x[i, c]
+                predict_w[i, c] = w[i, c]
+            for c in range(4):
+                predict_q[i, c] = q[i, c]
+            if inv_mass[i] > 0.0:
+                position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, predict_x,
+                                   predict_q, v, predict_w, h)
