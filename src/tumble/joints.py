@@ -183,8 +183,8 @@ class HingeJoint(Joint):
     """Rotation about one axis only (5 rows): a ball joint that also keeps the axis of a and b together.
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
-    [rad] of the hinge angle (b's turn about the axis relative to a, 0 at creation, right-handed; within
-    [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping, break_force [N], collide, name.
+    [rad] of the hinge angle (a's turn about the axis relative to b, or to the world, 0 at creation,
+    right-handed; within [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping, break_force [N], collide, name.
     """
 
     kind = HINGE
@@ -197,17 +197,18 @@ class HingeJoint(Joint):
 
     @property
     def angle(self) -> float:
-        """[rad] b's rotation about the axis relative to a, in (−π, π], 0 at creation."""
+        """[rad] a's rotation about the axis relative to b (or the world), in (−π, π], 0 at creation."""
         world, j = self._live()
         return world._joints.coordinate(j)
 
 
 class SliderJoint(Joint):
     """Translation along one axis only (5 rows): the bodies keep their relative orientation and b's anchor
-    stays on the line through a's anchor along the axis.
+    stays on the line through a's anchor along the axis (the axis turns with a).
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
-    [m] of the slider position (b's anchor along the axis from a's, 0 at creation); motor (target speed
+    [m] of the slider position (a's anchor along the axis from b's, or from where it was in the world;
+    0 at creation); motor (target speed
     [m/s], largest force [N]); compliance, damping, break_force [N], collide, name.
     """
 
@@ -221,7 +222,7 @@ class SliderJoint(Joint):
 
     @property
     def position(self) -> float:
-        """[m] b's anchor along the axis from a's, 0 at creation."""
+        """[m] a's anchor along the axis from b's (or from its place in the world at creation)."""
         world, j = self._live()
         return world._joints.coordinate(j)
 

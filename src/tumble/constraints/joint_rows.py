@@ -16,8 +16,9 @@ u (the hinge or slider axis, frame a's x axis), n₁, n₂ (frame a's y and z ax
 - rotation-lock rows (slider, fixed): C = θ·e_i with θ the rotation vector of R_a R_bᵀ (frames in the
   world), ang_a = e_i, ang_b = −e_i (Ċ = ω_a − ω_b where the frames agree);
 - slider rows: with d = p_b − p_a, C = n_i·d, lin = −n_i, ang_a = −(r_a + d) × n_i, ang_b = r_b × n_i;
-- the limit row (hinge angle, slider position s): the nearer bound's C = s − lo or hi − s, >= 0, on the
-  coordinate's row (hinge: ṡ = u·(ω_b − ω_a); slider: s = u·d with the slider row's form), negated for hi;
+- the limit row (hinge angle, slider position s, both a's motion relative to b): the nearer bound's
+  C = s − lo or hi − s, >= 0, on the coordinate's row (hinge: s the turn of frame a about u from frame b,
+  ṡ = u·(ω_a − ω_b); slider: s = u·(p_a − p_b) with the slider row's form negated), negated for hi;
 - the motor row: ṡ = target speed, with the coordinate's row.
 
 Row slots per joint: 0–5 the equality rows (``EQUALITY_ROWS[kind]`` of them), 6 the limit, 7 the motor.
@@ -108,7 +109,7 @@ def joint_rows(kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang
     kind (m,), body (m, 2) (−1 the world), frame_a / frame_b (m, 7) local anchor [m] and quaternion,
     limit (m, 2) [rad or m], flags (m,); x (n, 3), q (n, 4). Out: lin, ang_a, ang_b (m, 8, 3); error (m, 8)
     the rows' C [m or rad] (the limit row: its distance to the nearer bound, >= 0 when within); coordinate
-    (m,) the hinge angle [rad] or slider position [m] (0 for ball and fixed joints).
+    (m,) the hinge angle [rad] or slider position [m] of a relative to b (0 for ball and fixed joints).
     """
     for j in range(kind.shape[0]):
         joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
@@ -177,6 +178,9 @@ def joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang
     else:
         s = 0.0
         l0 = l1 = l2 = a0 = a1 = a2 = b0 = b1 = b2 = 0.0
+    # the coordinate is a's motion relative to b (with b the world: the body's own angle or travel)
+    s = -s
+    l0, l1, l2, a0, a1, a2, b0, b1, b2 = -l0, -l1, -l2, -a0, -a1, -a2, -b0, -b1, -b2
     coordinate[j] = s
     _set(lin, ang_a, ang_b, j, MOTOR_ROW, l0, l1, l2, a0, a1, a2, b0, b1, b2)
     if flags[j] & HAS_LIMIT:

@@ -35,6 +35,7 @@ class JointSet:
         return len(self.joints)
 
     def add(self, joint: Joint) -> None:
+        self.changed()
         joint._frames = joint._local_frames()
         self.joints.append(joint)
         self._broken.append(False)
@@ -43,6 +44,7 @@ class JointSet:
         self.changed()
 
     def remove(self, joint: Joint) -> None:
+        self.changed()
         j = self.joints.index(joint)
         self.joints.pop(j)
         self._broken.pop(j)
