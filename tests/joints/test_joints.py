@@ -355,3 +355,10 @@ def test_joint_needs_a_moving_body_and_the_timestep_method():
     assert world.joints == () and rk4.joints == ()
     with pytest.raises(TypeError, match="joint must be"):
         world.add_joint("hinge")
+
+
+def test_save_scene_refuses_a_world_with_joints(tmp_path):
+    world = _double_pendulum()
+    with pytest.raises(ValueError, match="joints"):
+        world.save_scene(tmp_path / "scene.toml")
+    assert not (tmp_path / "scene.toml").exists()
