@@ -52,7 +52,8 @@ KINDS = ["axial", "axial_world", "multipoint", "frame", "frame_iso", "frame_worl
 def test_jacobians_match_central_differences(kind, seed):
     # Central differences with ε = 1e-6 have truncation error ~ε² |f'''| ~ 1e-12 and rounding error
     # ~1e-16 |f| / ε ~ 1e-9 relative here; 1e-6 of the Jacobian's largest entry leaves a wide margin over
-    # both (measured worst: 2e-8) while any wrong term (≥ 1e-2 relative) fails.
+    # both (measured worst: 1.2e-9 for K, 3e-8 for D, whose entries are small next to the loads) while any
+    # wrong term (≥ 1e-2 relative) fails.
     rng = np.random.default_rng(seed)
     springs = pack_springs([make_spring(kind, rng)])
     x, q, v, w = random_state(rng, 3)

@@ -487,9 +487,10 @@ def frame_energy(frame_body, frame_pos, frame_rot, frame_stiffness, frame_rot_st
     vec = np.empty((14, 3))
     mat = np.empty((5, 3, 3))
     zeros3 = np.zeros((frame_body.shape[0], 3))
+    still = np.zeros_like(x)  # velocities do not enter the energy
     for s in range(frame_body.shape[0]):
         _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, zeros3, frame_rot_stiffness,
-                     zeros3, x, q, x, x, vec, mat)
+                     zeros3, x, q, still, still, vec, mat)
         e = 0.0
         for k in range(3):
             e += frame_stiffness[s, k] * vec[12, k] ** 2 + frame_rot_stiffness[s, k] * vec[4, k] ** 2
