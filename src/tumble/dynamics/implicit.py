@@ -1,0 +1,256 @@
+"""Implicit integrators for rigid bodies with springs: implicit Euler, trapezoidal and Bridson–Marino steps
+(ArtiSynth notes 0.9.2, 0.9.3, 0.9.4), linearized with the springs' Jacobians (``tumble.forces.springs``).
+
+Symbols (per body i, world frame): u_i = (v_i, ω_i) the generalized velocity [m/s, rad/s], linear first;
+M = blockdiag(m_i 1, I_i) the mass matrix [kg, kg m²] with I_i = R_i I_body,i R_iᵀ the world inertia;
+f(x, u) = (F + m g + spring forces, τ + spring torques − ω × I ω) the generalized load [N, N m], where the
+gyroscopic torque −ω × I ω is explicit (it is what makes d(I ω)/dt = τ hold with the world-frame ω);
+K = ∂f/∂(δx, δθ) and D = ∂f/∂u the springs' position and velocity Jacobians (world rotation vector δθ,
+q ← exp(δθ) q). A position update by a velocity u over h is x ← x + h v, q ← exp(h ω) q.
+
+Linearizing f(x⁺, u⁺) ≈ f + K Δx + D (u⁺ − u) in the standard way gives, per method:
+
+- implicit Euler (0.9.2), u⁺ = u + h M⁻¹ f(x⁺, u⁺), x⁺ = x + h u⁺:
+      (M − h D − h² K) u⁺ = M u + h (f − D u),                         then x ← x + h u⁺;
+- trapezoidal (0.9.3), u⁺ = u + (h/2) M⁻¹ (f(x, u) + f(x⁺, u⁺)), x⁺ = x + (h/2)(u + u⁺):
+      (M − (h/2) D − (h²/4) K) u⁺ = M u + h f − (h/2) D u + (h²/4) K u,   then x ← x + (h/2)(u + u⁺);
+- Bridson–Marino (0.9.4; Bridson, Marino & Fedkiw 2003), implicit in velocity only (K is not used):
+      (M − (h/2) D) u½ = M u + (h/2)(f(x, u) − D u),   x⁺ = x + h u½,
+      (M⁺ − (h/2) D⁺) u⁺ = M⁺ u½ + (h/2)(f(x⁺, u½) − D⁺ u½)   (M⁺, D⁺, f at the new positions).
+  Elastic forces are thus stepped explicitly (Störmer–Verlet): the scheme is stable for an undamped
+  spring only while h √(k/m) < 2, but for any damping coefficient.
+
+Implicit Euler is unconditionally stable and dissipates energy (by the factor 1/(1 + ω²h²) per step on a
+linear oscillator of angular frequency ω); trapezoidal conserves the energy of a linear oscillator and has
+a period error of about (ω h)²/12.
+
+Solve: the system is unsymmetric (K of rigid-body loads is, ArtiSynth notes 0.23) and is solved by LU —
+NumPy's dense ``solve`` when at most ``DENSE_MAX_BODIES`` bodies move, else SciPy's sparse ``spsolve``
+(SuperLU) on a CSC matrix assembled from the 6×6 blocks.
+
+Fixed bodies (``inv_mass`` 0) take no part in the solve and keep x, q, v, w (the World allows them no
+velocity). Springs to them act as springs to fixed points.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .. import _checks
+from ..conventions import FLOAT
+from ..forces.springs import SpringArrays, scatter_blocks, spring_jacobian_blocks, spring_loads
+from ..jit import njit
+from ..math3d import exp_map_t, qmul_t
+
+__all__ = ["DENSE_MAX_BODIES", "METHODS", "implicit_step"]
+
+METHODS = ("implicit_euler", "trapezoidal", "bridson_marino")
+"""Names accepted by ``implicit_step``."""
+
+DENSE_MAX_BODIES = 50
+"""Moving bodies up to which the (6n)×(6n) system is solved densely: at 50 bodies (300 unknowns) a dense LU
+takes ~1 ms, while sparse assembly and SuperLU have a fixed cost of about as much; beyond it the dense cost
+grows as n³ while spring systems stay sparse."""
+
+
+@njit(cache=True)
+def inertia_world(inertia_body, q, out):
+    """out[i] = R(q_i) inertia_body[i] R(q_i)ᵀ (Baraff I (2-40)): world inertia about the COM [kg m²].
+    inertia_body (n, 3, 3) body axes; q (n, 4); out (n, 3, 3)."""
+    for i in range(q.shape[0]):
+        s, vx, vy, vz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        r00 = 1.0 - 2.0 * (vy * vy + vz * vz)
+        r01 = 2.0 * (vx * vy - s * vz)
+        r02 = 2.0 * (vx * vz + s * vy)
+        r10 = 2.0 * (vx * vy + s * vz)
+        r11 = 1.0 - 2.0 * (vx * vx + vz * vz)
+        r12 = 2.0 * (vy * vz - s * vx)
+        r20 = 2.0 * (vx * vz - s * vy)
+        r21 = 2.0 * (vy * vz + s * vx)
+        r22 = 1.0 - 2.0 * (vx * vx + vy * vy)
+        rot = ((r00, r01, r02), (r10, r11, r12), (r20, r21, r22))
+        for a in range(3):
+            for b in range(3):
+                acc = 0.0
+                for c in range(3):
+                    for d in range(3):
+                        acc += rot[a][c] * inertia_body[i, c, d] * rot[b][d]
+                out[i, a, b] = acc
+
+
+@njit(cache=True)
+def generalized_load(mass, inertia_w, w, force, torque, gravity, spring_force, spring_torque, load_out):
+    """load_out[i] = (F_i + m_i g + F_spring, τ_i + τ_spring − ω_i × I_i ω_i) (n, 6) [N, N m], world frame."""
+    for i in range(mass.shape[0]):
+        lx = inertia_w[i, 0, 0] * w[i, 0] + inertia_w[i, 0, 1] * w[i, 1] + inertia_w[i, 0, 2] * w[i, 2]
+        ly = inertia_w[i, 1, 0] * w[i, 0] + inertia_w[i, 1, 1] * w[i, 1] + inertia_w[i, 1, 2] * w[i, 2]
+        lz = inertia_w[i, 2, 0] * w[i, 0] + inertia_w[i, 2, 1] * w[i, 1] + inertia_w[i, 2, 2] * w[i, 2]
+        for k in range(3):
+            load_out[i, k] = force[i, k] + mass[i] * gravity[k] + spring_force[i, k]
+        load_out[i, 3] = torque[i, 0] + spring_torque[i, 0] - (w[i, 1] * lz - w[i, 2] * ly)
+        load_out[i, 4] = torque[i, 1] + spring_torque[i, 1] - (w[i, 2] * lx - w[i, 0] * lz)
+        load_out[i, 5] = torque[i, 2] + spring_torque[i, 2] - (w[i, 0] * ly - w[i, 1] * lx)
+
+
+@njit(cache=True)
+def advance_poses(moving, x, q, v_step, w_step, h):
+    """x ← x + h v_step, q ← exp(h ω_step) q for the bodies with moving[i] (n,) bool; v_step, w_step (n, 3)
+    world [m/s, rad/s]. The exponential map keeps q unit length to rounding."""
+    for i in range(x.shape[0]):
+        if not moving[i]:
+            continue
+        for k in range(3):
+            x[i, k] += h * v_step[i, k]
+        dw, dx, dy, dz = exp_map_t(w_step[i, 0], w_step[i, 1], w_step[i, 2], h)
+        q[i, 0], q[i, 1], q[i, 2], q[i, 3] = qmul_t(dw, dx, dy, dz, q[i, 0], q[i, 1], q[i, 2], q[i, 3])
+
+
+class _System:
+    """M, K, D and the load f of the moving bodies at one state, dense or sparse (module docstring)."""
+
+    def __init__(self, mass: np.ndarray, inertia_body: np.ndarray, moving: np.ndarray, x: np.ndarray,
+                 q: np.ndarray, v: np.ndarray, w: np.ndarray, force: np.ndarray, torque: np.ndarray,
+                 gravity: np.ndarray, springs: SpringArrays | None, need_k: bool) -> None:
+        n = x.shape[0]
+        self.moving_idx = np.flatnonzero(moving)
+        nm = self.moving_idx.size
+        size = 6 * nm
+        body_dof = np.full(n, -1, dtype=np.int64)
+        body_dof[self.moving_idx] = 6 * np.arange(nm, dtype=np.int64)
+        self.dense = nm <= DENSE_MAX_BODIES
+        inertia_w = np.empty((n, 3, 3))
+        inertia_world(inertia_body, q, inertia_w)
+        spring_f = np.zeros((n, 3))
+        spring_t = np.zeros((n, 3))
+        if springs is not None:
+            spring_loads(springs, x, q, v, w, spring_f, spring_t)
+        load = np.empty((n, 6))
+        generalized_load(mass, inertia_w, w, force, torque, gravity, spring_f, spring_t, load)
+        self.f = load[self.moving_idx].ravel()
+        self.u = np.concatenate([v[self.moving_idx], w[self.moving_idx]], axis=1).ravel()
+        mass_blocks = np.zeros((nm, 6, 6))
+        mass_blocks[:, 0, 0] = mass_blocks[:, 1, 1] = mass_blocks[:, 2, 2] = mass[self.moving_idx]
+        mass_blocks[:, 3:, 3:] = inertia_w[self.moving_idx]
+        diag = self.moving_idx.astype(np.int64)
+        if springs is not None and springs.block_count:
+            row, col, kb, db = spring_jacobian_blocks(springs, x, q, v, w)
+        else:
+            row = col = np.zeros(0, dtype=np.int64)
+            kb = db = np.zeros((0, 6, 6))
+        if self.dense:
+            self.M = np.zeros((size, size))
+            scatter_blocks(diag, diag, mass_blocks, body_dof, 1.0, self.M)
+            self.D = np.zeros((size, size))
+            scatter_blocks(row, col, db, body_dof, 1.0, self.D)
+            self.K = np.zeros((size, size)) if need_k else None
+            if need_k:
+                scatter_blocks(row, col, kb, body_dof, 1.0, self.K)
+        else:
+            self.M = _sparse_blocks(diag, diag, mass_blocks, body_dof, size)
+            self.D = _sparse_blocks(row, col, db, body_dof, size)
+            self.K = _sparse_blocks(row, col, kb, body_dof, size) if need_k else None
+
+    def solve(self, a: np.ndarray | sp.spmatrix, b: np.ndarray) -> np.ndarray:
+        if self.dense:
+            return np.linalg.solve(a, b)
+        return spla.spsolve(sp.csc_matrix(a), b)
+
+
+def _sparse_blocks(row: np.ndarray, col: np.ndarray, blocks: np.ndarray, body_dof: np.ndarray,
+                   size: int) -> sp.csr_matrix:
+    """CSR matrix summing 6×6 blocks at (body_dof[row], body_dof[col]); blocks of the world or of fixed
+    bodies (index −1 or dof −1) are dropped."""
+    ok = (row >= 0) & (col >= 0)
+    r0 = np.where(ok, body_dof[np.maximum(row, 0)], -1)
+    c0 = np.where(ok, body_dof[np.maximum(col, 0)], -1)
+    keep = (r0 >= 0) & (c0 >= 0)
+    six = np.arange(6)
+    ii = np.broadcast_to(r0[keep][:, None, None] + six[None, :, None], (keep.sum(), 6, 6))
+    jj = np.broadcast_to(c0[keep][:, None, None] + six[None, None, :], (keep.sum(), 6, 6))
+    return sp.coo_matrix((blocks[keep].ravel(), (ii.ravel(), jj.ravel())), shape=(size, size)).tocsr()
+
+
+def _scatter_velocities(idx: np.ndarray, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> None:
+    u6 = u.reshape(-1, 6)
+    v[idx] = u6[:, :3]
+    w[idx] = u6[:, 3:]
+
+
+def _check_arrays(mass: Any, inv_mass: Any, inertia_body: Any, x: Any, q: Any, v: Any, w: Any, force: Any,
+                  torque: Any, gravity: Any, springs: Any) -> None:
+    if not isinstance(x, np.ndarray) or x.ndim != 2:
+        raise ValueError(f"x must be a float64 array of shape (n, 3), got {getattr(x, 'shape', x)!r}")
+    n = x.shape[0]
+    spec = (("mass", mass, (n,)), ("inv_mass", inv_mass, (n,)), ("inertia_body", inertia_body, (n, 3, 3)),
+            ("x", x, (n, 3)), ("q", q, (n, 4)), ("v", v, (n, 3)), ("w", w, (n, 3)), ("force", force, (n, 3)),
+            ("torque", torque, (n, 3)), ("gravity", gravity, (3,)))
+    for name, arr, shape in spec:
+        if not isinstance(arr, np.ndarray) or arr.dtype != FLOAT or arr.shape != shape:
+            raise ValueError(f"{name} must be a float64 array of shape {shape}, got "
+                             f"{getattr(arr, 'shape', type(arr).__name__)!r}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite, got {arr!r}")
+    for name, arr in (("x", x), ("q", q), ("v", v), ("w", w)):
+        if not arr.flags.c_contiguous or not arr.flags.writeable:
+            raise ValueError(f"{name} must be a writeable C-contiguous array (it is updated in place)")
+    if springs is not None:
+        if not isinstance(springs, SpringArrays):
+            raise TypeError(f"springs must be SpringArrays (from pack_springs) or None, got "
+                            f"{type(springs).__name__}")
+        if springs.max_body >= n:
+            raise ValueError(f"springs refer to body {springs.max_body}, but x holds only {n} bodies")
+
+
+def implicit_step(method: str, mass: np.ndarray, inv_mass: np.ndarray, inertia_body: np.ndarray, x: np.ndarray,
+                  q: np.ndarray, v: np.ndarray, w: np.ndarray, force: np.ndarray, torque: np.ndarray,
+                  gravity: np.ndarray, springs: SpringArrays | None, h: float) -> None:
+    """Advance x, q, v, w of n rigid bodies by one step of length h, in place (module docstring for equations).
+
+    Args:
+        method: "implicit_euler" (ArtiSynth notes 0.9.2), "trapezoidal" (0.9.3) or "bridson_marino" (0.9.4).
+        mass (n,) [kg]; inv_mass (n,) [1/kg], 0 marks a fixed body; inertia_body (n, 3, 3) [kg m²] about the
+            COM in body axes.
+        x (n, 3) [m] COM positions; q (n, 4) orientations (w, x, y, z), body → world; v (n, 3) [m/s] and
+            w (n, 3) [rad/s] world-frame velocities — all float64, updated in place.
+        force (n, 3) [N] and torque (n, 3) [N m] external loads, world frame (torque about the COM), held
+            constant over the step and left unchanged (the caller zeroes its accumulators).
+        gravity (3,) [m/s²].
+        springs: ``SpringArrays`` from ``tumble.forces.pack_springs``, or None.
+        h: step [s] > 0.
+    Raises ValueError/TypeError naming the bad argument, before any array is written.
+    """
+    if method not in METHODS:
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a string, one of {list(METHODS)}, got {method!r}")
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    h = _checks.positive("h", h)
+    _check_arrays(mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, springs)
+    moving = inv_mass > 0.0
+    sys = _System(mass, inertia_body, moving, x, q, v, w, force, torque, gravity, springs,
+                  need_k=method != "bridson_marino")
+    idx = sys.moving_idx
+    if idx.size == 0:
+        return
+    M, K, D, f, u = sys.M, sys.K, sys.D, sys.f, sys.u
+    if method == "implicit_euler":
+        u_new = sys.solve(M - h * D - (h * h) * K, M @ u + h * (f - D @ u))
+        _scatter_velocities(idx, u_new, v, w)
+        advance_poses(moving, x, q, v, w, h)
+    elif method == "trapezoidal":
+        u_new = sys.solve(M - (0.5 * h) * D - (0.25 * h * h) * K,
+                          M @ u + h * f - (0.5 * h) * (D @ u) + (0.25 * h * h) * (K @ u))
+        v_old, w_old = v.copy(), w.copy()
+        _scatter_velocities(idx, u_new, v, w)
+        advance_poses(moving, x, q, 0.5 * (v_old + v), 0.5 * (w_old + w), h)
+    else:
+        u_half = sys.solve(M - (0.5 * h) * D, M @ u + (0.5 * h) * (f - D @ u))
+        _scatter_velocities(idx, u_half, v, w)
+        advance_poses(moving, x, q, v, w, h)
+        sys2 = _System(mass, inertia_body, moving, x, q, v, w, force, torque, gravity, springs, need_k=False)
+        M2, D2 = sys2.M, sys2.D
+        u_new = sys2.solve(M2 - (0.5 * h) * D2, M2 @ u_half + (0.5 * h) * (sys2.f - D2 @ u_half))
+        _scatter_velocities(idx, u_new, v, w)
