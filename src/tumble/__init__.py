@@ -7,6 +7,7 @@ The public names below are the whole API (see API.md); everything else is intern
 from . import solvers
 from .body import Body
 from .dynamics.ode import ode
+from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
 from .scene import load_scene
@@ -17,6 +18,7 @@ from .world import World
 __version__ = "0.1.0"
 
 __all__ = [
+    "AxialSpring",
     "BallJoint",
     "Body",
     "Box",
@@ -25,9 +27,11 @@ __all__ = [
     "Cylinder",
     "Ellipsoid",
     "FixedJoint",
+    "FrameSpring",
     "HingeJoint",
     "Joint",
     "MassProperties",
+    "MultiPointSpring",
     "Sphere",
     "SimulationInterrupted",
     "SliderJoint",

@@ -74,6 +74,12 @@ class Integrator(IntEnum):
     """Classical Runge–Kutta on Y = (x, q, P, L)."""
     ADAPTIVE = 5
     """SciPy ``solve_ivp`` (DOP853, rtol 1e-10) on Y = (x, q, P, L)."""
+    IMPLICIT_EULER = 6
+    """Linearly implicit Euler with the springs' Jacobians (ArtiSynth notes 0.9.2; dynamics/implicit.py)."""
+    TRAPEZOIDAL = 7
+    """Trapezoidal rule with the springs' Jacobians (notes 0.9.3)."""
+    BRIDSON_MARINO = 8
+    """Bridson–Marino: implicit in velocity, elastic forces explicit (notes 0.9.4)."""
 
 
 INTEGRATOR_NAMES = {
@@ -83,6 +89,9 @@ INTEGRATOR_NAMES = {
     "euler": Integrator.EULER,
     "rk4": Integrator.RK4,
     "adaptive": Integrator.ADAPTIVE,
+    "implicit_euler": Integrator.IMPLICIT_EULER,
+    "trapezoidal": Integrator.TRAPEZOIDAL,
+    "bridson_marino": Integrator.BRIDSON_MARINO,
 }
 
 PARALLEL_MIN_BODIES = 256

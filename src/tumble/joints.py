@@ -184,7 +184,8 @@ class HingeJoint(Joint):
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
     [rad] of the hinge angle (a's turn about the axis relative to b, or to the world, 0 at creation,
-    right-handed; within [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping, break_force [N], collide, name.
+    right-handed; within [-π, π]); motor (target speed [rad/s], largest torque [N·m]); compliance, damping,
+    break_force [N], collide, name.
     """
 
     kind = HINGE

@@ -23,6 +23,8 @@ from .conventions import PARALLEL_MIN_BODIES, Integrator
 from .dynamics import integrate, ode
 from .dynamics import state as _state
 from .dynamics import timestep as ts
+from .dynamics.implicit import implicit_spring_loads, implicit_step
+from .forces.springs import spring_loads
 from .solvers.pivoting import MAX_LEMKE_SIZE
 from .solvers.velocity_solve import STATUS_NAMES, lemke_size
 
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from .world import World
 
 _ODE_METHOD = {Integrator.EULER: "euler", Integrator.RK4: "rk4", Integrator.ADAPTIVE: "adaptive"}
+_IMPLICIT_METHOD = {Integrator.IMPLICIT_EULER: "implicit_euler", Integrator.TRAPEZOIDAL: "trapezoidal",
+                    Integrator.BRIDSON_MARINO: "bridson_marino"}
 
 
 class StepStats:
@@ -111,6 +115,16 @@ def step(world: World, dt: float) -> None:
         pairs = 0
     t1 = time.perf_counter()
     kind = int(world._integrator)  # a plain int: Numba types an IntEnum argument slowly (~150 µs a call)
+    if kind in _IMPLICIT_METHOD:
+        if pairs == 0 and not joints:
+            _implicit_step(world, dt, _IMPLICIT_METHOD[Integrator(kind)])
+            _finish(world, dt, 0, kind, t0, t1)
+            return
+        _implicit_spring_kick(world, dt)
+        kind = int(Integrator.SPLITTING)
+    elif world._springs:
+        a = world._live()
+        spring_loads(world._spring_arrays(), a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"])
     if pairs and world._settings.sleep and kind not in _ODE_METHOD and not joints:
         _islands(world, dt)
     elif world._sleeping:
@@ -124,6 +138,12 @@ def step(world: World, dt: float) -> None:
         _contact_step(world, dt, kind, True)
         if joints:
             world._joints.finish_step(dt)
+    _finish(world, dt, pairs, kind, t0, t1)
+
+
+def _finish(world: World, dt: float, pairs: int, kind: int, t0: float, t1: float) -> None:
+    """The step's bookkeeping: the contacts' step, the time, the statistics."""
+    stats = world.step_stats.values
     stats[StepStats.SLEEPING] = world._sleeping
     world._buffer_dt = dt if pairs else None
     world._buffer_substeps = 1 if kind in _ODE_METHOD else world._settings.substeps
@@ -228,3 +248,27 @@ def _step_state_ode(world: World, dt: float, method: str) -> None:
     world.array_to_state(y1)
     a["force"][...] = 0.0
     a["torque"][...] = 0.0
+
+
+def _implicit_step(world: World, dt: float, method: str) -> None:
+    """A step of an implicit integrator (dynamics/implicit.py) for a world without contacts and joints."""
+    a = world._live()
+    springs = world._spring_arrays() if world._springs else None
+    implicit_step(method, a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"], a["force"],
+                  a["torque"], world._gravity, springs, dt)
+    a["force"][...] = 0.0
+    a["torque"][...] = 0.0
+
+
+def _implicit_spring_kick(world: World, dt: float) -> None:
+    """With contacts or joints the implicit integrators treat the springs alone implicitly: their velocity
+    change over the step by linearly implicit Euler, (M − h D − h² K) Δu = h (f_s + h K u) (notes 0.9.2 with
+    the springs' loads only), enters the step as the equivalent load M Δu / h, and the splitting step solves
+    contacts and joints with it."""
+    if not world._springs:
+        return
+    a = world._live()
+    force, torque = implicit_spring_loads(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"],
+                                          a["w"], world._spring_arrays(), dt)
+    a["force"] += force
+    a["torque"] += torque

@@ -31,6 +31,7 @@ from .conventions import (
 from .dynamics import energy as _energy
 from .dynamics import state as _state
 from .dynamics.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
+from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring, SpringArrays, pack_springs
 from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
 from .rotations import matrix_to_quat
@@ -39,6 +40,8 @@ from .step import StepStats, step
 from .trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
+
+Spring = AxialSpring | MultiPointSpring | FrameSpring
 
 _ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
 """Integrators of the unconstrained ODE: they take contacts as a kick but cannot hold joints."""
@@ -52,6 +55,12 @@ _BOUNDING_RADIUS = {
     int(GeomType.CONVEX_HULL): lambda size: float(np.linalg.norm(size)),
 }
 """Radius of a sphere about the shape's origin that holds the shape, from ``geom_size``."""
+
+
+def _spring_bodies(spring: Any) -> list[Any]:
+    """The bodies a spring joins (None entries, the world, left out)."""
+    bodies = list(spring.bodies) if isinstance(spring, MultiPointSpring) else [spring.a, spring.b]
+    return [b for b in bodies if b is not None]
 
 
 def _as_given(shape: Any) -> Any:
@@ -136,6 +145,8 @@ class World:
         self._handles: list[Body] = []
         self._force_fns: list[ForceCallback] = []
         self._joints = JointSet(direct=self._settings.joint_solver == "direct")
+        self._springs: list[Spring] = []
+        self._packed_springs: SpringArrays | None = None
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -313,6 +324,7 @@ class World:
         self._collision = None
         self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
         self._joints.changed()
+        self._packed_springs = None
         if self._event is not None:
             self._event.bodies_changed()
 
@@ -332,6 +344,7 @@ class World:
             raise ValueError(f"body must be a live body of this world, got {body!r} of another world")
         for joint in [j for j in self._joints.joints if j.a is body or j.b is body]:
             self._joints.remove(joint)
+        self._springs = [s for s in self._springs if body not in _spring_bodies(s)]
         index = body._index
         keep = np.arange(self._body.count) != index
         self._body.keep(keep)
@@ -472,6 +485,46 @@ class World:
     def joints(self) -> tuple[Joint, ...]:
         """The joints, in the order they were added."""
         return tuple(self._joints.joints)
+
+    # ------------------------------------------------------------------ springs
+    def add_spring(self, spring: Spring) -> Spring:
+        """Add ``spring`` (``AxialSpring``, ``MultiPointSpring`` or ``FrameSpring``, made with world points at
+        creation; docs/springs.md): its points are stored in the bodies' axes at their poses now. Its loads
+        act every step; the implicit integrators (``integrator="implicit_euler"``, "trapezoidal",
+        "bridson_marino") use its Jacobians. Returns the spring."""
+        if not isinstance(spring, (AxialSpring, MultiPointSpring, FrameSpring)):
+            raise TypeError(f"spring must be an AxialSpring, MultiPointSpring or FrameSpring, got {spring!r}")
+        if any(s is spring for s in self._springs):
+            raise ValueError(f"spring must not be in this world already, got {spring!r}")
+        for body in _spring_bodies(spring):
+            if not isinstance(body, Body) or body._world is not self or body._index < 0:
+                raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
+        live = self._live()
+        spring.bind(live["x"], live["q"])
+        self._springs.append(spring)
+        self._packed_springs = None
+        self._wake_all()
+        return spring
+
+    def remove_spring(self, spring: Spring) -> None:
+        """Take ``spring`` out of the world."""
+        for k, s in enumerate(self._springs):
+            if s is spring:
+                del self._springs[k]
+                self._packed_springs = None
+                self._wake_all()
+                return
+        raise ValueError(f"spring must be a spring of this world, got {spring!r}")
+
+    @property
+    def springs(self) -> tuple[Spring, ...]:
+        """The springs, in the order they were added."""
+        return tuple(self._springs)
+
+    def _spring_arrays(self) -> SpringArrays:
+        if self._packed_springs is None:
+            self._packed_springs = pack_springs(self._springs)
+        return self._packed_springs
 
     # ------------------------------------------------------------------ arrays
     def _live(self) -> dict[str, np.ndarray]:

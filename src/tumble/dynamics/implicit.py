@@ -254,3 +254,25 @@ def implicit_step(method: str, mass: np.ndarray, inv_mass: np.ndarray, inertia_b
         M2, D2 = sys2.M, sys2.D
         u_new = sys2.solve(M2 - (0.5 * h) * D2, M2 @ u_half + (0.5 * h) * (sys2.f - D2 @ u_half))
         _scatter_velocities(idx, u_new, v, w)
+
+
+def implicit_spring_loads(mass: np.ndarray, inv_mass: np.ndarray, inertia_body: np.ndarray, x: np.ndarray,
+                          q: np.ndarray, v: np.ndarray, w: np.ndarray, springs: SpringArrays,
+                          h: float) -> tuple[np.ndarray, np.ndarray]:
+    """The springs' loads made implicit: the velocity change Δu = (Δv, Δω) that linearly implicit Euler gives
+    the springs alone over a step of h [s], (M − h D − h² K) Δu = h (f_s + h K u) (notes 0.9.2 with f_s the
+    spring loads), returned as the constant loads that produce it, M Δu / h: (force (n, 3) [N], torque
+    (n, 3) [N m]), world frame, zero on fixed bodies. For a step that solves contacts and joints with them."""
+    n = x.shape[0]
+    moving = inv_mass > 0.0
+    zeros = np.zeros((n, 3))
+    sys = _System(mass, inertia_body, moving, x, q, v, w, zeros, zeros, np.zeros(3), springs, need_k=True)
+    spring_f, spring_t = np.zeros((n, 3)), np.zeros((n, 3))
+    spring_loads(springs, x, q, v, w, spring_f, spring_t)
+    idx = sys.moving_idx
+    f = np.concatenate([spring_f[idx], spring_t[idx]], axis=1).ravel()
+    du = sys.solve(sys.M - h * sys.D - (h * h) * sys.K, h * (f + h * (sys.K @ sys.u)))
+    loads = (sys.M @ du).reshape(-1, 6) / h
+    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+    force[idx], torque[idx] = loads[:, :3], loads[:, 3:]
+    return force, torque
