@@ -38,7 +38,8 @@ energy in 2 s at 1/240 s and their angular momentum changed 0.5 %; with SHAKE 1.
 **Projection** (notes 0.5, constraint satisfaction as projection): after the position stage the rigid
 equality rows (and limits past their bound) are brought back to C = 0 by the smallest mass-weighted move,
 Δq = M⁻¹ Jᵀ μ with J M⁻¹ Jᵀ μ = −C, on positions only: velocities are not touched, so no energy is injected
-(a Baumgarte velocity bias would). ``PROJECTION_ITERATIONS`` Newton steps with the rows rebuilt at each pose.
+(a Baumgarte velocity bias would). ``World(joint_projection=...)`` Newton steps (default 2) with the rows
+rebuilt at each pose; SHAKE takes as many.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ REGULARIZATION = 1e-10
 """Fraction of each diagonal entry of K added to it, so that redundant joints (closed loops) keep K SPD.
 Relative 1e-10 moves a solve by ~1e-10 of its impulse, far below the joints' other errors."""
 
-PROJECTION_ITERATIONS = 2
-"""Newton steps of the position projection per sub-step: the joint error after the position stage is
-O(h² · speed²/length) (a few µm); one step leaves O(error²), two leave rounding."""
+POSITION_TOLERANCE = 1e-12
+"""[m or rad] a rigid row violated by less than this is left alone by SHAKE and the projection: 1e-12 is
+about the rounding of a pose of unit size; the passes that would remove it only cost time."""
 
 DIRECT, PGS = 0, 1
 SOLVER_NAMES = {"direct": DIRECT, "pgs": PGS}
@@ -368,16 +369,28 @@ def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_ma
     """The position projection (module docstring): ``iterations`` Newton steps that move the bodies' x, q
     (n, 3), (n, 4) so that the rigid joints' equality rows and the limits past their bounds reach C = 0:
     all joints at once by the envelope factor (``direct``), or joint by joint, each at the pose its
-    predecessors left (Gauss–Seidel). Velocities are not touched; ``inv_inertia_world`` is that of the
+    predecessors left (Gauss–Seidel); a pass stops early where no rigid row is violated by more than
+    ``POSITION_TOLERANCE``. Velocities are not touched; ``inv_inertia_world`` is that of the
     pose before the projection (the moves are small). The scratch arrays are those of ``joint_setup``."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
     m = kind.shape[0]
     sigma[:] = 0.0
     for _ in range(iterations):
+        if direct:
+            worst = 0.0
+            for j in range(m):
+                joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error,
+                               coordinate)
+                worst = max(worst, _rigid_violation(j, kind, flags, soft, error))
+            if worst <= POSITION_TOLERANCE:
+                return
         for jj in range(m):
             j = order[jj]
-            joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error,
-                           coordinate)
+            if not direct:
+                joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error,
+                               coordinate)
+                if _rigid_violation(j, kind, flags, soft, error) <= POSITION_TOLERANCE:
+                    continue
             joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b)
             assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
                            structure, factor, row_mass)
@@ -396,6 +409,20 @@ def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_ma
             for j in range(m):
                 _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_mass, row0, rhs,
                               inv_mass, x, q)
+
+
+@njit(cache=True, inline="always")
+def _rigid_violation(j, kind, flags, soft, error):
+    """The largest |C| of joint j's rigid equality rows and of its limit past its bound [m or rad]."""
+    if flags[j] & BROKEN:
+        return 0.0
+    worst = 0.0
+    if soft[j, 0] == 0.0:
+        for r in range(EQUALITY_ROWS[kind[j]]):
+            worst = max(worst, abs(error[j, r]))
+    if flags[j] & HAS_LIMIT:
+        worst = max(worst, -error[j, LIMIT_ROW])
+    return worst
 
 
 @njit(cache=True)
@@ -482,6 +509,7 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
     m = kind.shape[0]
     for _ in range(iterations):
+        worst = 0.0
         if direct:
             _predict(0, m, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme, principal_q,
                      principal_moments, inv_principal_moments)
@@ -496,10 +524,14 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
             n = EQUALITY_ROWS[kind[j]]
             for r in range(n):
                 rhs[row0[j] + r] = -predict_error[j, r] / h if rigid else 0.0
+                if rigid:
+                    worst = max(worst, abs(predict_error[j, r]))
             if not direct:
                 _solve(factor, start, ptr, rhs, row0[j], row0[j] + n)
                 _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
         if direct:
+            if worst <= POSITION_TOLERANCE:
+                return
             _solve(factor, start, ptr, rhs, 0, start.shape[0])
             for j in range(m):
                 _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
