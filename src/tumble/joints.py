@@ -17,7 +17,7 @@ import numpy as np
 from . import _checks
 from .body import Body
 from .constraints.joint_rows import BALL, FIXED, HINGE, JOINT_NAMES, SLIDER
-from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate
+from .rotations import matrix_to_quat, matrix_to_rpy, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 
 if TYPE_CHECKING:
     from .world import World
@@ -31,6 +31,19 @@ def _frame_from_axis(axis: np.ndarray) -> np.ndarray:
     y /= np.linalg.norm(y)
     z = np.cross(x, y)
     return matrix_to_quat(np.column_stack([x, y, z]))
+
+
+def _pair(name: str, pair: Any, bound: float, open_bound: bool) -> tuple[float, float]:
+    """A checked (lo, hi) with lo <= hi inside [−bound, bound] (open when ``open_bound``)."""
+    if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+        raise TypeError(f"{name} must be (lo, hi) or None, got {pair!r}")
+    lo, hi = _checks.real(f"{name}[0]", pair[0]), _checks.real(f"{name}[1]", pair[1])
+    if lo > hi:
+        raise ValueError(f"{name} must have lo <= hi, got {pair!r}")
+    if lo < -bound or hi > bound or (open_bound and max(-lo, hi) >= bound):
+        raise ValueError(f"{name} must lie within {'(' if open_bound else '['}-{bound:.6g}, {bound:.6g}"
+                         f"{')' if open_bound else ']'} rad, got {pair!r}")
+    return lo, hi
 
 
 class Joint:
@@ -66,17 +79,17 @@ class Joint:
             axis = axis / norm
         self.axis = axis
         """Unit axis (3,) in the world at creation (hinge and slider), else None."""
-        if limits is not None:
-            if isinstance(limits, (str, bytes)) or not hasattr(limits, "__len__") or len(limits) != 2:
-                raise TypeError(f"limits must be (lo, hi) or None, got {limits!r}")
-            lo, hi = _checks.real("limits[0]", limits[0]), _checks.real("limits[1]", limits[1])
-            if lo > hi:
-                raise ValueError(f"limits must have lo <= hi, got {limits!r}")
-            if self.kind == HINGE and (lo < -math.pi or hi > math.pi):
-                raise ValueError(f"limits of a hinge must lie within [-pi, pi] rad, got {limits!r}")
-            limits = (lo, hi)
+        if limits is not None and self.kind == BALL:
+            if isinstance(limits, (str, bytes)) or not hasattr(limits, "__len__") or len(limits) != 3:
+                raise TypeError(f"rpy_limits must be three (lo, hi) pairs or None, got {limits!r}")
+            bounds = (math.pi, math.pi / 2, math.pi)   # pitch stays clear of the gimbal lock at ±π/2
+            limits = tuple(None if pair is None else _pair(f"rpy_limits[{k}]", pair, bounds[k], k == 1)
+                           for k, pair in enumerate(limits))
+        elif limits is not None:
+            limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
         self.limits = limits
-        """(lo, hi) of the hinge angle [rad] or slider position [m], or None."""
+        """(lo, hi) of the hinge angle [rad] or slider position [m]; for a ball joint three (lo, hi) pairs (or
+        None) of roll, pitch and yaw [rad]; or None."""
         if motor is not None:
             if isinstance(motor, (str, bytes)) or not hasattr(motor, "__len__") or len(motor) != 2:
                 raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
@@ -167,16 +180,31 @@ class Joint:
 class BallJoint(Joint):
     """A point of a and a point of b stay together (3 rows); b None: a's point stays fixed in the world.
 
-    Args: a, b (None for the world), anchor (3,) world point [m] at creation; keyword: compliance, damping,
-    break_force [N], collide, name.
+    Args: a, b (None for the world), anchor (3,) world point [m] at creation; keyword: rpy_limits, three
+    (lo, hi) pairs [rad] or None entries of the roll φ, pitch θ and yaw ψ of a's orientation relative to b
+    (to the world's axes at creation), R_rel = Rz(φ) Ry(θ) Rx(ψ) (ArtiSynth notes 0.4), all 0 at creation;
+    pitch limits within (−π/2, π/2); compliance, damping, break_force [N], collide, name.
     """
 
     kind = BALL
 
-    def __init__(self, a: Body, b: Body | None, anchor: Any, *, compliance: float = 0.0, damping: float = 0.0,
-                 break_force: float = math.inf, collide: bool = False, name: str | None = None) -> None:
-        super().__init__(a, b, anchor, compliance=compliance, damping=damping, break_force=break_force,
-                         collide=collide, name=name)
+    def __init__(self, a: Body, b: Body | None, anchor: Any, *, rpy_limits: Any = None, compliance: float = 0.0,
+                 damping: float = 0.0, break_force: float = math.inf, collide: bool = False,
+                 name: str | None = None) -> None:
+        super().__init__(a, b, anchor, limits=rpy_limits, compliance=compliance, damping=damping,
+                         break_force=break_force, collide=collide, name=name)
+
+    @property
+    def rpy(self) -> np.ndarray:
+        """(3,) [rad] roll, pitch, yaw of a relative to b now (``rpy_limits``); 0 at creation."""
+        world, _ = self._live()
+        fa, fb = self._frames
+        live = world._live()
+        frames = []
+        for body, local in ((self.a, fa), (self.b, fb)):
+            q = local[3:] if body is None else quat_mul(live["q"][body._index], local[3:])
+            frames.append(quat_to_matrix(q))
+        return matrix_to_rpy(frames[1].T @ frames[0])
 
 
 class HingeJoint(Joint):

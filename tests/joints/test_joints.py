@@ -362,3 +362,30 @@ def test_save_scene_refuses_a_world_with_joints(tmp_path):
     with pytest.raises(ValueError, match="joints"):
         world.save_scene(tmp_path / "scene.toml")
     assert not (tmp_path / "scene.toml").exists()
+
+
+@pytest.mark.parametrize("solver", ["direct", "pgs"])
+def test_ball_joint_roll_pitch_yaw_limits_hold(solver):
+    # A rod hanging from a ball joint is kicked about y (pitch) and z (roll, R = Rz(φ) Ry(θ) Rx(ψ), notes 0.4):
+    # pitch is limited to ±0.3 rad, roll to ±0.2 rad, yaw free. The angles reach their bounds and pass them
+    # by less than 1e-3 rad (the limit tolerance).
+    world = tb.World(joint_solver=solver)
+    rod = world.add_body(tb.Box(0.1, 0.1, 1.0), mass=1.0, position=(0, 0, -0.5), angular_velocity=(0, 3.0, 2.0))
+    rod.velocity = np.cross(rod.angular_velocity, rod.position)   # consistent with the pivot at rest
+    joint = world.add_joint(tb.BallJoint(rod, None, (0, 0, 0), rpy_limits=[(-0.2, 0.2), (-0.3, 0.3), None]))
+    worst = np.zeros(3)
+    for _ in range(480):
+        world.step(1 / 240)
+        worst = np.maximum(worst, np.abs(joint.rpy))
+    assert worst[0] <= 0.2 + 1e-3 and worst[1] <= 0.3 + 1e-3
+    assert worst[0] > 0.2 - 1e-3 and worst[1] > 0.3 - 1e-3
+    assert joint.error < 1e-6
+
+
+def test_ball_joint_limits_are_checked():
+    world = tb.World()
+    a = world.add_body(tb.Sphere(0.1))
+    with pytest.raises(ValueError, match=r"rpy_limits\[1\] must lie within"):
+        tb.BallJoint(a, None, (0, 0, 0), rpy_limits=[None, (-np.pi / 2, 0.1), None])
+    with pytest.raises(TypeError, match="three"):
+        tb.BallJoint(a, None, (0, 0, 0), rpy_limits=[(0, 1)])

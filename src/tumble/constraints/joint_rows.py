@@ -19,15 +19,18 @@ u (the hinge or slider axis, frame a's x axis), n₁, n₂ (frame a's y and z ax
 - the limit row (hinge angle, slider position s, both a's motion relative to b): the nearer bound's
   C = s − lo or hi − s, >= 0, on the coordinate's row (hinge: s the turn of frame a about u from frame b,
   ṡ = u·(ω_a − ω_b); slider: s = u·(p_a − p_b) with the slider row's form negated), negated for hi;
-- the motor row: ṡ = target speed, with the coordinate's row.
+- the motor row: ṡ = target speed, with the coordinate's row;
+- a ball joint's roll-pitch-yaw limit rows (notes 0.4): ``_rpy_limit_rows``.
 
-Row slots per joint: 0–5 the equality rows (``EQUALITY_ROWS[kind]`` of them), 6 the limit, 7 the motor.
+Row slots per joint: 0–5 the equality rows (``EQUALITY_ROWS[kind]`` of them), 6 the limit, 7 the motor; a ball
+joint's three limit rows take slots 3–5.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..conventions import RPY_SINGULAR_COS
 from ..jit import njit
 from ..math3d import qmul_t, qrot_t
 
@@ -39,6 +42,21 @@ EQUALITY_ROWS = np.array([3, 5, 5, 6], dtype=np.int64)
 orientation (3) and the line (2), a fixed joint the point and the orientation (6)."""
 ROW_SLOTS = 8
 LIMIT_ROW, MOTOR_ROW = 6, 7
+RPY_ROWS = 3
+"""A ball joint's roll, pitch and yaw limit rows are slots 3, 4, 5 (its equality rows are 0–2)."""
+LIMIT_SLOTS = 6
+"""Columns of ``joint_limit``: (lo, hi) of the hinge angle or slider position, or three (lo, hi) pairs of a
+ball joint's roll, pitch and yaw; an unlimited angle has (−NO_LIMIT, NO_LIMIT)."""
+NO_LIMIT = 1e30
+
+
+@njit(cache=True, inline="always")
+def limit_rows(kind):
+    """(first, end) of the limit row slots of a joint kind: 3–5 for a ball joint's roll-pitch-yaw limits,
+    6 for a hinge's or slider's coordinate."""
+    if kind == BALL:
+        return RPY_ROWS, RPY_ROWS + 3
+    return LIMIT_ROW, LIMIT_ROW + 1
 
 HAS_LIMIT, HAS_MOTOR, BROKEN = 1, 2, 4
 """Bits of ``joint_flags``."""
@@ -183,7 +201,9 @@ def joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang
     l0, l1, l2, a0, a1, a2, b0, b1, b2 = -l0, -l1, -l2, -a0, -a1, -a2, -b0, -b1, -b2
     coordinate[j] = s
     _set(lin, ang_a, ang_b, j, MOTOR_ROW, l0, l1, l2, a0, a1, a2, b0, b1, b2)
-    if flags[j] & HAS_LIMIT:
+    if flags[j] & HAS_LIMIT and k == BALL:
+        _rpy_limit_rows(j, fa, fb, limit, lin, ang_a, ang_b, error)
+    elif flags[j] & HAS_LIMIT:
         lo, hi = limit[j, 0], limit[j, 1]
         if s - lo <= hi - s:
             _set(lin, ang_a, ang_b, j, LIMIT_ROW, l0, l1, l2, a0, a1, a2, b0, b1, b2)
@@ -191,3 +211,41 @@ def joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang
         else:
             _set(lin, ang_a, ang_b, j, LIMIT_ROW, -l0, -l1, -l2, -a0, -a1, -a2, -b0, -b1, -b2)
             error[j, LIMIT_ROW] = hi - s
+
+
+@njit(cache=True)
+def _rpy_limit_rows(j, fa, fb, limit, lin, ang_a, ang_b, error):
+    """A ball joint's roll-pitch-yaw limit rows (ArtiSynth notes 0.4) in slots 3–5: with R = R_bᵀ R_a = Rz(φ)
+    Ry(θ) Rx(ψ) frame a's orientation relative to frame b, the rates are (φ̇, θ̇, ψ̇) = H⁻¹ R_bᵀ (ω_a − ω_b)
+    (notes (0.2)); angle k's row is row k of H⁻¹ R_bᵀ, its C the distance to the nearer bound. Within
+    ``RPY_SINGULAR_COS`` of gimbal lock (θ = ±π/2) the rows are left inactive."""
+    rw, rx, ry, rz = qmul_t(fb[0], -fb[1], -fb[2], -fb[3], fa[0], fa[1], fa[2], fa[3])
+    r00 = 1.0 - 2.0 * (ry * ry + rz * rz)
+    r10 = 2.0 * (rx * ry + rw * rz)
+    r20 = 2.0 * (rx * rz - rw * ry)
+    r21 = 2.0 * (ry * rz + rw * rx)
+    r22 = 1.0 - 2.0 * (rx * rx + ry * ry)
+    phi = np.arctan2(r10, r00)
+    theta = -np.arcsin(min(1.0, max(-1.0, r20)))
+    psi = np.arctan2(r21, r22)
+    cf, sf, ct, st = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta)
+    for k in range(3):
+        slot = RPY_ROWS + k
+        if abs(ct) < RPY_SINGULAR_COS:
+            _set(lin, ang_a, ang_b, j, slot, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            error[j, slot] = NO_LIMIT
+            continue
+        if k == 0:
+            h0, h1, h2, angle = cf * st / ct, sf * st / ct, 1.0, phi
+        elif k == 1:
+            h0, h1, h2, angle = -sf, cf, 0.0, theta
+        else:
+            h0, h1, h2, angle = cf / ct, sf / ct, 0.0, psi
+        g0, g1, g2 = qrot_t(fb[0], fb[1], fb[2], fb[3], h0, h1, h2)    # R_b hₖ: the row in the world
+        lo, hi = limit[j, 2 * k], limit[j, 2 * k + 1]
+        if angle - lo <= hi - angle:
+            _set(lin, ang_a, ang_b, j, slot, 0.0, 0.0, 0.0, g0, g1, g2, -g0, -g1, -g2)
+            error[j, slot] = angle - lo
+        else:
+            _set(lin, ang_a, ang_b, j, slot, 0.0, 0.0, 0.0, -g0, -g1, -g2, g0, g1, g2)
+            error[j, slot] = hi - angle

@@ -12,7 +12,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..solvers.joint_solve import joint_structure
-from .joint_rows import BROKEN, EQUALITY_ROWS, HAS_LIMIT, HAS_MOTOR, LIMIT_ROW, ROW_SLOTS, joint_rows
+from .joint_rows import (
+    BALL,
+    BROKEN,
+    EQUALITY_ROWS,
+    HAS_LIMIT,
+    HAS_MOTOR,
+    LIMIT_ROW,
+    LIMIT_SLOTS,
+    NO_LIMIT,
+    ROW_SLOTS,
+    RPY_ROWS,
+    joint_rows,
+)
 
 if TYPE_CHECKING:
     from ..joints import Joint
@@ -89,7 +101,7 @@ class JointSet:
                         dtype=np.int64).reshape(m, 2)
         frame_a = np.array([j._frames[0] for j in self.joints]).reshape(m, 7)
         frame_b = np.array([j._frames[1] for j in self.joints]).reshape(m, 7)
-        limit = np.array([j.limits or (0.0, 0.0) for j in self.joints], dtype=float).reshape(m, 2)
+        limit = np.array([_limit_row(j) for j in self.joints], dtype=float).reshape(m, LIMIT_SLOTS)
         motor = np.array([j.motor or (0.0, 0.0) for j in self.joints], dtype=float).reshape(m, 2)
         soft = np.array([(j.compliance, j.damping) for j in self.joints], dtype=float).reshape(m, 2)
         flags = np.array([(HAS_LIMIT if j.limits is not None else 0) | (HAS_MOTOR if j.motor is not None else 0)
@@ -156,8 +168,12 @@ class JointSet:
         if not self.joints:
             return np.zeros(0)
         error, _ = self._rows_now(self.joints[0]._world)
-        has = np.array([j.limits is not None for j in self.joints])
-        return np.where(has, np.maximum(-error[:, LIMIT_ROW], 0.0), 0.0)
+        out = np.zeros(len(self.joints))
+        for k, j in enumerate(self.joints):
+            if j.limits is not None:
+                rows = slice(RPY_ROWS, RPY_ROWS + 3) if j.kind == BALL else slice(LIMIT_ROW, LIMIT_ROW + 1)
+                out[k] = max(0.0, float(-error[k, rows].min()))
+        return out
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> dict[str, Any]:
@@ -174,3 +190,14 @@ class JointSet:
             self._arrays["flags"][...] = snap["flags"]
         elif self._arrays is not None:
             self._arrays = None
+
+
+def _limit_row(joint: Joint) -> list[float]:
+    """The joint's row of ``joint_limit`` (joint_rows.LIMIT_SLOTS): unused and unlimited entries ±NO_LIMIT."""
+    row = [-NO_LIMIT, NO_LIMIT] * 3
+    if joint.limits is not None:
+        pairs = joint.limits if joint.kind == BALL else [joint.limits]
+        for k, pair in enumerate(pairs):
+            if pair is not None:
+                row[2 * k], row[2 * k + 1] = pair
+    return row

@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..constraints.joint_rows import BROKEN, EQUALITY_ROWS, HAS_LIMIT, HAS_MOTOR, LIMIT_ROW, MOTOR_ROW, joint_rows_one
+from ..constraints.joint_rows import BROKEN, EQUALITY_ROWS, HAS_LIMIT, HAS_MOTOR, MOTOR_ROW, joint_rows_one, limit_rows
 from ..dynamics.integrate import position_stage_one
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_t
@@ -317,14 +317,15 @@ def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, 
             impulse[j, r] = new
             _apply(j, r, a, b, new - old, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
         if f & HAS_LIMIT:
-            r = LIMIT_ROW
-            gap = error[j, r]
-            target = -gap / h if gap > 0.0 else 0.0      # may reach the bound this sub-step, never pass it
-            vel = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w)
-            old = impulse[j, r]
-            new = max(old - row_mass[j, r] * (vel - target), 0.0)
-            impulse[j, r] = new
-            _apply(j, r, a, b, new - old, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+            first, end = limit_rows(kind[j])
+            for r in range(first, end):
+                gap = error[j, r]
+                target = -gap / h if gap > 0.0 else 0.0      # may reach the bound this sub-step, never pass it
+                vel = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w)
+                old = impulse[j, r]
+                new = max(old - row_mass[j, r] * (vel - target), 0.0)
+                impulse[j, r] = new
+                _apply(j, r, a, b, new - old, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
     return residual
 
 
@@ -421,13 +422,15 @@ def _rigid_violation(j, kind, flags, soft, error):
         for r in range(EQUALITY_ROWS[kind[j]]):
             worst = max(worst, abs(error[j, r]))
     if flags[j] & HAS_LIMIT:
-        worst = max(worst, -error[j, LIMIT_ROW])
+        first, end = limit_rows(kind[j])
+        for r in range(first, end):
+            worst = max(worst, -error[j, r])
     return worst
 
 
 @njit(cache=True)
 def _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_mass, row0, rhs, inv_mass, x, q):
-    """Move joint j's bodies by M⁻¹ J_jᵀ μ_j (μ of its equality rows in rhs, and of its limit if past its
+    """Move joint j's bodies by M⁻¹ J_jᵀ μ_j (μ of its equality rows in rhs, and of each limit row past its
     bound: a scalar step μ = −C / K_rr)."""
     if flags[j] & BROKEN:
         return
@@ -436,11 +439,12 @@ def _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_ma
     ax = ay = az = atx = aty = atz = 0.0
     bx = by = bz = btx = bty = btz = 0.0
     n = EQUALITY_ROWS[kind[j]]
-    for r in range(n + 1):
-        if r == n:
-            if not flags[j] & HAS_LIMIT or error[j, LIMIT_ROW] >= 0.0:
+    first, end = limit_rows(kind[j])
+    for r in range(n + end - first):
+        if r >= n:      # a limit past its bound, as one scalar row
+            rr = first + r - n
+            if not flags[j] & HAS_LIMIT or error[j, rr] >= 0.0:
                 continue
-            rr = LIMIT_ROW
             mu = -error[j, rr] * row_mass[j, rr]
         else:
             rr = r
