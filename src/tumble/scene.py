@@ -127,14 +127,14 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
 
     Raises:
         ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry, or
-            the world has joints or springs (scene files cannot hold them yet; saving it without them would
+            the world has joints, springs or attachments (scene files cannot hold them yet; saving it without them would
             not load back the same world).
     """
     if not isinstance(world, World):
         raise TypeError(f"world must be a tumble.World, got {world!r}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
-    for things in ("joints", "springs"):
+    for things in ("joints", "springs", "attachments"):
         if getattr(world, things):
             raise ValueError(f"world has {len(getattr(world, things))} {things}, which scene files cannot hold yet; "
                              "save_scene would lose them")

@@ -88,7 +88,13 @@ class StepStats:
 
 
 def step(world: World, dt: float) -> None:
-    """Advance ``world`` by ``dt`` [s] (already validated)."""
+    """Advance ``world`` by ``dt`` [s] (already validated); attached bodies then follow their masters."""
+    _step(world, dt)
+    if world._attachments:
+        world._sync_attached()
+
+
+def _step(world: World, dt: float) -> None:
     t0 = time.perf_counter()
     lemke = world._settings.solver == "lemke"
     if lemke:   # the loads before the callbacks, to undo a step that Lemke's size limit refuses

@@ -15,6 +15,7 @@ from .arrays import BODY_FIELDS, DERIVED_BODY_FIELDS, GEOM_FIELDS, ArrayGroup
 from .body import Body
 from .collision.detect import CollisionDetector, Contacts, detect_contacts, read_contacts
 from .collision.polytope import PolytopeTable, polytope_of
+from .constraints.attachments import combine, sync_attached
 from .constraints.contact_buffer import ContactBuffer
 from .constraints.joint_set import JointSet
 from .contact_settings import ContactSettings
@@ -34,7 +35,7 @@ from .dynamics.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, Even
 from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring, SpringArrays, pack_springs
 from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
-from .rotations import matrix_to_quat
+from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate
 from .shapes import SHAPE_TYPES
 from .step import StepStats, step
 from .trajectory import Trajectory, record_simulation
@@ -146,6 +147,8 @@ class World:
         self._force_fns: list[ForceCallback] = []
         self._joints = JointSet(direct=self._settings.joint_solver == "direct")
         self._springs: list[Spring] = []
+        self._attachments: list[list[Any]] = []
+        """[attached body, root master, COM in the root's frame (3,), orientation in it (4,)] per attachment."""
         self._packed_springs: SpringArrays | None = None
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
@@ -342,6 +345,8 @@ class World:
             raise ValueError("body must be a live body of this world, got one already removed")
         if body._world is not self:
             raise ValueError(f"body must be a live body of this world, got {body!r} of another world")
+        if any(body is e[0] or body is e[1] for e in self._attachments):
+            raise ValueError(f"body must not take part in an attachment to be removed, got {body!r}")
         for joint in [j for j in self._joints.joints if j.a is body or j.b is body]:
             self._joints.remove(joint)
         self._springs = [s for s in self._springs if body not in _spring_bodies(s)]
@@ -485,6 +490,155 @@ class World:
     def joints(self) -> tuple[Joint, ...]:
         """The joints, in the order they were added."""
         return tuple(self._joints.joints)
+
+    # ------------------------------------------------------------------ attachments
+    def attach_point_mass(self, body: Body, point: Any, mass: float) -> None:
+        """Attach a point mass ``mass`` [kg] at the world ``point`` [m] to ``body`` (ArtiSynth notes 0.17, 0.19;
+        docs/attachments.md): the body's mass grows by it, its COM moves toward it and its inertia grows by
+        the point-mass (parallel-axis) term. The body keeps its place and shapes in the world; its frame
+        origin moves to the new COM. The point moves with the body (its velocity is the body's at that point)."""
+        root = self._attach_root("body", body)
+        point = _checks.vector3("point", point)
+        mass = _checks.positive("mass", mass)
+        a = self._live()
+        r = root._index
+        if a["inv_mass"][r] == 0.0:
+            raise ValueError(f"body must be a moving body to carry a point mass, got the fixed {body!r}")
+        self._check_no_springs(root)
+        w, v, x = a["w"][r].copy(), a["v"][r].copy(), a["x"][r].copy()
+        com = self._recombine(root, mass, point, np.zeros((3, 3)))
+        a["v"][r] = v + np.cross(w, com - x)
+        self._bodies_changed()
+        self._sync_attached()
+
+    def attach(self, body: Body, master: Body) -> None:
+        """Make ``body`` part of ``master`` (null-space reduction, ArtiSynth notes 0.17–0.19; docs/attachments.md):
+        from now on it moves rigidly with it and carries no constraint rows. ``master`` may itself be attached
+        (0.18): the body then joins the master's root. The two are merged as an inelastic contact would, keeping
+        linear and angular momentum; the master's mass properties are recombined about the common COM and it
+        takes over the body's shapes. The body's handle stays valid: its pose and velocity follow the master
+        each step; its own mass and inertia read 0 (the master carries them). Bodies with joints or springs
+        cannot be attached yet (ValueError)."""
+        root = self._attach_root("master", master)
+        if not isinstance(body, Body) or body._world is not self or body._index < 0:
+            raise ValueError(f"body must be a live body of this world, got {body!r}")
+        if body is root or body is master:
+            raise ValueError(f"body must differ from master (and from master's root), got {body!r}")
+        if any(entry[0] is body for entry in self._attachments):
+            raise ValueError(f"body is attached already, got {body!r}")
+        a = self._live()
+        b, r = body._index, root._index
+        if a["inv_mass"][b] == 0.0:
+            raise ValueError(f"body must be a moving body, got the fixed {body!r}")
+        if any(j.a is body or j.b is body for j in self._joints.joints):
+            raise ValueError(f"body must have no joints to be attached, got {body!r}")
+        self._check_no_springs(body)
+        self._check_no_springs(root)
+        if self._event is not None:
+            raise ValueError("attachments are solved by method='timestep' only")
+        moving = a["inv_mass"][r] > 0.0
+        mass_b, xb, qb, vb, wb = a["mass"][b], a["x"][b].copy(), a["q"][b].copy(), a["v"][b].copy(), a["w"][b].copy()
+        inertia_b = body.inertia_world
+        if moving:
+            mass_r, xr, vr = a["mass"][r], a["x"][r].copy(), a["v"][r].copy()
+            momentum = mass_r * vr + mass_b * vb
+            com = (mass_r * xr + mass_b * xb) / (mass_r + mass_b)
+            v_new = momentum / (mass_r + mass_b)
+            spin = (root.inertia_world @ a["w"][r] + mass_r * np.cross(xr - com, vr - v_new)
+                    + inertia_b @ wb + mass_b * np.cross(xb - com, vb - v_new))
+            self._recombine(root, mass_b, xb, inertia_b)
+            a["v"][r] = v_new
+            a["w"][r] = np.linalg.solve(root.inertia_world, spin)
+        # the body's shapes join the root's, placed where they are in the world
+        qr_conj = quat_conj(a["q"][r])
+        rows = self._geom.live("geom_body") == b
+        pos, quat = self._geom.live("geom_pos"), self._geom.live("geom_quat")
+        for k in np.flatnonzero(rows):
+            world_pos = xb + quat_rotate(qb, pos[k])
+            pos[k] = quat_rotate(qr_conj, world_pos - a["x"][r])
+            quat[k] = quat_mul(qr_conj, quat_mul(qb, quat[k]))
+        self._geom.live("geom_body")[rows] = r
+        a["extent"][r] = self._geom_extent(r)
+        # bodies attached to ``body`` move to the root; their shapes already moved with body's
+        for entry in self._attachments:
+            if entry[1] is body:
+                entry[1] = root
+        self._attachments.append([body, root, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])])
+        for entry in self._attachments:
+            if entry[1] is root:
+                i = entry[0]._index
+                entry[2] = quat_rotate(qr_conj, a["x"][i] - a["x"][r])
+                entry[3] = quat_mul(qr_conj, a["q"][i])
+        for name, value in (("mass", 0.0), ("inv_mass", 0.0), ("inertia_body", 0.0), ("inv_inertia_body", 0.0),
+                            ("principal_moments", 0.0), ("inv_principal_moments", 0.0), ("collide", False),
+                            ("extent", 0.0)):
+            a[name][b] = value
+        self._bodies_changed()
+        self._sync_attached()
+
+    @property
+    def attachments(self) -> tuple[tuple[Body, Body], ...]:
+        """(attached body, the root master it moves with) pairs, in the order they were made."""
+        return tuple((entry[0], entry[1]) for entry in self._attachments)
+
+    def _attach_root(self, name: str, body: Any) -> Body:
+        """The root master of ``body`` (itself unless attached), after checking it is a live body here."""
+        if not isinstance(body, Body):
+            raise TypeError(f"{name} must be a Body handle, got {body!r}")
+        if body._world is not self or body._index < 0:
+            raise ValueError(f"{name} must be a live body of this world, got {body!r}")
+        for entry in self._attachments:
+            if entry[0] is body:
+                return entry[1]
+        return body
+
+    def _check_no_springs(self, body: Body) -> None:
+        if any(body in _spring_bodies(s) for s in self._springs):
+            raise ValueError(f"a body with springs cannot take part in an attachment yet, got {body!r}")
+
+    def _geom_extent(self, index: int) -> float:
+        rows = self._geom.live("geom_body") == index
+        return _extent({k: self._geom.live(k)[rows] for k in ("geom_type", "geom_pos", "geom_size")})
+
+    def _recombine(self, root: Body, mass: float, com: np.ndarray, inertia_world: np.ndarray) -> np.ndarray:
+        """Add a part (mass [kg], COM and inertia about it, world frame) to ``root``'s mass properties about the
+        common COM (attachments.combine), move root's frame origin there (its shapes, joint anchors and attached
+        bodies keep their place in the world) and return the new COM (3,) [m]."""
+        a = self._live()
+        r = root._index
+        R = root.rotation_matrix
+        total, com_new, inertia = combine(a["mass"][r], a["x"][r], root.inertia_world, mass, com, inertia_world)
+        shift = R.T @ (com_new - a["x"][r])              # the new origin in the old body frame
+        self._geom.live("geom_pos")[self._geom.live("geom_body") == r] -= shift
+        for joint in self._joints.joints:
+            for side, end in ((0, joint.a), (1, joint.b)):
+                if end is root:
+                    joint._frames[side][:3] -= shift
+        self._joints.changed()
+        for entry in self._attachments:
+            if entry[1] is root:
+                entry[2] = entry[2] - shift
+        inertia_body = R.T @ inertia @ R
+        inertia_body = 0.5 * (inertia_body + inertia_body.T)
+        moments, Rp = MassProperties(total, np.zeros(3), inertia_body).principal()
+        a["mass"][r], a["inv_mass"][r] = total, 1.0 / total
+        a["inertia_body"][r], a["inv_inertia_body"][r] = inertia_body, np.linalg.inv(inertia_body)
+        a["principal_q"][r], a["principal_moments"][r] = matrix_to_quat(Rp), moments
+        a["inv_principal_moments"][r] = 1.0 / moments
+        a["x"][r] = com_new
+        a["extent"][r] = self._geom_extent(r)
+        return com_new
+
+    def _sync_attached(self) -> None:
+        """Attached bodies' poses and velocities from their roots (attachments.sync_attached)."""
+        if not self._attachments:
+            return
+        a = self._live()
+        entries = self._attachments
+        sync_attached(np.array([e[0]._index for e in entries], dtype=np.int64),
+                      np.array([e[1]._index for e in entries], dtype=np.int64),
+                      np.array([e[2] for e in entries]), np.array([e[3] for e in entries]),
+                      a["x"], a["q"], a["v"], a["w"])
 
     # ------------------------------------------------------------------ springs
     def add_spring(self, spring: Spring) -> Spring:
