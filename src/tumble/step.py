@@ -131,7 +131,7 @@ def _step(world: World, dt: float) -> None:
     elif world._springs:
         a = world._live()
         spring_loads(world._spring_arrays(), a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"])
-    if pairs and world._settings.sleep and kind not in _ODE_METHOD and not joints:
+    if pairs and world._settings.sleep and kind not in _ODE_METHOD:
         _islands(world, dt)
     elif world._sleeping:
         world._wake_all()
@@ -184,7 +184,7 @@ def _islands(world: World, dt: float) -> None:
     world._sleeping = update_islands(p.live("pair_body"), p.live("pair_contacts"), a["inv_mass"], a["extent"],
                                      a["v"], a["w"], a["awake"], a["sleep_timer"], parent, island_timer,
                                      island_state, dt, settings.sleep_speed, settings.sleep_time,
-                                     p.live("pair_awake"))
+                                     p.live("pair_awake"), world._joints.kernel_args(a["inv_mass"])[0][1])
 
 
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:

@@ -451,8 +451,8 @@ class World:
         """Add ``joint`` (a ``BallJoint``, ``HingeJoint``, ``SliderJoint`` or ``FixedJoint`` made with world
         coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
         bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
-        Joints are solved by the time-stepping method with the splitting or semi-implicit integrators;
-        bodies of a world with joints do not sleep."""
+        Joints are solved by the time-stepping method with the splitting, semi-implicit or implicit
+        integrators; jointed bodies share an island (they sleep and wake together)."""
         if not isinstance(joint, Joint):
             raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
         if joint._world is not None:

@@ -389,3 +389,20 @@ def test_ball_joint_limits_are_checked():
         tb.BallJoint(a, None, (0, 0, 0), rpy_limits=[None, (-np.pi / 2, 0.1), None])
     with pytest.raises(TypeError, match="three"):
         tb.BallJoint(a, None, (0, 0, 0), rpy_limits=[(0, 1)])
+
+
+def test_jointed_bodies_sleep_and_wake_as_one_island():
+    # Two boxes hinged together, resting on the ground: the joint puts them in one island, so they fall
+    # asleep together, and a push on one wakes both (constraints/islands.py).
+    world = tb.World()
+    world.add_ground()
+    a = world.add_body(tb.Box(0.2, 0.2, 0.2), position=(0, 0, 0.1))
+    b = world.add_body(tb.Box(0.2, 0.2, 0.2), position=(0.2, 0, 0.1))
+    world.add_joint(tb.HingeJoint(a, b, (0.1, 0, 0.1), (0, 1, 0)))
+    for _ in range(480):
+        world.step(1 / 240)
+    assert world.step_stats.sleeping == 2
+    a.apply_impulse((0.0, 0.5, 0.0))
+    world.step(1 / 240)
+    assert world.step_stats.sleeping == 0
+    assert np.linalg.norm(b.velocity) > 0.0      # the joint carried the push to b

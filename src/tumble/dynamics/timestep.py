@@ -119,10 +119,10 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
                            joint_inv_a, joint_inv_b, joint_error, joint_coordinate, joint_sigma, joint_bias,
                            joint_row_mass, joint_factor)
             js.joint_warm_start(joint_kind, joint_body, joint_flags, joint_impulse, joint_lin, joint_inv_a,
-                                joint_inv_b, inv_mass, v, w)
+                                joint_inv_b, inv_mass, awake, v, w)
             joint_args = (joint_kind, joint_body, joint_flags, joint_sigma, joint_bias, joint_error, joint_motor,
                           joint_impulse, joint_lin, joint_ang_a, joint_ang_b, joint_inv_a, joint_inv_b, joint_row_mass,
-                          inv_mass, joint_structure, joint_factor, joint_rhs, direct, hs)
+                          inv_mass, awake, joint_structure, joint_factor, joint_rhs, direct, hs)
             done, residual, ended = _solve_with_joints(solver, rows, solve_bias, friction_model, directions, joint_args,
                                                        v, w)
             if integrate_positions and direct and isettings[I_JOINT_PROJECTION] > 0:
@@ -200,25 +200,25 @@ def _solve_with_joints(solver, rows, bias, friction_model, directions, joint_arg
     other contact solvers run whole, between ``iterations`` joint passes before and after. Returns
     (iterations, residual [m/s], status) as ``velocity_solve``."""
     (kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b, row_mass, inv_mass,
-     structure, factor, rhs, direct, h) = joint_args
+     awake, structure, factor, rhs, direct, h) = joint_args
     if sweeps_singly(solver):
         residual = 0.0
         for it in range(solver.iterations):
             joint_residual = js.joint_iteration(kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a,
-                                                ang_b, inv_a, inv_b, row_mass, inv_mass, structure, factor, rhs,
-                                                direct, h, v, w)
+                                                ang_b, inv_a, inv_b, row_mass, inv_mass, awake, structure, factor,
+                                                rhs, direct, h, v, w)
             _, residual, _ = velocity_solve(solver, rows, bias, friction_model, directions, 1, -1.0, v, w)
             if max(residual, joint_residual) <= solver.tolerance:
                 return it + 1, residual, STATUS_CONVERGED
         return solver.iterations, residual, STATUS_MAX_ITERATIONS
     for _ in range(solver.iterations):
         js.joint_iteration(kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b,
-                           row_mass, inv_mass, structure, factor, rhs, direct, h, v, w)
+                           row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w)
     done, residual, ended = velocity_solve(solver, rows, bias, friction_model, directions, solver.iterations,
                                            solver.tolerance, v, w)
     for _ in range(solver.iterations):
         js.joint_iteration(kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b,
-                           row_mass, inv_mass, structure, factor, rhs, direct, h, v, w)
+                           row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w)
     return done, residual, ended
 
 

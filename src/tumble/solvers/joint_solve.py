@@ -245,11 +245,22 @@ def _apply(j, r, a, b, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
             w[b, c] += inv_ang_b[j, r, c] * impulse
 
 
+@njit(cache=True, inline="always")
+def _asleep(j, body, awake):
+    """Whether joint j joins only sleeping or fixed bodies (its island sleeps: it is skipped)."""
+    for side in range(2):
+        i = body[j, side]
+        if i >= 0 and awake[i]:
+            return False
+    return True
+
+
 @njit(cache=True)
-def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
-    """Apply the joints' impulses of the last sub-step (m, 8) along the current rows."""
+def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, awake, v, w):
+    """Apply the joints' impulses of the last sub-step (m, 8) along the current rows (joints of sleeping
+    islands keep theirs for when they wake)."""
     for j in range(kind.shape[0]):
-        if flags[j] & BROKEN:
+        if flags[j] & BROKEN or _asleep(j, body, awake):
             continue
         a, b = body[j, 0], body[j, 1]
         for r in range(lin.shape[1]):
@@ -259,20 +270,23 @@ def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_
 
 @njit(cache=True)
 def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                    row_mass, inv_mass, structure, factor, rhs, direct, h, v, w):
+                    row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w):
     """One iteration of the joints' rows on the velocities v, ω (n, 3), in place: the equality block (all at
     once for ``direct``, joint by joint otherwise), then every limit and motor row. sigma (m,), bias (m, 6)
     [m/s], error (m, 8) (the limit rows' C), motor (m, 2) target speed and largest force or torque, impulse
-    (m, 8) accumulated. Returns the largest equality-row velocity error before the solve [m/s or rad/s]."""
+    (m, 8) accumulated. Joints of sleeping islands are skipped (their bodies are at rest and, joined only to
+    each other, decouple from the rest of K). Returns the largest equality-row velocity error before the
+    solve [m/s or rad/s]."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
     m = kind.shape[0]
     residual = 0.0
     if direct:
         for j in range(m):
             a, b = body[j, 0], body[j, 1]
+            skip = flags[j] & BROKEN or _asleep(j, body, awake)
             for r in range(EQUALITY_ROWS[kind[j]]):
                 g = row0[j] + r
-                if flags[j] & BROKEN:
+                if skip:
                     rhs[g] = 0.0
                     continue
                 res = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w) + sigma[j] * impulse[j, r] + bias[j, r]
@@ -280,7 +294,7 @@ def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, 
                 rhs[g] = -res
         _solve(factor, start, ptr, rhs, 0, start.shape[0])
         for j in range(m):
-            if flags[j] & BROKEN:
+            if flags[j] & BROKEN or _asleep(j, body, awake):
                 continue
             a, b = body[j, 0], body[j, 1]
             for r in range(EQUALITY_ROWS[kind[j]]):
@@ -290,7 +304,7 @@ def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, 
     else:
         for jj in range(m):
             j = order[jj]
-            if flags[j] & BROKEN:
+            if flags[j] & BROKEN or _asleep(j, body, awake):
                 continue
             a, b = body[j, 0], body[j, 1]
             n = EQUALITY_ROWS[kind[j]]
@@ -305,7 +319,7 @@ def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, 
                 _apply(j, r, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
     for j in range(m):
         f = flags[j]
-        if f & BROKEN or not f & (HAS_LIMIT | HAS_MOTOR):
+        if f & BROKEN or not f & (HAS_LIMIT | HAS_MOTOR) or _asleep(j, body, awake):
             continue
         a, b = body[j, 0], body[j, 1]
         if f & HAS_MOTOR:
