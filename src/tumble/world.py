@@ -15,7 +15,7 @@ from .arrays import BODY_FIELDS, DERIVED_BODY_FIELDS, GEOM_FIELDS, ArrayGroup
 from .body import Body
 from .collision.detect import CollisionDetector, Contacts, detect_contacts, read_contacts
 from .collision.polytope import PolytopeTable, polytope_of
-from .constraints.attachments import combine, sync_attached
+from .constraints.attachments import sync_attached
 from .constraints.contact_buffer import ContactBuffer
 from .constraints.joint_set import JointSet
 from .contact_settings import ContactSettings
@@ -602,12 +602,15 @@ class World:
 
     def _recombine(self, root: Body, mass: float, com: np.ndarray, inertia_world: np.ndarray) -> np.ndarray:
         """Add a part (mass [kg], COM and inertia about it, world frame) to ``root``'s mass properties about the
-        common COM (attachments.combine), move root's frame origin there (its shapes, joint anchors and attached
-        bodies keep their place in the world) and return the new COM (3,) [m]."""
+        common COM (the reduced mass matrix of ArtiSynth notes 0.19, by ``MassProperties.__add__``), move root's
+        frame origin there (its shapes, joint anchors and attached bodies keep their place in the world) and
+        return the new COM (3,) [m]."""
         a = self._live()
         r = root._index
         R = root.rotation_matrix
-        total, com_new, inertia = combine(a["mass"][r], a["x"][r], root.inertia_world, mass, com, inertia_world)
+        merged = MassProperties(a["mass"][r], a["x"][r].copy(), root.inertia_world) + MassProperties(
+            mass, np.asarray(com, dtype=float), inertia_world)
+        total, com_new, inertia = merged.mass, merged.com, merged.inertia
         shift = R.T @ (com_new - a["x"][r])              # the new origin in the old body frame
         self._geom.live("geom_pos")[self._geom.live("geom_body") == r] -= shift
         for joint in self._joints.joints:

@@ -6,7 +6,8 @@ for a point or frame at r from the master's origin. The reduction (0.20–0.23) 
 mass matrix M̃ = M_m + Gᵀ M_a G and the load f̃ = f_m + Gᵀ (f_a − M_a Ġ u_m): the attached mass adds to the
 master's, its inertia by the parallel-axis (point-mass) term, and Ġ u_m = ω × (ω × r) is the fictitious
 centripetal term (0.19). tumble's bodies move about their centre of mass, where the mass matrix is
-block-diagonal; there M̃ is the master's mass properties recombined about the new common COM (Steiner) and
+block-diagonal; there M̃ is the master's mass properties recombined about the new common COM (Steiner,
+``MassProperties.__add__``) and
 the fictitious term is exactly the one the free rigid motion about the COM already contains. So an
 attachment recombines the master's mass properties, moves its frame origin to the new COM (its shapes and
 joint anchors keep their place in the world), and hands the attached body's shapes to the master; the
@@ -18,30 +19,8 @@ and the reduction does not depend on the order of attachment (0.17).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..jit import njit
 from ..math3d import qmul_t, qrot_t
-
-
-def parallel_axis(offset: np.ndarray) -> np.ndarray:
-    """S(d) = |d|² 1 − d dᵀ (3, 3): the inertia [kg m²] of a unit point mass at ``offset`` d [m] about the origin
-    (lecture: Steiner's theorem)."""
-    d = np.asarray(offset, dtype=float)
-    return float(d @ d) * np.eye(3) - np.outer(d, d)
-
-
-def combine(mass_a: float, com_a: np.ndarray, inertia_a: np.ndarray, mass_b: float, com_b: np.ndarray,
-            inertia_b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """Mass properties of two rigidly joined parts: (M [kg], COM (3,) [m], inertia (3, 3) about that COM
-    [kg m²]), all in one frame; each part's inertia is about its own COM in that frame. This is M̃ of the
-    null-space reduction (ArtiSynth notes 0.19) written about the common COM: I = I_a + m_a S(c_a − c)
-    + I_b + m_b S(c_b − c)."""
-    mass = mass_a + mass_b
-    com = (mass_a * np.asarray(com_a) + mass_b * np.asarray(com_b)) / mass
-    inertia = (np.asarray(inertia_a) + mass_a * parallel_axis(com_a - com) + np.asarray(inertia_b)
-               + mass_b * parallel_axis(com_b - com))
-    return mass, com, inertia
 
 
 @njit(cache=True)
