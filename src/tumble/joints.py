@@ -207,7 +207,17 @@ class BallJoint(Joint):
         return matrix_to_rpy(frames[1].T @ frames[0])
 
 
-class HingeJoint(Joint):
+class _AxisJoint(Joint):
+    """A joint with an axis, a coordinate along or about it, limits and a motor (hinge, slider)."""
+
+    def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
+                 compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
+                 collide: bool = False, name: str | None = None) -> None:
+        super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
+                         break_force=break_force, collide=collide, name=name)
+
+
+class HingeJoint(_AxisJoint):
     """Rotation about one axis only (5 rows): a ball joint that also keeps the axis of a and b together.
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
@@ -218,12 +228,6 @@ class HingeJoint(Joint):
 
     kind = HINGE
 
-    def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
-                 compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
-                 collide: bool = False, name: str | None = None) -> None:
-        super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
-                         break_force=break_force, collide=collide, name=name)
-
     @property
     def angle(self) -> float:
         """[rad] a's rotation about the axis relative to b (or the world), in (−π, π], 0 at creation."""
@@ -231,23 +235,17 @@ class HingeJoint(Joint):
         return world._joints.coordinate(j)
 
 
-class SliderJoint(Joint):
+class SliderJoint(_AxisJoint):
     """Translation along one axis only (5 rows): the bodies keep their relative orientation and b's anchor
     stays on the line through a's anchor along the axis (the axis turns with a).
 
     Args: a, b (None for the world), anchor (3,) [m] and axis (3,) in the world at creation; limits (lo, hi)
     [m] of the slider position (a's anchor along the axis from b's, or from where it was in the world;
-    0 at creation); motor (target speed
-    [m/s], largest force [N]); compliance, damping, break_force [N], collide, name.
+    0 at creation); motor (target speed [m/s], largest force [N]); compliance, damping, break_force [N],
+    collide, name.
     """
 
     kind = SLIDER
-
-    def __init__(self, a: Body, b: Body | None, anchor: Any, axis: Any, limits: Any = None, *, motor: Any = None,
-                 compliance: float = 0.0, damping: float = 0.0, break_force: float = math.inf,
-                 collide: bool = False, name: str | None = None) -> None:
-        super().__init__(a, b, anchor, axis, limits=limits, motor=motor, compliance=compliance, damping=damping,
-                         break_force=break_force, collide=collide, name=name)
 
     @property
     def position(self) -> float:
