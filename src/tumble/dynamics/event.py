@@ -8,12 +8,12 @@ Time advances by integrating Baraff's ODE over Y = (x, q, P, L) of every body (B
    between. Colliding contacts get impulses (8-18) with their restitution, one contact at a time as
    ``find_all_collisions`` does until none is colliding ("sequential"), or all at once as an LCP
    ("simultaneous"). Contacts still closing more slowly than ``threshold`` then get a plastic impulse
-   (e = 0): they become resting. This is what ends Zeno behaviour — a ball whose bounces would shrink
-   geometrically forever comes to rest once it lands slower than ``threshold``;
+   (e = 0), all at once (an LCP): they become resting. This is what ends Zeno behaviour — a ball whose
+   bounces would shrink geometrically forever comes to rest once it lands slower than ``threshold``;
 2. the ODE is integrated over a step h (the rest of ``dt``, no longer than lets any body move a quarter of
-   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the pairs
-   resting at the start of the step (a contact touching with |v_rel| ≤ ``threshold``) keep, in every
-   ``dydt`` of the step, for their contacts touching with |v_rel| ≤ ``threshold``, the forces of the
+   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the contacts
+   resting at the start of the step (touching, −``threshold`` ≤ v_rel ≤ 10⁻³ ``threshold``: a separating
+   one flies) keep, in every ``dydt`` of the step whatever their depth there, the forces of the
    resting-contact LCP d̈ = A f + b, f ≥ 0, d̈ ≥ 0, f·d̈ = 0 (9-5…9-9) at the state
    ``dydt`` is given, solved by Lemke's method. A contact that starts touching within the step gets no
    force there (it is a collision, found in 3), so the state at the end of a step is a continuous
