@@ -397,6 +397,11 @@ class Recorder:
         elif after_step and stats.contacts:  # read in place: recording every step must not allocate
             buffer = w._buffer
             depth = deepest_penetration(buffer.pairs.live("pair_contacts"), buffer.slots.live("depth"))
+        if after_step and w._event is not None:
+            # the event method detects into its own buffer (the time-stepping one stays empty), and its
+            # deepest contact need not be a resting one (``contacts()`` reports those): read its buffer
+            buffer = w._event.final_buffer()
+            depth = deepest_penetration(buffer.pairs.live("pair_contacts"), buffer.slots.live("depth"))
         tr.max_penetration[k] = depth
         added = points.shape[0] if self.record_contacts and points is not None else 0
         tr.contact_offsets[k + 1] = tr.contact_offsets[k] + added

@@ -8,12 +8,12 @@ Time advances by integrating Baraff's ODE over Y = (x, q, P, L) of every body (B
    between. Colliding contacts get impulses (8-18) with their restitution, one contact at a time as
    ``find_all_collisions`` does until none is colliding ("sequential"), or all at once as an LCP
    ("simultaneous"). Contacts still closing more slowly than ``threshold`` then get a plastic impulse
-   (e = 0): they become resting. This is what ends Zeno behaviour — a ball whose bounces would shrink
-   geometrically forever comes to rest once it lands slower than ``threshold``;
+   (e = 0), all at once (an LCP): they become resting. This is what ends Zeno behaviour — a ball whose
+   bounces would shrink geometrically forever comes to rest once it lands slower than ``threshold``;
 2. the ODE is integrated over a step h (the rest of ``dt``, no longer than lets any body move a quarter of
-   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the pairs
-   resting at the start of the step (a contact touching with |v_rel| ≤ ``threshold``) keep, in every
-   ``dydt`` of the step, for their contacts touching with |v_rel| ≤ ``threshold``, the forces of the
+   the thinnest bounding box, so a fast body cannot pass through a thin one within a step); the contacts
+   resting at the start of the step (touching, −``threshold`` ≤ v_rel ≤ 10⁻³ ``threshold``: a separating
+   one flies) keep, in every ``dydt`` of the step whatever their depth there, the forces of the
    resting-contact LCP d̈ = A f + b, f ≥ 0, d̈ ≥ 0, f·d̈ = 0 (9-5…9-9) at the state
    ``dydt`` is given, solved by Lemke's method. A contact that starts touching within the step gets no
    force there (it is a collision, found in 3), so the state at the end of a step is a continuous
@@ -120,19 +120,33 @@ class EventDriven:
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.last_contacts: rc.ContactSet | None = None
         self._resting_pairs: np.ndarray | None = None          # pair codes, during a step
+        self._resting_codes = self._start_codes = np.zeros(0, dtype=rc.CONTACT_CODE)   # contact codes, too
         self._sliding: tuple[np.ndarray, np.ndarray] | None = None   # contact codes, directions
         self._force_vectors = np.zeros((0, 3))
+        self._stale = True            # the state changed since the last detection
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> rc.ContactSet:
         """The contacts of the world's current state (its x, q)."""
+        return rc.gather(self._detect_buffer())
+
+    def _detect_buffer(self) -> ContactBuffer:
         world = self.world
         if self._detector is None:
             self._detector = CollisionDetector(world)
         buffer, old = self._buffers
         self._detector.update(world, buffer, old)
         self._buffers = (old, buffer)
-        return rc.gather(buffer)
+        self._stale = False
+        return buffer
+
+    def final_buffer(self) -> ContactBuffer:
+        """The contact buffer of the world's current state (what a recording reads its deepest penetration
+        from): the last detection's, which ``advance`` leaves at its end state (``_project`` detects last),
+        or a new one if the state moved since."""
+        if self._detector is None or self._stale:
+            return self._detect_buffer()
+        return self._buffers[1]
 
     @staticmethod
     def check_shapes(shapes: list) -> None:
@@ -166,16 +180,37 @@ class EventDriven:
         contact forces (k, 3) [N, world, on A]: f n plus friction (``_friction_lcp``). Under the loads held
         in ``self._loads``."""
         a, inv_inertia = self._bodies()
-        touching = cs.subset(cs.depth >= -self.settings.contact_band)
-        if len(touching) == 0:
-            return touching, np.zeros(0), np.zeros((0, 3))
-        J = rc.jacobian(touching, a["x"])
+        band, threshold = self.settings.contact_band, self.settings.threshold
+        within_step = self._resting_pairs is not None
+        if within_step:   # the pairs resting at the step's start (``advance``), all their reported contacts
+            near = cs.subset(np.isin(cs.pair_codes(), self._resting_pairs))
+        else:
+            near = cs.subset(cs.depth >= -band)
+        if len(near) == 0:
+            return near, np.zeros(0), np.zeros((0, 3))
+        J = rc.jacobian(near, a["x"])
         # resting: |v_rel| within THRESHOLD (section 9); a colliding contact is an event, not a force
         vrel = J @ rc.stacked_velocities(a["v"], a["w"])
-        keep = np.abs(vrel) <= self.settings.threshold
-        if self._resting_pairs is not None:   # within a step: pairs resting at its start (``advance``)
-            keep &= np.isin(touching.pair_codes(), self._resting_pairs)
-        cs_r = touching.subset(keep)
+        keep = np.abs(vrel) <= threshold
+        if within_step:
+            # Within a step the set is the one of its start, so that the forces of RK4's stages, and so the
+            # end state, are continuous in the step's length (the collision search needs that). A contact
+            # resting at the start keeps its force (the LCP's, zero once it breaks) whatever its depth
+            # and v_rel in a stage: RK4's stages are Euler predictions (y0 + τ/2 k1, …), which leave a
+            # contact point that is not a material point (a table's edge under a tipping box's face) off
+            # the surface by ~a τ²/8 — 1e-6 m, the band, for a = 0.5 m/s², τ = 4 ms — and a band test
+            # dropped the force from some τ on. A contact there at the start but not resting gets none.
+            # A contact whose features are new (a clipped manifold renames its points as a box turns on an
+            # edge) rests when slow and within the band of its pair's deepest resting contact (the pair
+            # drifts together).
+            codes = near.contact_codes()
+            was = rc.lookup(codes, self._resting_codes) >= 0
+            new = (rc.lookup(codes, self._start_codes) < 0) & keep
+            pairs, which = np.unique(near.pair_codes(), return_inverse=True)
+            deepest = np.full(pairs.shape[0], -math.inf)
+            np.maximum.at(deepest, which[was | new], near.depth[was | new])
+            keep = was | (new & (near.depth >= deepest[which] - band))
+        cs_r = near.subset(keep)
         if len(cs_r) == 0:
             return cs_r, np.zeros(0), np.zeros((0, 3))
         J = J[keep]
@@ -292,17 +327,25 @@ class EventDriven:
                         feature=cs.feature, normal_impulse=np.zeros(len(cs)), friction_impulse=zero,
                         impulse=zero.copy(), force=sign * f)
 
-    def _resting_at_start(self, cs: rc.ContactSet) -> np.ndarray:
-        """The pair codes (sorted) of the pairs with a contact resting at the start of a step, after
-        ``resolve_impacts``: touching, not closing faster than ``threshold`` (the plastic pass has stopped
-        the slower ones) and not separating (v_rel ≤ 10⁻³ ``threshold``: a contact leaving, however
-        slowly, flies freely and comes back as a collision). By pair, not by feature id: as a box turns
-        on an edge, the clipped manifold's points change their ids while the contact stays."""
+    def _resting_at_start(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What rests at the start of a step, after ``resolve_impacts``: the pair codes (sorted) of the pairs
+        with a resting contact, the contact codes (sorted) of those contacts, and the contact codes of all
+        the contacts those pairs report. Resting: touching, not closing faster than ``threshold`` (the
+        plastic pass has stopped the slower ones) and not separating (v_rel ≤ 10⁻³ ``threshold``).
+
+        A contact that separates, however slowly, gets no force: it flies freely and comes back as a
+        collision. Given a force, the LCP would hold its d̈ at 0 and so keep it leaving at its v_rel (up
+        to ``threshold``) instead of letting gravity turn it back: a box landed flat with a residual tilt
+        rate kept lifting its corners and rocked on (Baraff II 9 takes resting contacts to have v_rel = 0;
+        THRESHOLD is there to absorb rounding, not motion)."""
         a = self.world._live()
         touching = cs.subset(cs.depth >= -self.settings.contact_band)
         vrel = rc.jacobian(touching, a["x"]) @ rc.stacked_velocities(a["v"], a["w"])
         keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
-        return np.unique(touching.subset(keep).pair_codes())
+        resting = touching.subset(keep)
+        pairs = np.unique(resting.pair_codes())
+        seen = cs.subset(np.isin(cs.pair_codes(), pairs))
+        return pairs, np.sort(resting.contact_codes()), np.sort(seen.contact_codes())
 
     def _sliding_at_start(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray]:
         """The contacts of resting pairs with friction that slide at the start of a step (tangential speed
@@ -400,6 +443,7 @@ class EventDriven:
         """Write Y into the world: x, q normalized, v = P/M, ω = I⁻¹ L with I⁻¹ = R I_body⁻¹ Rᵀ (2-39, 2-41)."""
         a = self.world._live()
         Y = y.reshape(-1, _state.STATE_SIZE)
+        self._stale = True
         a["x"][...] = Y[:, :3]
         a["q"][...] = Y[:, 3:7] / np.linalg.norm(Y[:, 3:7], axis=1)[:, None]
         a["v"][...] = a["inv_mass"][:, None] * Y[:, 7:10]
@@ -420,22 +464,25 @@ class EventDriven:
         else:
             count = rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, cs.restitution, a["x"],
                                            a["inv_mass"], inv_inertia, a["v"], a["w"], s.threshold, 1000)
-            # closing too slowly to bounce: resting from now on (plastic, e = 0)
-            count += rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, 0.0 * cs.restitution,
-                                            a["x"], a["inv_mass"], inv_inertia, a["v"], a["w"],
-                                            1e-3 * s.threshold, 1000)
+            # closing too slowly to bounce: resting from now on (plastic, e = 0), all at once (the impulse LCP
+            # with v⁺ ≥ 0 ⊥ j ≥ 0). Not one contact at a time: on a face's 4 coplanar corners each plastic
+            # impulse lifts a neighbour by ~1e-6 m/s, which then flies, lands and lifts the next (a box
+            # flat on the ground spinning chattered through >1000 collisions in a 4 ms step); the LCP
+            # leaves every contact it pushes at v⁺ = 0 to rounding.
+            count += self._simultaneous(cs, a, inv_inertia, plastic=True)
         return count
 
-    def _simultaneous(self, cs: rc.ContactSet, a: dict[str, np.ndarray], inv_inertia: np.ndarray) -> int:
+    def _simultaneous(self, cs: rc.ContactSet, a: dict[str, np.ndarray], inv_inertia: np.ndarray,
+                      plastic: bool = False) -> int:
         """All impacts at once (Baraff II 8, ``find_all_collisions``' alternative): with K = J M⁻¹ Jᵀ and
         v⁻ = J u, find j ≥ 0 with w = K j + q ≥ 0, j·w = 0, where q = (1 + e) v⁻ for a colliding contact
-        (v⁺ ≥ −e v⁻) and q = v⁻ for the others (v⁺ ≥ 0); then u ← u + M⁻¹ Jᵀ j."""
+        (v⁺ ≥ −e v⁻) and q = v⁻ for the others (v⁺ ≥ 0); then u ← u + M⁻¹ Jᵀ j. ``plastic``: e = 0 for all."""
         J = rc.jacobian(cs, a["x"])
         u = rc.stacked_velocities(a["v"], a["w"])
         vminus = J @ u
         if np.all(vminus >= 0.0):
             return 0
-        colliding = vminus < -self.settings.threshold
+        colliding = (vminus < -self.settings.threshold) & (not plastic)
         q = np.where(colliding, (1.0 + cs.restitution) * vminus, vminus)
         MinvJt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, J.T)
         j = solve_lcp(J @ MinvJt, q)
@@ -463,14 +510,18 @@ class EventDriven:
         """[m] the deepest penetration of the current state, each contact measured from the deepest
         penetration its pair had at the start of the step (when it had one, so that contacts already
         touching do not mask a new one); −inf without contacts."""
+        _, measured = self._penetrations(start)
+        return float(measured.max()) if measured.size else -math.inf
+
+    def _penetrations(self, start: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The contact codes (k,) of the current state and each contact's penetration (k,) [m] measured from
+        its pair's deepest at the start of the step (``_penetration``)."""
         cs = self.detect()
-        if len(cs) == 0:
-            return -math.inf
         pairs, deepest = start
         index = rc.lookup(cs.pair_codes(), pairs)
         base = np.zeros(len(cs))
         base[index >= 0] = np.maximum(deepest[index[index >= 0]], 0.0)
-        return float(np.max(cs.depth - base))
+        return cs.contact_codes(), cs.depth - base
 
     def advance(self, dt: float) -> None:
         """Advance the world by ``dt`` [s] (module docstring); the world's loads are held over ``dt``."""
@@ -489,7 +540,7 @@ class EventDriven:
             deepest = np.full(pairs.shape[0], -math.inf)
             np.maximum.at(deepest, which, cs0.depth)
             start = (pairs, deepest)          # each pair's deepest penetration at the start of the step
-            self._resting_pairs = self._resting_at_start(cs0)
+            self._resting_pairs, self._resting_codes, self._start_codes = self._resting_at_start(cs0)
             slide_start = self._sliding_at_start(cs0)
             self._sliding = slide_start
             h = min(t_end - t, self._max_step())
@@ -544,35 +595,49 @@ class EventDriven:
     def _collision_time(self, y0: np.ndarray, t: float, h: float, start: tuple[np.ndarray, np.ndarray]) -> float:
         """The time τ in (0, h] after t at which the deepest penetration (``_penetration``) is within
         [ε/4, ε]; leaves the world in the state y(t + τ). Illinois on g(τ) = penetration − 5ε/8, with
-        bisection while the low end sees no contact; bisection alone for ``root="bisection"``."""
+        bisection while the low end sees no contact; bisection alone for ``root="bisection"``.
+
+        The secant is drawn through the penetration of one contact: the deepest at the high end, as the
+        low end saw it (same pair and features). Not through the deepest penetration of each end: where
+        a contact already rests, that is flat (≈ 0) at every low end, and regula falsi on a function flat on
+        one side creeps (Illinois halves the other end ~25 times from millimetres to ε) and ran out of
+        evaluations on every landing of a second corner. One contact's depth is smooth in τ, nearly linear
+        over a short interval. Where the low end did not report that contact (its features changed, or it
+        was beyond the contact margin), the step bisects."""
         s = self.settings
         eps = s.tolerance
         goal = 0.625 * eps
-        lo, g_lo = 0.0, -math.inf
-        hi, g_hi = h, self._penetration(start) - goal
+        lo, lo_codes, lo_pen = 0.0, None, None
+        hi_codes, hi_pen = self._penetrations(start)
+        hi = h
+        scale_lo = scale_hi = 1.0          # Illinois: the retained end's value, halved each time it stays
         retained = 0
         for _ in range(s.max_halvings):
-            if s.root == "illinois" and math.isfinite(g_lo):
-                tau = hi - g_hi * (hi - lo) / (g_hi - g_lo)
-                if not lo < tau < hi:
-                    tau = 0.5 * (lo + hi)
-            else:
-                tau = 0.5 * (lo + hi)
+            tau = 0.5 * (lo + hi)
+            if s.root == "illinois" and lo_codes is not None and hi_pen.size:
+                key = int(np.argmax(hi_pen))
+                at = rc.lookup(hi_codes[key:key + 1], lo_codes)[0]
+                if at >= 0:
+                    g_lo, g_hi = scale_lo * (lo_pen[at] - goal), scale_hi * (hi_pen[key] - goal)
+                    if g_lo < 0.0 < g_hi:
+                        secant = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+                        if lo < secant < hi:
+                            tau = secant
             self._set_state(self._integrate(y0, t, tau))
             self.stats.root_evaluations += 1
-            pen = self._penetration(start)
+            codes, measured = self._penetrations(start)
+            pen = float(measured.max()) if measured.size else -math.inf
             if 0.25 * eps <= pen <= eps:
                 return tau
-            g = pen - goal
-            if g > 0.0:
-                hi, g_hi = tau, g
-                if retained == -1:      # Illinois: the low end stayed twice; halve its value
-                    g_lo *= 0.5
+            if pen > goal:
+                hi, hi_codes, hi_pen = tau, codes, measured
+                scale_hi = 1.0
+                scale_lo = 0.5 * scale_lo if retained == -1 else 1.0
                 retained = -1
             else:
-                lo, g_lo = tau, g
-                if retained == 1:
-                    g_hi *= 0.5
+                lo, lo_codes, lo_pen = tau, codes, measured
+                scale_lo = 1.0
+                scale_hi = 0.5 * scale_hi if retained == 1 else 1.0
                 retained = 1
         self.stats.root_failures += 1
         self._set_state(self._integrate(y0, t, hi))
