@@ -93,15 +93,16 @@ class EventSettings:
 @dataclass
 class EventStats:
     """Figures of the last ``advance``: ODE steps, collision times found, impulses applied, root-finding
-    evaluations, searches that ran out of evaluations, projections that left a depth beyond ε, and the
-    resting contacts and forces [N] (on A,
-    along n) of the last ``dydt``."""
+    evaluations, collision-time searches that ran out of evaluations (``root_failures``), friction-stop
+    searches that did (``stop_failures``), projections that left a depth beyond ε, and the resting contacts
+    and forces [N] (on A, along n) of the last ``dydt``."""
 
     ode_steps: int = 0
     collisions: int = 0
     impulses: int = 0
     root_evaluations: int = 0
     root_failures: int = 0
+    stop_failures: int = 0
     unprojected: int = 0
     resting_contacts: int = 0
     resting_forces: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -391,7 +392,7 @@ class EventDriven:
                 hi = tau
             else:
                 lo = tau
-        self.stats.root_failures += 1
+        self.stats.stop_failures += 1
         self._set_state(self._integrate(y0, t, hi))
         return hi
 
