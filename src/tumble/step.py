@@ -121,20 +121,19 @@ def _step(world: World, dt: float) -> None:
         pairs = 0
     t1 = time.perf_counter()
     kind = int(world._integrator)  # a plain int: Numba types an IntEnum argument slowly (~150 µs a call)
-    if kind in _IMPLICIT_METHOD:
-        if pairs == 0 and not joints:
-            _implicit_step(world, dt, _IMPLICIT_METHOD[Integrator(kind)])
-            _finish(world, dt, 0, kind, t0, t1)
-            return
-        _implicit_spring_kick(world, dt)
-        kind = int(Integrator.SPLITTING)
-    elif world._springs:
-        a = world._live()
-        spring_loads(world._spring_arrays(), a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"])
+    implicit = kind in _IMPLICIT_METHOD
+    if implicit and pairs == 0 and not joints:
+        _implicit_step(world, dt, _IMPLICIT_METHOD[Integrator(kind)])
+        _finish(world, dt, 0, kind, t0, t1)
+        return
     if pairs and world._settings.sleep and kind not in _ODE_METHOD:
         _islands(world, dt)
     elif world._sleeping:
         world._wake_all()
+    if world._springs:
+        _spring_stage(world, dt, implicit)
+    if implicit:
+        kind = int(Integrator.SPLITTING)
     if pairs == 0 and not joints:
         _free_step(world, dt, kind)
     elif kind in _ODE_METHOD:
@@ -184,7 +183,7 @@ def _islands(world: World, dt: float) -> None:
     world._sleeping = update_islands(p.live("pair_body"), p.live("pair_contacts"), a["inv_mass"], a["extent"],
                                      a["v"], a["w"], a["awake"], a["sleep_timer"], parent, island_timer,
                                      island_state, dt, settings.sleep_speed, settings.sleep_time,
-                                     p.live("pair_awake"), world._joints.kernel_args(a["inv_mass"])[0][1])
+                                     p.live("pair_awake"), world._island_edges())
 
 
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:
@@ -266,15 +265,24 @@ def _implicit_step(world: World, dt: float, method: str) -> None:
     a["torque"][...] = 0.0
 
 
-def _implicit_spring_kick(world: World, dt: float) -> None:
-    """With contacts or joints the implicit integrators treat the springs alone implicitly: their velocity
-    change over the step by linearly implicit Euler, (M − h D − h² K) Δu = h (f_s + h K u) (notes 0.9.2 with
-    the springs' loads only), enters the step as the equivalent load M Δu / h, and the splitting step solves
-    contacts and joints with it."""
-    if not world._springs:
-        return
+def _spring_stage(world: World, dt: float, implicit: bool) -> None:
+    """The springs' loads for this step, on the awake bodies (a sleeping body's loads would pile up, since the
+    step skips it; a spring joins its bodies' islands, so a sleeping body's springs rest with it).
+
+    With an implicit integrator (with contacts or joints: ``_step`` runs the whole implicit step without
+    them) the springs alone are treated implicitly: their velocity change over the step by linearly implicit
+    Euler, (M − h D − h² K) Δu = h (f_s + h K u) (notes 0.9.2 with the springs' loads only), enters the step as
+    the equivalent load M Δu / h, and the splitting step solves contacts and joints with it."""
     a = world._live()
-    force, torque = implicit_spring_loads(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"],
-                                          a["w"], world._spring_arrays(), dt)
-    a["force"] += force
-    a["torque"] += torque
+    springs = world._spring_arrays()
+    if implicit:
+        force, torque = implicit_spring_loads(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"],
+                                              a["w"], springs, dt)
+        a["force"] += force
+        a["torque"] += torque
+    else:
+        spring_loads(springs, a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"])
+    if world._sleeping:
+        asleep = ~a["awake"]
+        a["force"][asleep] = 0.0
+        a["torque"][asleep] = 0.0

@@ -147,6 +147,7 @@ class World:
         self._force_fns: list[ForceCallback] = []
         self._joints = JointSet(direct=self._settings.joint_solver == "direct")
         self._springs: list[Spring] = []
+        self._edges: np.ndarray | None = None
         self._attachments: list[list[Any]] = []
         """[attached body, root master, COM in the root's frame (3,), orientation in it (4,)] per attachment."""
         self._packed_springs: SpringArrays | None = None
@@ -328,6 +329,7 @@ class World:
         self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
         self._joints.changed()
         self._packed_springs = None
+        self._edges = None
         if self._event is not None:
             self._event.bodies_changed()
 
@@ -474,6 +476,7 @@ class World:
         joint._world = self
         joint._index = len(self._joints)
         self._joints.add(joint)
+        self._edges = None
         self._wake_all()
         return joint
 
@@ -484,6 +487,7 @@ class World:
         if joint._world is not self:
             raise ValueError(f"joint must be a joint of this world, got {joint!r}")
         self._joints.remove(joint)
+        self._edges = None
         self._wake_all()
 
     @property
@@ -658,8 +662,12 @@ class World:
                 raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
         live = self._live()
         spring.bind(live["x"], live["q"])
+        if self._event is not None:
+            raise ValueError("springs act in method='timestep' only (the event-driven method's ODE does not "
+                             "take their loads yet)")
         self._springs.append(spring)
         self._packed_springs = None
+        self._edges = None
         self._wake_all()
         return spring
 
@@ -669,6 +677,7 @@ class World:
             if s is spring:
                 del self._springs[k]
                 self._packed_springs = None
+                self._edges = None
                 self._wake_all()
                 return
         raise ValueError(f"spring must be a spring of this world, got {spring!r}")
@@ -677,6 +686,19 @@ class World:
     def springs(self) -> tuple[Spring, ...]:
         """The springs, in the order they were added."""
         return tuple(self._springs)
+
+    def _island_edges(self) -> np.ndarray:
+        """(k, 2) body pairs that join islands besides contacts (constraints/islands.py): every joint's two
+        bodies and the consecutive bodies of every spring (−1 the world)."""
+        if self._edges is None:
+            inv_mass = self._body.live("inv_mass")
+            edges = [self._joints.kernel_args(inv_mass)[0][1]]
+            for spring in self._springs:
+                ends = list(spring.bodies) if isinstance(spring, MultiPointSpring) else [spring.a, spring.b]
+                index = [-1 if b is None else b._index for b in ends]
+                edges.append(np.array(list(zip(index[:-1], index[1:], strict=True)), dtype=np.int64).reshape(-1, 2))
+            self._edges = np.ascontiguousarray(np.concatenate(edges), dtype=np.int64)
+        return self._edges
 
     def _spring_arrays(self) -> SpringArrays:
         if self._packed_springs is None:

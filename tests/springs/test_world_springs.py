@@ -105,3 +105,23 @@ def test_add_spring_checks_and_remove_body_takes_its_springs():
     world.remove_body(b)
     assert world.springs == ()
     world.step(1e-3)
+
+
+def test_a_spring_joins_its_bodies_island():
+    # Two boxes resting on the ground, tied by a spring stretched to 2 N (below the friction limit μ m g =
+    # 4.9 N): one island. They sleep together; the sleeping bodies' spring loads do not pile up (had 2 N
+    # accumulated over the ~1.5 s asleep, the push would release ~3 m/s along x), and a push wakes both.
+    world = tb.World()
+    world.add_ground()
+    a = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0, 0, 0.1))
+    b = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0.5, 0, 0.1))
+    world.add_spring(tb.AxialSpring(a, b, (0, 0, 0.1), (0.5, 0, 0.1), stiffness=20.0, rest_length=0.4))
+    for _ in range(480):
+        world.step(1 / 240)
+    assert world.step_stats.sleeping == 2
+    a.apply_impulse((0.0, 0.2, 0.0))
+    world.step(1 / 240)
+    assert world.step_stats.sleeping == 0
+    # Sliding now, the box is no longer held by static friction along x: the spring's 2 N gives it
+    # 2 m/s² × 1/240 s ≈ 0.008 m/s in the step; a piled-up load would give ~3 m/s.
+    assert abs(a.velocity[0]) < 0.05

@@ -1,6 +1,6 @@
 """Islands of the contact graph, and sleeping (Box2D's islands; Bullet's deactivation).
 
-Two moving bodies belong to the same island when a chain of touching pairs or joints joins them (a pair touches
+Two moving bodies belong to the same island when a chain of touching pairs, joints or springs joins them (a pair touches
 when the narrowphase gave it at least one contact, speculative ones included, so a body about to land
 on a sleeping pile already belongs to it). Fixed bodies join nothing: the ground does not make the whole
 scene one island.
@@ -22,7 +22,7 @@ is one branch per body and per pair in a step, against a copy of every field of 
 asleep or wakes. ``World.remove_body`` compacts the rows in order and renumbers the handles.
 
 Shapes: pair_body (m, 2); pair_contacts (m,); inv_mass, extent, sleep_timer (n,); v, w (n, 3);
-awake (n,) bool; parent, island_timer (n,) scratch; pair_awake (m,) bool (out); joint_body (j, 2).
+awake (n,) bool; parent, island_timer (n,) scratch; pair_awake (m,) bool (out); edges (j, 2).
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ def _root(parent, i):
 
 @njit(cache=True)
 def update_islands(pair_body, pair_contacts, inv_mass, extent, v, w, awake, sleep_timer, parent, island_timer,
-                   island_state, dt, sleep_speed, sleep_time, pair_awake, joint_body):
+                   island_state, dt, sleep_speed, sleep_time, pair_awake, edges):
     """One pass at the start of a step, after detection: advance the quiet timers by ``dt`` [s] (the last
     step's), build the islands, wake the islands that were touched and put the quiet ones to sleep; then
-    mark the pairs the solver must visit. Returns the number of sleeping bodies. ``joint_body`` (j, 2): the
-    bodies of every joint (−1 the world); a joint joins its two moving bodies' islands as a contact does.
+    mark the pairs the solver must visit. Returns the number of sleeping bodies. ``edges`` (j, 2): body pairs
+    joined by a joint or a spring (−1 the world); an edge joins its two moving bodies' islands as a contact
+    does.
 
     Serial and in index order, so the result is the same on every run and any thread count."""
     n = inv_mass.shape[0]
@@ -75,8 +76,8 @@ def update_islands(pair_body, pair_contacts, inv_mass, extent, v, w, awake, slee
                 parent[rb] = ra
             else:
                 parent[ra] = rb
-    for k in range(joint_body.shape[0]):
-        a, b = joint_body[k, 0], joint_body[k, 1]
+    for k in range(edges.shape[0]):
+        a, b = edges[k, 0], edges[k, 1]
         if a < 0 or b < 0 or inv_mass[a] == 0.0 or inv_mass[b] == 0.0:
             continue
         ra, rb = _root(parent, a), _root(parent, b)
