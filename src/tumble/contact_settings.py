@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _checks
 from .dynamics import timestep as ts
+from .dynamics.joint_stage import I_JOINT_PROJECTION, I_JOINT_SOLVER
 from .solvers import joint_solve as js
 from .solvers import sequential_impulse as si
 from .solvers import velocity_solve as vs
@@ -166,8 +167,8 @@ class ContactSettings:
         isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
         isettings[ts.I_SUBSTEPS] = self.substeps
         isettings[ts.I_FRICTION_DIRECTIONS] = self.friction_directions
-        isettings[ts.I_JOINT_SOLVER] = js.SOLVER_NAMES[self.joint_solver]
-        isettings[ts.I_JOINT_PROJECTION] = self.joint_projection
+        isettings[I_JOINT_SOLVER] = js.SOLVER_NAMES[self.joint_solver]
+        isettings[I_JOINT_PROJECTION] = self.joint_projection
         object.__setattr__(self, "arrays", (settings, isettings))
         iterations = 0 if self.iterations is None else int(self.iterations)
         object.__setattr__(self, "solver_settings", SOLVERS[self.solver](iterations, float(self.tolerance)))

@@ -189,11 +189,10 @@ def _islands(world: World, dt: float) -> None:
 def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool) -> None:
     settings, isettings = world._settings.arrays if integrate_positions else world._settings.kick_arrays
     out = world.step_stats.solver_out
-    joint_data, joint_scratch, joint_structure = world._joints.kernel_args(world._live()["inv_mass"])
+    joints = world._joints.kernel_args(world._live()["inv_mass"]) if len(world._joints) else None
     ts.contact_step(kind, world._body_arrays(ts.BODY_ARRAYS), world._buffer.pair_arrays(),
                     world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt,
-                    world._settings.solver_settings, settings, isettings, integrate_positions, out, joint_data,
-                    joint_scratch, joint_structure)
+                    world._settings.solver_settings, settings, isettings, integrate_positions, out, joints)
     stats = world.step_stats.values
     stats[StepStats.CONTACTS] = out[ts.STAT_CONTACTS]
     stats[StepStats.SWEEPS] = out[ts.STAT_ITERATIONS]

@@ -31,10 +31,10 @@ from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import prepare_rows, refresh_rows
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
-from ..solvers import joint_solve as js
 from ..solvers import sequential_impulse as si
-from ..solvers.velocity_solve import STATUS_CONVERGED, STATUS_MAX_ITERATIONS, sweeps_singly, velocity_solve
+from ..solvers.velocity_solve import velocity_solve
 from .integrate import inertia_stage, position_stage, velocity_stage
+from .joint_stage import joints_and_contacts_solve, joints_begin, joints_project
 
 BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
                "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo", "awake")
@@ -45,8 +45,8 @@ CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
 S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_MATCH_DISTANCE = range(7)
 SETTINGS_SIZE = 7
 # isettings (int64 array) layout
-I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS, I_JOINT_SOLVER, I_JOINT_PROJECTION = \
-    range(7)
+I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS = range(5)
+# and I_JOINT_SOLVER (5), I_JOINT_PROJECTION (6), read by dynamics/joint_stage.py
 ISETTINGS_SIZE = 7
 # stats_out layout
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)
@@ -55,7 +55,7 @@ STATS_SIZE = 4
 
 @njit(cache=True)
 def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, isettings, integrate_positions,
-                 stats_out, joints, joint_scratch, joint_structure):
+                 stats_out, joints):
     """Advance every body by h [s] with the contacts in the buffer (module docstring).
 
     ``scheme``: Integrator code of the velocity and position stages (SPLITTING, SYMPLECTIC_EULER or
@@ -72,14 +72,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
      inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
      pseudo_impulse, anchor_a, anchor_b) = slots
     old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
-    (joint_kind, joint_body, frame_a, frame_b, joint_limit, joint_flags, joint_soft, joint_motor, joint_impulse,
-     joint_wrench) = joints
-    (joint_lin, joint_ang_a, joint_ang_b, joint_inv_a, joint_inv_b, joint_error, joint_coordinate, joint_sigma,
-     joint_bias, joint_row_mass, joint_factor, joint_rhs, predict_x, predict_q, predict_w, predict_lin, predict_error,
-     predict_coordinate) = joint_scratch
-    has_joints = joint_kind.shape[0] > 0
-    direct = isettings[I_JOINT_SOLVER] == js.DIRECT
-    joint_wrench[:] = 0.0
+    joints_begin(joints)
     substeps = isettings[I_SUBSTEPS]
     hs = h / substeps
     v_pseudo[:] = v  # the velocities before any load acts, for the rows' approach velocity
@@ -113,28 +106,10 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
         si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                       inv_ang_b, inv_mass, v, w)
-        if has_joints:
-            js.joint_setup(joint_kind, joint_body, frame_a, frame_b, joint_limit, joint_flags, joint_soft, x, q,
-                           inv_mass, inv_inertia_world, joint_structure, hs, joint_lin, joint_ang_a, joint_ang_b,
-                           joint_inv_a, joint_inv_b, joint_error, joint_coordinate, joint_sigma, joint_bias,
-                           joint_row_mass, joint_factor)
-            js.joint_warm_start(joint_kind, joint_body, joint_flags, joint_impulse, joint_lin, joint_inv_a,
-                                joint_inv_b, inv_mass, awake, v, w)
-            joint_args = (joint_kind, joint_body, joint_flags, joint_sigma, joint_bias, joint_error, joint_motor,
-                          joint_impulse, joint_lin, joint_ang_a, joint_ang_b, joint_inv_a, joint_inv_b, joint_row_mass,
-                          inv_mass, awake, joint_structure, joint_factor, joint_rhs, direct, hs)
-            done, residual, ended = _solve_with_joints(solver, rows, solve_bias, friction_model, directions, joint_args,
-                                                       v, w)
-            if integrate_positions and direct and isettings[I_JOINT_PROJECTION] > 0:
-                js.joint_shake(joint_kind, joint_body, frame_a, frame_b, joint_limit, joint_flags, joint_soft, x, q, v,
-                               w, inv_mass, joint_structure, direct, hs, joint_lin, joint_inv_a, joint_inv_b,
-                               joint_impulse, joint_factor, joint_rhs, predict_x, predict_q, predict_w,
-                               predict_lin, predict_error, predict_coordinate, isettings[I_JOINT_PROJECTION], scheme,
-                               principal_q, principal_moments, inv_principal_moments)
-            js.joint_accumulate(joint_body, joint_lin, joint_ang_a, joint_impulse, frame_a, q, joint_wrench)
-        else:
-            done, residual, ended = velocity_solve(solver, rows, solve_bias, friction_model, directions,
-                                                   solver.iterations, solver.tolerance, v, w)
+        body_stage = (x, q, v, w, inv_mass, inv_inertia_world, awake, scheme, principal_q, principal_moments,
+                      inv_principal_moments)
+        done, residual, ended = joints_and_contacts_solve(joints, solver, rows, solve_bias, friction_model,
+                                                          directions, body_stage, hs, isettings, integrate_positions)
         iterations += done
         status = max(status, ended)   # the worst sub-step: failed > max_iterations > converged
         if not integrate_positions:
@@ -155,11 +130,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
         if not soft:
             moved = _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo,
                                   w_pseudo, hs)
-        if has_joints:
-            js.joint_project(joint_kind, joint_body, frame_a, frame_b, joint_limit, joint_flags, joint_soft, x, q,
-                             inv_mass, inv_inertia_world, joint_structure, direct, joint_lin, joint_ang_a,
-                             joint_ang_b, joint_inv_a, joint_inv_b, joint_error, joint_coordinate, joint_sigma,
-                             joint_row_mass, joint_factor, joint_rhs, isettings[I_JOINT_PROJECTION])
+        joints_project(joints, body_stage, isettings)
         # The bodies have moved: the rows follow them (the relax pass, the next sub-step and the restitution
         # pass use them), with I⁻¹ at the new orientations (the next velocity stage computes the same again).
         # Rows kept from the start of the step made each body's impulse act at its own stale point with a
@@ -190,36 +161,6 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     stats_out[STAT_ITERATIONS] = iterations
     stats_out[STAT_RESIDUAL] = residual
     stats_out[STAT_STATUS] = status
-
-
-@njit(cache=True)
-def _solve_with_joints(solver, rows, bias, friction_model, directions, joint_args, v, w):
-    """The velocity solve of a sub-step with joints: block Gauss–Seidel between the joints' rows
-    (solvers/joint_solve.joint_iteration) and the contact rows. With Gauss–Seidel contacts ("pgs") each
-    iteration is one joint pass and one contact sweep, until both residuals are under the tolerance; the
-    other contact solvers run whole, between ``iterations`` joint passes before and after. Returns
-    (iterations, residual [m/s], status) as ``velocity_solve``."""
-    (kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b, row_mass, inv_mass,
-     awake, structure, factor, rhs, direct, h) = joint_args
-    if sweeps_singly(solver):
-        residual = 0.0
-        for it in range(solver.iterations):
-            joint_residual = js.joint_iteration(kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a,
-                                                ang_b, inv_a, inv_b, row_mass, inv_mass, awake, structure, factor,
-                                                rhs, direct, h, v, w)
-            _, residual, _ = velocity_solve(solver, rows, bias, friction_model, directions, 1, -1.0, v, w)
-            if max(residual, joint_residual) <= solver.tolerance:
-                return it + 1, residual, STATUS_CONVERGED
-        return solver.iterations, residual, STATUS_MAX_ITERATIONS
-    for _ in range(solver.iterations):
-        js.joint_iteration(kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b,
-                           row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w)
-    done, residual, ended = velocity_solve(solver, rows, bias, friction_model, directions, solver.iterations,
-                                           solver.tolerance, v, w)
-    for _ in range(solver.iterations):
-        js.joint_iteration(kind, body, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b,
-                           row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w)
-    return done, residual, ended
 
 
 @njit(cache=True)
