@@ -18,11 +18,9 @@ from .joint_rows import (
     EQUALITY_ROWS,
     HAS_LIMIT,
     HAS_MOTOR,
-    LIMIT_ROW,
     LIMIT_SLOTS,
     NO_LIMIT,
     ROW_SLOTS,
-    RPY_ROWS,
     joint_rows,
 )
 
@@ -162,18 +160,6 @@ class JointSet:
         error, _ = self._rows_now(self.joints[j]._world)
         n = EQUALITY_ROWS[self.joints[j].kind]
         return float(np.abs(error[j, :n]).max())
-
-    def limit_violation(self) -> np.ndarray:
-        """(m,) how far each joint is past its limit now [rad or m] (0 within it or without limits)."""
-        if not self.joints:
-            return np.zeros(0)
-        error, _ = self._rows_now(self.joints[0]._world)
-        out = np.zeros(len(self.joints))
-        for k, j in enumerate(self.joints):
-            if j.limits is not None:
-                rows = slice(RPY_ROWS, RPY_ROWS + 3) if j.kind == BALL else slice(LIMIT_ROW, LIMIT_ROW + 1)
-                out[k] = max(0.0, float(-error[k, rows].min()))
-        return out
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> dict[str, Any]:
