@@ -44,7 +44,7 @@ from .. import _checks
 from ..conventions import FLOAT
 from ..forces.springs import SpringArrays, scatter_blocks, spring_jacobian_blocks, spring_loads
 from ..jit import njit
-from ..math3d import exp_map_t, qmul_t
+from ..math3d import exp_map_t, qmul_t, quat_to_matrix
 
 __all__ = ["DENSE_MAX_BODIES", "METHODS", "implicit_step"]
 
@@ -61,25 +61,10 @@ grows as n³ while spring systems stay sparse."""
 def inertia_world(inertia_body, q, out):
     """out[i] = R(q_i) inertia_body[i] R(q_i)ᵀ (Baraff I (2-40)): world inertia about the COM [kg m²].
     inertia_body (n, 3, 3) body axes; q (n, 4); out (n, 3, 3)."""
+    rot = np.empty((3, 3))
     for i in range(q.shape[0]):
-        s, vx, vy, vz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
-        r00 = 1.0 - 2.0 * (vy * vy + vz * vz)
-        r01 = 2.0 * (vx * vy - s * vz)
-        r02 = 2.0 * (vx * vz + s * vy)
-        r10 = 2.0 * (vx * vy + s * vz)
-        r11 = 1.0 - 2.0 * (vx * vx + vz * vz)
-        r12 = 2.0 * (vy * vz - s * vx)
-        r20 = 2.0 * (vx * vz - s * vy)
-        r21 = 2.0 * (vy * vz + s * vx)
-        r22 = 1.0 - 2.0 * (vx * vx + vy * vy)
-        rot = ((r00, r01, r02), (r10, r11, r12), (r20, r21, r22))
-        for a in range(3):
-            for b in range(3):
-                acc = 0.0
-                for c in range(3):
-                    for d in range(3):
-                        acc += rot[a][c] * inertia_body[i, c, d] * rot[b][d]
-                out[i, a, b] = acc
+        quat_to_matrix(q[i], rot)
+        out[i] = rot @ inertia_body[i] @ rot.T
 
 
 @njit(cache=True)
