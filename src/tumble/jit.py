@@ -9,6 +9,15 @@ bool), so each kernel compiles once per signature of types. tumble's kernels nev
 part of a type (no ``numba.literally``); functions marked ``inline="always"`` are inlined as IR and are
 unaffected.
 
+**No reference counting** (``refcount=False``): Numba counts references to every array a kernel receives,
+unpacks from a tuple or passes on, by atomic increments and decrements (NRT incref/decref) at each call
+of a non-inlined kernel; in the stepping kernels, which pass 20-odd arrays to each helper once per joint,
+contact or sub-step, those atomics were 22 % of a 10-link jointed step (perf: two instructions, ``lock
+incq``/``lock decq``). A kernel that allocates nothing (no ``np.empty``, no copy: ``a[:] = b`` between
+arrays may copy, write the loop) and keeps no array past its call needs no counting: ``refcount=False``
+compiles it without (Numba's ``_nrt=False``; compiling one that allocates fails loudly: "NRT required").
+``NO_REFCOUNT`` is the same for ``@overload(..., jit_options=NO_REFCOUNT)``.
+
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
 ``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a
 numba that renamed it would only compile more, and tests/unit/test_jit.py would say so.
@@ -22,7 +31,10 @@ from typing import Any
 import numba
 from numba.core import types
 
-__all__ = ["njit"]
+__all__ = ["NO_REFCOUNT", "njit"]
+
+NO_REFCOUNT = {"_nrt": False}
+"""Numba's option for a kernel compiled without reference counting (module docstring)."""
 
 
 def _type_constants_by_type(dispatcher: Any) -> Any:
@@ -37,10 +49,12 @@ def _type_constants_by_type(dispatcher: Any) -> Any:
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """``numba.njit`` with the same arguments (bare ``@njit`` or ``@njit(cache=True, ...)``); see the module
-    docstring for the one difference."""
+    """``numba.njit`` with the same arguments (bare ``@njit`` or ``@njit(cache=True, ...)``), plus
+    ``refcount=False`` for a kernel that allocates nothing; see the module docstring for both differences."""
     if len(args) == 1 and callable(args[0]) and not options:
         return _type_constants_by_type(numba.njit(args[0]))
+    if not options.pop("refcount", True):
+        options.update(NO_REFCOUNT)
     decorate = numba.njit(*args, **options)
 
     def wrap(fn: Callable) -> Any:

@@ -53,7 +53,7 @@ def qrot_inv_t(qw, qx, qy, qz, px, py, pz):
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def skew(a, out):
     """The star operator a* of Baraff I (2-9): a* b = a × b. a (3,) → out (3, 3)."""
     out[0, 0] = 0.0
@@ -67,7 +67,7 @@ def skew(a, out):
     out[2, 2] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_mul(a, b, out):
     """Quaternion product a b, Baraff I (4-1). a, b, out (4,); out may alias a or b."""
     w, x, y, z = qmul_t(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
@@ -77,7 +77,7 @@ def quat_mul(a, b, out):
     out[3] = z
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_conj(q, out):
     """Conjugate [s, −v]; the inverse of a unit quaternion. q, out (4,)."""
     out[0] = q[0]
@@ -86,7 +86,7 @@ def quat_conj(q, out):
     out[3] = -q[3]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_normalize(q, out):
     """q / |q| (Baraff I section 4, ``normalize``). q, out (4,)."""
     inv = 1.0 / np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -96,7 +96,7 @@ def quat_normalize(q, out):
     out[3] = q[3] * inv
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_rotate(q, p, out):
     """Rotate p (3,) by the unit quaternion q (4,): R(q) p, body → world. out (3,)."""
     x, y, z = qrot_t(q[0], q[1], q[2], q[3], p[0], p[1], p[2])
@@ -105,7 +105,7 @@ def quat_rotate(q, p, out):
     out[2] = z
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_to_matrix(q, out):
     """Rotation matrix of a unit quaternion, Baraff I section 4 (``quaternion_to_matrix``). out (3, 3)."""
     s, vx, vy, vz = q[0], q[1], q[2], q[3]
@@ -120,7 +120,7 @@ def quat_to_matrix(q, out):
     out[2, 2] = 1.0 - 2.0 * (vx * vx + vy * vy)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def matrix_to_quat(m, out):
     """Unit quaternion of a rotation matrix, Baraff I section 4 (``matrix_to_quaternion``).
 
@@ -166,7 +166,7 @@ def matrix_to_quat(m, out):
     return i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def axis_angle_to_quat(axis, angle, out):
     """[cos(θ/2), sin(θ/2) u] for a rotation of θ about the unit axis u (ArtiSynth notes 0.2)."""
     n = np.sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2])
@@ -177,7 +177,7 @@ def axis_angle_to_quat(axis, angle, out):
     out[3] = axis[2] * s
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_to_axis_angle(q, axis_out):
     """Axis (written to axis_out) and angle θ ∈ [0, π] of a unit quaternion; returns θ.
 
@@ -199,7 +199,7 @@ def quat_to_axis_angle(q, axis_out):
     return angle
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_derivative_world(q, w, out):
     """q̇ = ½ [0, ω] q with ω in world coordinates, Baraff I (4-2), ArtiSynth notes (0.1)."""
     a, b, c, d = qmul_t(0.0, w[0], w[1], w[2], q[0], q[1], q[2], q[3])
@@ -209,7 +209,7 @@ def quat_derivative_world(q, w, out):
     out[3] = 0.5 * d
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_derivative_body(q, w_body, out):
     """q̇ = ½ q [0, ω_b] with ω_b in the body (rotated) frame, ArtiSynth notes 0.2."""
     a, b, c, d = qmul_t(q[0], q[1], q[2], q[3], 0.0, w_body[0], w_body[1], w_body[2])
@@ -237,7 +237,7 @@ def exp_map_t(wx, wy, wz, h):
     return c, wx * s, wy * s, wz * s
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def quat_integrate_exp(q, w, h, out):
     """Exponential-map update q(t + h) = exp(½ h ω) q(t) for a constant world-frame ω.
 
@@ -258,7 +258,7 @@ def quat_integrate_exp(q, w, h, out):
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def rpy_to_matrix(phi, theta, psi, out):
     """R = Rz(φ) Ry(θ) Rx(ψ) (ArtiSynth notes 0.4). out (3, 3)."""
     cf, sf = np.cos(phi), np.sin(phi)
@@ -275,7 +275,7 @@ def rpy_to_matrix(phi, theta, psi, out):
     out[2, 2] = ct * cp
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def rpy_rate_matrix(phi, theta, out):
     """The matrix H with ω = H (φ̇, θ̇, ψ̇), ω in the base frame (ArtiSynth notes 0.4).
 
@@ -294,7 +294,7 @@ def rpy_rate_matrix(phi, theta, out):
     out[2, 2] = -st
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def rpy_rate_matrix_inv(phi, theta, out):
     """H⁻¹ with (φ̇, θ̇, ψ̇) = H⁻¹ ω (ArtiSynth notes (0.2)); singular at cos θ = 0 (gimbal lock).
 

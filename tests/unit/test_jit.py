@@ -42,3 +42,25 @@ def test_decorator_forms():
     configured = njit(cache=False, fastmath=False)(_callee)
     x = np.array([1.0, 2.0])
     assert bare(x, 1, False) == -2.0 and configured(x, 0, True) == 1.0
+
+
+def test_refcount_false_compiles_without_reference_counting():
+    """``refcount=False`` reaches Numba: a kernel that only reads and writes its arguments runs, and one
+    that allocates is refused at compile time (NRT off), instead of silently counting references."""
+    import pytest
+
+    @njit(refcount=False)
+    def scale(a, s):
+        for i in range(a.shape[0]):
+            a[i] *= s
+
+    @njit(refcount=False)
+    def allocate(n):
+        return np.zeros(n)
+
+    a = np.array([1.0, 2.0])
+    scale(a, 3.0)
+    assert a.tolist() == [3.0, 6.0]
+    assert scale.targetoptions.get("_nrt") is False
+    with pytest.raises(numba.core.errors.NumbaError):
+        allocate(3)

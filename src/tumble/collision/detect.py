@@ -111,6 +111,13 @@ class CollisionDetector:
         self._families = nph.families_present(gl["geom_type"], world._live()["inv_mass"][gl["geom_body"]] > 0.0)
         self._tables = (tables["vertices"], tables["face_normal"], tables["face_offset"], tables["face_vstart"],
                         tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
+        # No pair can pass the filter unless a moving body that collides has a shape and some other body that
+        # collides has one too (collide and fixed are set at creation, which rebuilds the detector): a world
+        # of non-colliding jointed links then skips detection instead of sweeping its AABBs every step.
+        live = world._live()
+        colliding = live["collide"][gl["geom_body"]]
+        bodies = np.unique(gl["geom_body"][colliding])
+        self.idle = bodies.shape[0] < 2 or not np.any(live["inv_mass"][bodies] > 0.0)
 
     def update(self, world: World, buffer: ContactBuffer, old: ContactBuffer, dt: float = 0.0) -> None:
         """The detection stage of a step: AABBs → sweep and sort → narrowphase, written into ``buffer``
@@ -118,6 +125,10 @@ class CollisionDetector:
         last step's buffer, by a merge on the sorted pair keys. ``dt`` [s] > 0 widens each shape's margin
         by how far it can move in the step (``aabb.motion_sweep``)."""
         t0 = time.perf_counter()
+        if self.idle:
+            buffer.resize(0)
+            self._stat_values[:] = 0.0
+            return
         body, gl = world._live(), self._gl
         g = gl["geom_type"].shape[0]
         aabbs = geom_aabbs if g >= PARALLEL_MIN_GEOMS_AABB else geom_aabbs_serial

@@ -56,7 +56,7 @@ def tangent_basis(nx, ny, nz):
     return ax, ay, az, ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def contact_directions(normal, out):
     """out (c, 3, 3) = (n, t1, t2) of every contact with normal (c, 3): the directions of its rows."""
     for i in range(normal.shape[0]):
@@ -109,7 +109,7 @@ def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent
     tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2] = k11, k12, k22
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
                  inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
                  withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h):
@@ -177,7 +177,7 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a
                 w[b, e] += ib[e, 0] * sb0 + ib[e, 1] * sb1 + ib[e, 2] * sb2
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
                  friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
                  tangent_k, approach, normal_accel, separation, source, old_key, old_contacts, old_feature,

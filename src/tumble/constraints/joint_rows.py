@@ -120,7 +120,7 @@ def _twist_angle(fa, fb):
     return angle
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_rows(kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate):
     """Fill every joint's rows at the current pose (module docstring).
 
@@ -133,7 +133,7 @@ def joint_rows(kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang
         joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate):
     """``joint_rows`` for joint j alone."""
     a, b = body[j, 0], body[j, 1]
@@ -213,7 +213,7 @@ def joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang
             error[j, LIMIT_ROW] = hi - s
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _rpy_limit_rows(j, fa, fb, limit, lin, ang_a, ang_b, error):
     """A ball joint's roll-pitch-yaw limit rows (ArtiSynth notes 0.4) in slots 3–5: with R = R_bᵀ R_a = Rz(φ)
     Ry(θ) Rx(ψ) frame a's orientation relative to frame b, the rates are (φ̇, θ̇, ψ̇) = H⁻¹ R_bᵀ (ω_a − ω_b)

@@ -107,6 +107,11 @@ class JointSet:
                          dtype=np.int64)
         self._arrays = {"kind": kind, "body": body, "frame_a": frame_a, "frame_b": frame_b, "limit": limit,
                         "motor": motor, "soft": soft, "flags": flags}
+        # finish_step's scratch: |F|² of each joint and the breaking test, so a step allocates nothing
+        self._break_force_sq = np.array([j.break_force for j in self.joints], dtype=float) ** 2
+        self._breakable = bool(np.isfinite(self._break_force_sq).any())
+        self._force_sq, self._limit_sq = np.zeros(m), np.zeros(m)
+        self._snapped = np.zeros(m, dtype=bool)
         self._structure = joint_structure(kind, body, inv_mass, self.direct)
         rows = int(EQUALITY_ROWS[kind].sum()) if m else 0
         start, ptr = self._structure[2], self._structure[3]
@@ -124,9 +129,13 @@ class JointSet:
         self._dt = dt
         if self._arrays is None or not self.joints:
             return
-        force = np.linalg.norm(self._wrench[:, :3], axis=1) / dt
-        limits = np.array([j.break_force for j in self.joints])
-        snapped = force > limits
+        if not self._breakable:
+            return
+        impulse = self._wrench[:, :3]
+        np.einsum("ij,ij->i", impulse, impulse, out=self._force_sq)
+        # |F| > break_force with F = impulse / dt, squared: |impulse|² > (break_force dt)²
+        np.multiply(self._break_force_sq, dt * dt, out=self._limit_sq)
+        snapped = np.greater(self._force_sq, self._limit_sq, out=self._snapped)
         if snapped.any():
             flags = self._arrays["flags"]
             flags[snapped] |= BROKEN

@@ -149,7 +149,7 @@ def _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_princi
     _leave_principal(i, principal_q, pw, px, py, pz, p0 * k0, p1 * k1, p2 * k2, q, w)
 
 
-@njit(cache=True, fastmath=_FMA)
+@njit(cache=True, refcount=False, fastmath=_FMA)
 def step_splitting_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                           x, q, v, w, force, torque, gravity, h, lag):
     """Serial driver of ``step_splitting``."""
@@ -215,7 +215,7 @@ def _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv
     _leave_principal(i, principal_q, pw, px, py, pz, a0, a1, a2, q, w)
 
 
-@njit(cache=True, fastmath=_FMA)
+@njit(cache=True, refcount=False, fastmath=_FMA)
 def step_symplectic_euler_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
                                  x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
     """Serial driver of ``step_symplectic_euler``."""
@@ -325,7 +325,7 @@ def position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_
     _leave_principal(i, principal_q, pw, px, py, pz, a0, a1, a2, q, w)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
                    torque, gravity, h, inv_inertia_world, awake, clear_loads):
     """``velocity_stage_one`` for every body with ``awake`` (n,) True (serial). One call per stage, not one
@@ -336,7 +336,7 @@ def velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_p
                                q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake):
     """``inv_inertia_world`` of every body with ``awake`` (n,) True at its current orientation, as the velocity
     stage leaves it: for contact rows rebuilt after a position stage (contact_rows.refresh_rows)."""
@@ -348,7 +348,7 @@ def inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awak
                                      inv_principal_moments[i, 2], inv_inertia_world)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake):
     """``position_stage_one`` for every body with ``awake`` (n,) True (serial)."""
     for i in range(v.shape[0]):

@@ -53,7 +53,7 @@ STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)
 STATS_SIZE = 4
 
 
-@njit(cache=True)
+@njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
 def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, isettings, integrate_positions,
                  stats_out, joints):
     """Advance every body by h [s] with the contacts in the buffer (module docstring).
@@ -75,8 +75,10 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     joints_begin(joints)
     substeps = isettings[I_SUBSTEPS]
     hs = h / substeps
-    v_pseudo[:] = v  # the velocities before any load acts, for the rows' approach velocity
-    w_pseudo[:] = w
+    for i in range(v.shape[0]):     # the velocities before any load acts, for the rows' approach velocity
+        for c in range(3):          # (a loop: an array-to-array slice assignment may allocate a copy)
+            v_pseudo[i, c] = v[i, c]
+            w_pseudo[i, c] = w[i, c]
     velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
                    torque, gravity, hs, inv_inertia_world, awake, substeps == 1)
     count = prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
@@ -163,7 +165,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     stats_out[STAT_STATUS] = status
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
     """Move every body by its split-impulse pseudo-velocities: x ← x + h v_p, q ← exp(½ h ω_p) q, keeping
     its world spin I ω: ω ← I(q')⁻¹ I(q) ω. Returns whether any body moved.

@@ -129,7 +129,7 @@ def _dot3(a, b, j, r, j2, r2):
     return a[j, r, 0] * b[j2, r2, 0] + a[j, r, 1] * b[j2, r2, 1] + a[j, r, 2] * b[j2, r2, 2]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b):
     """inv_ang_a/b[j] (8, 3) = I⁻¹ ang_a/b of joint j's rows (zero for the world)."""
     for side in range(2):
@@ -148,7 +148,7 @@ def _body_mass(i, inv_mass):
     return 0.0 if i < 0 else inv_mass[i]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure,
                    factor, row_mass):
     """Joint j's rows of K + Σ (its own block and its blocks with the joints before it in the order) into the
@@ -190,7 +190,7 @@ def assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, in
                     + _dot3(ang, inv2, j, r, j2, r2)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def cholesky_rows(factor, start, ptr, g0, g1):
     """Envelope Cholesky of rows g0..g1−1 in place (rows before g0 already factored), row by row:
     L[g, c] = (K[g, c] − Σ_k L[g, k] L[c, k]) / L[c, c]."""
@@ -207,7 +207,7 @@ def cholesky_rows(factor, start, ptr, g0, g1):
                 factor[bg + g] = np.sqrt(s) if s > 0.0 else 1e150   # a row of no moving body: its λ stays 0
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _solve(factor, start, ptr, rhs, g0, g1):
     """rhs[g0:g1] ← (L Lᵀ)⁻¹ rhs over rows g0..g1−1 (every row's envelope starts at or after g0)."""
     for g in range(g0, g1):
@@ -258,7 +258,7 @@ def _asleep(j, body, awake):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, awake, v, w):
     """Apply the joints' impulses of the last sub-step (m, 8) along the current rows (joints of sleeping
     islands keep theirs for when they wake)."""
@@ -271,7 +271,7 @@ def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_
                 _apply(j, r, a, b, impulse[j, r], lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a, inv_ang_b,
                     row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w):
     """One iteration of the joints' rows on the velocities v, ω (n, 3), in place: the equality block (all at
@@ -346,7 +346,7 @@ def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, 
     return residual
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world, structure, h,
                 lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, bias, row_mass, factor):
     """Rows, I⁻¹ arms, Σ and b of the soft rows (module docstring) and the factor of K + Σ at the current pose,
@@ -380,7 +380,7 @@ def _move(i, dx, dy, dz, tx, ty, tz, x, q):
     q[i, 0], q[i, 1], q[i, 2], q[i, 3] = a * inv, b * inv, c * inv, d * inv
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world, structure,
                   direct, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, row_mass, factor, rhs,
                   iterations):
@@ -445,7 +445,7 @@ def _rigid_violation(j, kind, flags, soft, error):
     return worst
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_mass, row0, rhs, inv_mass, x, q):
     """Move joint j's bodies by M⁻¹ J_jᵀ μ_j (μ of its equality rows in rhs, and of each limit row past its
     bound: a scalar step μ = −C / K_rr)."""
@@ -484,7 +484,7 @@ def _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_ma
         _move(b, bx, by, bz, btx, bty, btz, x, q)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_accumulate(body, lin, ang_a, impulse, frame_a, q, wrench):
     """wrench (m, 6) += the sub-step's impulse on body a: (Σ lin λ, torque about the joint's anchor on a)
     [N·s, N·m·s], world frame; the world's step divides by dt."""
@@ -514,7 +514,7 @@ def joint_accumulate(body, lin, ang_a, impulse, frame_a, q, wrench):
         wrench[j, 5] += t2 - c2
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct, h, lin,
                 inv_ang_a, inv_ang_b, impulse, factor, rhs, predict_x, predict_q, predict_w, predict_lin, predict_error,
                 predict_coordinate, iterations, scheme, principal_q, principal_moments, inv_principal_moments):
@@ -569,7 +569,7 @@ def _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_a
         _apply(j, r, a, b, nu, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _predict(j0, j1, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme, principal_q,
              principal_moments, inv_principal_moments):
     """The pose the position stage would give the moving bodies of joints order[j0:j1] with their velocities

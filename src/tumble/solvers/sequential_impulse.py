@@ -104,7 +104,7 @@ FRICTION_NONE, FRICTION_CONE, FRICTION_PYRAMID, FRICTION_BOX = 0, 1, 2, 3
 """Friction models of the sweep (``contact_settings.FRICTION_MODELS`` names them)."""
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions):
     """The friction step at one contact with the Anitescu–Stewart polyhedral cone (ArtiSynth notes 0.10): the
     friction impulse is Σ β_i d_i with β_i >= 0, Σ β_i <= ``limit`` = μ λ_n, over ``directions`` unit vectors
@@ -189,7 +189,7 @@ def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
             st[11] - impulse * inv_ang_b[s, d, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                inv_ang_b, inv_mass, v, w):
     """Apply last step's recycled impulses before the first sweep (warm start)."""
@@ -207,7 +207,7 @@ def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_imp
         _store(a, b, st, v, w)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
           ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
           mass_scale, impulse_scale, max_push, touch_band, friction_model, directions, reverse):
@@ -280,7 +280,7 @@ def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, 
     return residual
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
                  normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
     """One sweep of the split-impulse position correction (Bullet's split impulse): pseudo-velocities that
@@ -303,7 +303,7 @@ def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, a
         _store(a, b, st, v_pseudo, w_pseudo)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, h):
     """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v (to first order
     in the rotation), for the passes that run after it."""
@@ -337,7 +337,7 @@ def rebound_speed(e, v0, a, gap, h):
     return -half + np.sqrt(half * half + e * e * energy)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a, ang_b,
                       inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
     """Baraff II (8-10): a contact that was closing faster than ``threshold`` [m/s] and took a normal

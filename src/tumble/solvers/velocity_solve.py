@@ -79,7 +79,7 @@ inexact basis or, after an island woke, above MAX_LEMKE_SIZE: the sub-step then 
 Gauss–Seidel sweeps instead)."""
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
      ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
