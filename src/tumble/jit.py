@@ -16,7 +16,8 @@ contact or sub-step, those atomics were 22 % of a 10-link jointed step (perf: tw
 incq``/``lock decq``). A kernel that allocates nothing (no ``np.empty``, no copy: ``a[:] = b`` between
 arrays may copy, write the loop) and keeps no array past its call needs no counting: ``refcount=False``
 compiles it without (Numba's ``_nrt=False``; compiling one that allocates fails loudly: "NRT required").
-``NO_REFCOUNT`` is the same for ``@overload(..., jit_options=NO_REFCOUNT)``.
+The option also reaches what such a kernel calls through an ``@overload``: ``timestep.contact_step``, which
+calls the velocity solvers that way (APGD, CG and Lemke allocate), keeps counting.
 
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
 ``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a
@@ -31,10 +32,7 @@ from typing import Any
 import numba
 from numba.core import types
 
-__all__ = ["NO_REFCOUNT", "njit"]
-
-NO_REFCOUNT = {"_nrt": False}
-"""Numba's option for a kernel compiled without reference counting (module docstring)."""
+__all__ = ["njit"]
 
 
 def _type_constants_by_type(dispatcher: Any) -> Any:
@@ -54,7 +52,7 @@ def njit(*args: Any, **options: Any) -> Any:
     if len(args) == 1 and callable(args[0]) and not options:
         return _type_constants_by_type(numba.njit(args[0]))
     if not options.pop("refcount", True):
-        options.update(NO_REFCOUNT)
+        options["_nrt"] = False
     decorate = numba.njit(*args, **options)
 
     def wrap(fn: Callable) -> Any:
