@@ -90,22 +90,14 @@ class Joint:
         self.limits = limits
         """(lo, hi) of the hinge angle [rad] or slider position [m]; for a ball joint three (lo, hi) pairs (or
         None) of roll, pitch and yaw [rad]; or None."""
-        if motor is not None:
-            if isinstance(motor, (str, bytes)) or not hasattr(motor, "__len__") or len(motor) != 2:
-                raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
-            motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
+        self._world: World | None = None
+        self._index = -1
         self.motor = motor
-        """(target speed [rad/s or m/s], largest torque [N·m] or force [N]), or None."""
         self.compliance = _checks.non_negative("compliance", compliance)
         """[m/N for point rows, rad/(N·m) for angular rows]: 0 is rigid (ArtiSynth notes 0.11)."""
         self.damping = _checks.non_negative("damping", damping)
         """[N·s/m] damping of a compliant joint's rows."""
-        if isinstance(break_force, bool) or not isinstance(break_force, (int, float)) or math.isnan(break_force):
-            raise TypeError(f"break_force must be a number, got {break_force!r}")
-        if break_force <= 0.0:
-            raise ValueError(f"break_force must be positive, got {break_force!r}")
-        self.break_force = float(break_force)
-        """[N] the joint breaks (stops acting) after a step whose constraint force exceeds this."""
+        self.break_force = break_force
         if not isinstance(collide, (bool, np.bool_)):
             raise TypeError(f"collide must be True or False, got {collide!r}")
         self.collide = bool(collide)
@@ -114,8 +106,6 @@ class Joint:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string or None, got {name!r}")
         self.name = name
-        self._world: World | None = None
-        self._index = -1
 
     # ------------------------------------------------------------------ binding
     def _local_frames(self) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +122,41 @@ class Joint:
             qc = quat_conj(q)
             out.append(np.concatenate([quat_rotate(qc, self.anchor - x), quat_mul(qc, frame)]))
         return out[0], out[1]
+
+    # ------------------------------------------------------------------ parameters changed in a world
+    @property
+    def motor(self) -> tuple[float, float] | None:
+        """(target speed [rad/s or m/s], largest torque [N·m] or force [N]), or None. Hinge and slider only;
+        may be assigned at any time (a world's next step drives with it)."""
+        return self._motor
+
+    @motor.setter
+    def motor(self, motor: Any) -> None:
+        if motor is not None:
+            if self.kind not in (HINGE, SLIDER):
+                raise ValueError(f"motor needs a hinge or slider joint, got a {JOINT_NAMES[self.kind]} joint")
+            if isinstance(motor, (str, bytes)) or not hasattr(motor, "__len__") or len(motor) != 2:
+                raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
+            motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
+        self._motor = motor
+        if self._world is not None:
+            self._world._joints.set_motor(self._index, motor)
+
+    @property
+    def break_force(self) -> float:
+        """[N] the joint breaks (stops acting) after a step whose constraint force exceeds this; may be
+        assigned at any time."""
+        return self._break_force
+
+    @break_force.setter
+    def break_force(self, break_force: Any) -> None:
+        if isinstance(break_force, bool) or not isinstance(break_force, (int, float)) or math.isnan(break_force):
+            raise TypeError(f"break_force must be a number, got {break_force!r}")
+        if break_force <= 0.0:
+            raise ValueError(f"break_force must be positive, got {break_force!r}")
+        self._break_force = float(break_force)
+        if self._world is not None:
+            self._world._joints.set_break_force(self._index, self._break_force)
 
     def _live(self) -> tuple[World, int]:
         if self._world is None or self._index < 0:

@@ -19,6 +19,7 @@ from .joint_rows import (
     HAS_LIMIT,
     HAS_MOTOR,
     LIMIT_SLOTS,
+    MOTOR_ROW,
     NO_LIMIT,
     ROW_SLOTS,
     joint_rows,
@@ -122,6 +123,27 @@ class JointSet:
                          np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS)),
                          np.zeros(m))
+
+    # ------------------------------------------------------------------ parameters assigned in the world
+    def set_motor(self, j: int, motor: tuple[float, float] | None) -> None:
+        """Joint j's motor (target speed, largest force or torque) or None, from the next step on; a removed
+        motor's impulse is dropped from the warm start."""
+        if motor is None:
+            self._impulse[j, MOTOR_ROW] = 0.0
+        if self._arrays is None:
+            return      # read when the arrays are built
+        self._arrays["motor"][j] = (0.0, 0.0) if motor is None else motor
+        if motor is None:
+            self._arrays["flags"][j] &= ~HAS_MOTOR
+        else:
+            self._arrays["flags"][j] |= HAS_MOTOR
+
+    def set_break_force(self, j: int, break_force: float) -> None:
+        """Joint j's breaking force [N], tested after the next step."""
+        if self._arrays is None:
+            return
+        self._break_force_sq[j] = break_force * break_force
+        self._breakable = bool(np.isfinite(self._break_force_sq).any())
 
     # ------------------------------------------------------------------ after a step
     def finish_step(self, dt: float) -> None:
