@@ -79,24 +79,13 @@ class Joint:
             axis = axis / norm
         self.axis = axis
         """Unit axis (3,) in the world at creation (hinge and slider), else None."""
-        if limits is not None and self.kind == BALL:
-            if isinstance(limits, (str, bytes)) or not hasattr(limits, "__len__") or len(limits) != 3:
-                raise TypeError(f"rpy_limits must be three (lo, hi) pairs or None, got {limits!r}")
-            bounds = (math.pi, math.pi / 2, math.pi)   # pitch stays clear of the gimbal lock at ±π/2
-            limits = tuple(None if pair is None else _pair(f"rpy_limits[{k}]", pair, bounds[k], k == 1)
-                           for k, pair in enumerate(limits))
-        elif limits is not None:
-            limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
-        self.limits = limits
-        """(lo, hi) of the hinge angle [rad] or slider position [m]; for a ball joint three (lo, hi) pairs (or
-        None) of roll, pitch and yaw [rad]; or None."""
         self._world: World | None = None
         self._index = -1
+        self.limits = limits
         self.motor = motor
-        self.compliance = _checks.non_negative("compliance", compliance)
-        """[m/N for point rows, rad/(N·m) for angular rows]: 0 is rigid (ArtiSynth notes 0.11)."""
-        self.damping = _checks.non_negative("damping", damping)
-        """[N·s/m] damping of a compliant joint's rows."""
+        self._compliance = self._damping = 0.0
+        self.compliance = compliance
+        self.damping = damping
         self.break_force = break_force
         if not isinstance(collide, (bool, np.bool_)):
             raise TypeError(f"collide must be True or False, got {collide!r}")
@@ -124,6 +113,52 @@ class Joint:
         return out[0], out[1]
 
     # ------------------------------------------------------------------ parameters changed in a world
+    @property
+    def limits(self) -> Any:
+        """(lo, hi) of the hinge angle [rad] or slider position [m]; for a ball joint three (lo, hi) pairs (or
+        None) of roll, pitch and yaw [rad] (``rpy_limits``); or None. May be assigned at any time (a fixed
+        joint has none)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Any) -> None:
+        if limits is not None and self.kind == BALL:
+            if isinstance(limits, (str, bytes)) or not hasattr(limits, "__len__") or len(limits) != 3:
+                raise TypeError(f"rpy_limits must be three (lo, hi) pairs or None, got {limits!r}")
+            bounds = (math.pi, math.pi / 2, math.pi)   # pitch stays clear of the gimbal lock at ±π/2
+            limits = tuple(None if pair is None else _pair(f"rpy_limits[{k}]", pair, bounds[k], k == 1)
+                           for k, pair in enumerate(limits))
+        elif limits is not None:
+            if self.kind == FIXED:
+                raise ValueError(f"limits need a hinge, slider or ball joint, got a fixed joint: {limits!r}")
+            limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
+        self._limits = limits
+        if self._world is not None:
+            self._world._joints.set_limits(self._index, self)
+
+    @property
+    def compliance(self) -> float:
+        """[m/N for point rows, rad/(N·m) for angular rows]: 0 is rigid (ArtiSynth notes 0.11). May be
+        assigned at any time."""
+        return self._compliance
+
+    @compliance.setter
+    def compliance(self, compliance: Any) -> None:
+        self._compliance = _checks.non_negative("compliance", compliance)
+        if self._world is not None:
+            self._world._joints.set_soft(self._index, self._compliance, self._damping)
+
+    @property
+    def damping(self) -> float:
+        """[N·s/m] damping of a compliant joint's rows. May be assigned at any time."""
+        return self._damping
+
+    @damping.setter
+    def damping(self, damping: Any) -> None:
+        self._damping = _checks.non_negative("damping", damping)
+        if self._world is not None:
+            self._world._joints.set_soft(self._index, self._compliance, self._damping)
+
     @property
     def motor(self) -> tuple[float, float] | None:
         """(target speed [rad/s or m/s], largest torque [N·m] or force [N]), or None. Hinge and slider only;

@@ -84,3 +84,44 @@ def test_bad_parameters_raise_and_change_nothing():
     ball_joint = world.add_joint(tb.BallJoint(ball, None, (0, 0, -1.5)))
     with pytest.raises(ValueError, match="hinge or slider"):
         ball_joint.motor = (1.0, 1.0)
+
+
+def test_limits_assigned_in_the_world_stop_then_free_the_rod():
+    # The rod spins at 1 rad/s in zero gravity. Limits (−0.2, 0.2) assigned at angle ~0 stop it at 0.2 rad
+    # (the bound holds within 1e-3 rad, as in test_joints); removed, the rod turns freely past the bound.
+    world, rod, joint = _rod()
+    rod.angular_velocity = (0.0, 1.0, 0.0)
+    rod.velocity = (0.0, 0.0, -0.5)             # v = ω × r with r = (0.5, 0, 0)
+    world.step(1 / 240)
+    joint.limits = (-0.2, 0.2)
+    angles = []
+    for _ in range(120):                        # 0.5 s: it would reach 0.5 rad unlimited
+        world.step(1 / 240)
+        angles.append(joint.angle)
+    assert max(angles) == pytest.approx(0.2, abs=1e-3)
+    joint.limits = None
+    start = joint.angle
+    rod.angular_velocity = (0.0, 1.0, 0.0)
+    rod.velocity = tuple(np.cross((0.0, 1.0, 0.0), rod.position))
+    for _ in range(120):
+        world.step(1 / 240)
+    assert joint.angle == pytest.approx(start + 0.5, abs=2e-3)     # past 0.2: the limit is gone
+
+
+def test_compliance_assigned_in_the_world_sags_by_m_g_c():
+    # As test_joints' compliant joint, but made soft after 1 s of hanging rigid (ArtiSynth notes 0.11).
+    c, m = 1e-4, 2.0
+    world = tb.World()
+    body = world.add_body(tb.Sphere(0.1), mass=m, position=(0, 0, -0.5))
+    joint = world.add_joint(tb.BallJoint(body, None, (0, 0, 0)))
+    for _ in range(240):
+        world.step(1 / 240)
+    assert body.position[2] == pytest.approx(-0.5, abs=1e-9)
+    joint.compliance = c
+    joint.damping = 200.0
+    for _ in range(720):
+        world.step(1 / 240)
+    assert body.position[2] == pytest.approx(-0.5 - m * G * c, rel=1e-6)
+    with pytest.raises(ValueError, match="compliance"):
+        joint.compliance = -1.0
+    assert joint.compliance == c

@@ -18,10 +18,12 @@ from .joint_rows import (
     EQUALITY_ROWS,
     HAS_LIMIT,
     HAS_MOTOR,
+    LIMIT_ROW,
     LIMIT_SLOTS,
     MOTOR_ROW,
     NO_LIMIT,
     ROW_SLOTS,
+    RPY_ROWS,
     joint_rows,
 )
 
@@ -137,6 +139,25 @@ class JointSet:
             self._arrays["flags"][j] &= ~HAS_MOTOR
         else:
             self._arrays["flags"][j] |= HAS_MOTOR
+
+    def set_limits(self, j: int, joint: Joint) -> None:
+        """Joint j's limits (``joint.limits``), from the next step on; removed limits' impulses leave the warm
+        start."""
+        if joint.limits is None:
+            first, end = (RPY_ROWS, RPY_ROWS + 3) if joint.kind == BALL else (LIMIT_ROW, LIMIT_ROW + 1)
+            self._impulse[j, first:end] = 0.0
+        if self._arrays is None:
+            return
+        self._arrays["limit"][j] = _limit_row(joint)
+        if joint.limits is None:
+            self._arrays["flags"][j] &= ~HAS_LIMIT
+        else:
+            self._arrays["flags"][j] |= HAS_LIMIT
+
+    def set_soft(self, j: int, compliance: float, damping: float) -> None:
+        """Joint j's compliance and damping, from the next step on."""
+        if self._arrays is not None:
+            self._arrays["soft"][j] = (compliance, damping)
 
     def set_break_force(self, j: int, break_force: float) -> None:
         """Joint j's breaking force [N], tested after the next step."""
