@@ -27,10 +27,12 @@ def test_motor_assigned_in_the_world_drives_then_releases():
     for _ in range(60):
         world.step(1 / 240)
     assert rod.angular_velocity[1] == pytest.approx(-1.0, abs=1e-4)
-    joint.motor = None                          # released: no load, so the rod keeps turning at −1 rad/s
+    joint.motor = None                          # released: set turning at 0.5 rad/s with no load, it keeps
+    rod.angular_velocity = (0.0, 0.5, 0.0)      # that speed (a motor left on would pull it back to −1)
+    rod.velocity = tuple(np.cross((0.0, 0.5, 0.0), rod.position))
     for _ in range(60):
         world.step(1 / 240)
-    assert rod.angular_velocity[1] == pytest.approx(-1.0, abs=1e-4)
+    assert rod.angular_velocity[1] == pytest.approx(0.5, abs=1e-4)
     assert joint.motor is None
     world2, rod2, joint2 = _rod()               # a motor added to a hinge that had none
     joint2.motor = (3.0, 50.0)
