@@ -115,12 +115,12 @@ class JointSet:
         self._breakable = bool(np.isfinite(self._break_force_sq).any())
         self._force_sq, self._limit_sq = np.zeros(m), np.zeros(m)
         self._snapped = np.zeros(m, dtype=bool)
-        self._structure = joint_structure(kind, body, inv_mass, self.direct)
-        rows = int(EQUALITY_ROWS[kind].sum()) if m else 0
+        self._structure = joint_structure(kind, body, flags, inv_mass, self.direct)
+        rows = int(self._structure[7].sum())
         start, ptr = self._structure[2], self._structure[3]
         self._scratch = (np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)),
-                         np.zeros(m), np.zeros(m), np.zeros((m, 6)), np.zeros((m, ROW_SLOTS)),
+                         np.zeros(m), np.zeros(m), np.zeros((m, 6)), np.zeros((m, ROW_SLOTS), dtype=np.int64),
                          np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows),
                          np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS)),
@@ -135,10 +135,8 @@ class JointSet:
         if self._arrays is None:
             return      # read when the arrays are built
         self._arrays["motor"][j] = (0.0, 0.0) if motor is None else motor
-        if motor is None:
-            self._arrays["flags"][j] &= ~HAS_MOTOR
-        else:
-            self._arrays["flags"][j] |= HAS_MOTOR
+        if bool(self._arrays["flags"][j] & HAS_MOTOR) != (motor is not None):
+            self.changed()      # the motor row enters or leaves the joint's block: a new structure
 
     def set_limits(self, j: int, joint: Joint) -> None:
         """Joint j's limits (``joint.limits``), from the next step on; removed limits' impulses leave the warm
@@ -149,10 +147,8 @@ class JointSet:
         if self._arrays is None:
             return
         self._arrays["limit"][j] = _limit_row(joint)
-        if joint.limits is None:
-            self._arrays["flags"][j] &= ~HAS_LIMIT
-        else:
-            self._arrays["flags"][j] |= HAS_LIMIT
+        if bool(self._arrays["flags"][j] & HAS_LIMIT) != (joint.limits is not None):
+            self.changed()      # the limit rows enter or leave the joint's block: a new structure
 
     def set_soft(self, j: int, compliance: float, damping: float) -> None:
         """Joint j's compliance and damping, from the next step on."""

@@ -68,20 +68,20 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
     def impl(joints, solver, rows, bias, friction_model, directions, body, h, isettings, integrate_positions):
         data, scratch, structure = joints
         kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
-        (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, row_mass, factor, rhs, predict_x,
+        (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs, predict_x,
          predict_q, predict_w, predict_lin, predict_error, predict_coordinate) = scratch
         (x, q, v, w, inv_mass, inv_inertia_world, awake, scheme, principal_q, principal_moments,
          inv_principal_moments) = body
         direct = isettings[I_JOINT_SOLVER] == js.DIRECT
-        js.joint_setup(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
-                       structure, h, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, row_mass,
-                       factor)
+        js.joint_setup(kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, x, q, inv_mass,
+                       inv_inertia_world, structure, h, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma,
+                       bias_j, active, factor)
         js.joint_warm_start(kind, jbody, flags, impulse, lin, inv_a, inv_b, inv_mass, awake, v, w)
         if sweeps_singly(solver):
             done, residual, status = solver.iterations, 0.0, STATUS_MAX_ITERATIONS
             for it in range(solver.iterations):
                 joint_residual = js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin,
-                                                    ang_a, ang_b, inv_a, inv_b, row_mass, inv_mass, awake, structure,
+                                                    ang_a, ang_b, inv_a, inv_b, inv_mass, awake, structure, active,
                                                     factor, rhs, direct, h, v, w)
                 _, residual, _ = velocity_solve(solver, rows, bias, friction_model, directions, 1, -1.0, v, w)
                 if max(residual, joint_residual) <= solver.tolerance:
@@ -90,17 +90,17 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
         else:
             for _ in range(solver.iterations):
                 js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a,
-                                   inv_b, row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w)
+                                   inv_b, inv_mass, awake, structure, active, factor, rhs, direct, h, v, w)
             done, residual, status = velocity_solve(solver, rows, bias, friction_model, directions,
                                                     solver.iterations, solver.tolerance, v, w)
             for _ in range(solver.iterations):
                 js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a,
-                                   inv_b, row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w)
+                                   inv_b, inv_mass, awake, structure, active, factor, rhs, direct, h, v, w)
         if integrate_positions and direct and isettings[I_JOINT_PROJECTION] > 0:
             js.joint_shake(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct,
-                           h, lin, inv_a, inv_b, impulse, factor, rhs, predict_x, predict_q, predict_w, predict_lin,
-                           predict_error, predict_coordinate, isettings[I_JOINT_PROJECTION], scheme, principal_q,
-                           principal_moments, inv_principal_moments)
+                           h, lin, inv_a, inv_b, impulse, active, factor, rhs, predict_x, predict_q, predict_w,
+                           predict_lin, predict_error, predict_coordinate, isettings[I_JOINT_PROJECTION], scheme,
+                           principal_q, principal_moments, inv_principal_moments)
         js.joint_accumulate(jbody, lin, ang_a, impulse, frame_a, q, wrench)
         return done, residual, status
 
@@ -115,10 +115,10 @@ def _joints_project(joints, body, isettings):
     def impl(joints, body, isettings):
         data, scratch, structure = joints
         kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
-        lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, row_mass, factor, rhs = scratch[:12]
+        lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs = scratch[:12]
         x, q, inv_mass, inv_inertia_world = body[0], body[1], body[4], body[5]
         js.joint_project(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
                          structure, isettings[I_JOINT_SOLVER] == js.DIRECT, lin, ang_a, ang_b, inv_a, inv_b, error,
-                         coordinate, sigma, row_mass, factor, rhs, isettings[I_JOINT_PROJECTION])
+                         coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION])
 
     return impl

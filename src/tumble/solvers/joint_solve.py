@@ -24,9 +24,20 @@ spring k = 1/c with damper d behind each equality row, integrated implicitly ove
 φ⁺ = φ + h Ċ⁺, λ/h = −(k φ⁺ + d Ċ⁺) gives Ċ⁺ + Σ λ + b = 0 with Σ = c / (h (h + d c)), b = φ / (h + d c).
 A rigid joint (c = 0) has Σ = 0, b = 0 and is held in place by the projection instead.
 
-**Limits and motors**: a limit is a unilateral row: λ >= 0 with Ċ >= −C/h while the coordinate is within its
-bounds (the bodies may reach the bound this step but not pass it, a speculative row) and Ċ >= 0 once past;
-a motor drives Ċ to its target speed with |λ| <= max force (or torque) × h.
+**Limits and motors** join the block by an active set: a limit is a unilateral row, λ >= 0 with Ċ >= −C/h
+while the coordinate is within its bound (the bodies may reach the bound this sub-step but not pass it, a
+speculative row) and Ċ >= 0 once at or past it; a motor drives Ċ to its target speed with |λ| <= max force
+(or torque) × h. A row is in the block while its impulse is inside its bounds (an engaged limit, a motor
+below its largest force): there it is solved exactly with the equality rows, so a limit stops the joint dead
+and its impulse carries the bodies' momentum through the equality rows. A solve whose impulse would leave
+the bounds (a limit that would pull, a motor past its force) holds that row at the bound, takes it out of
+the block and solves again; a row out of the block whose velocity the solve leaves violated (a limit being
+passed, a saturated motor that should let go) comes in. Each change factors the block again from the first
+joint that changed (``refactor``); the warm start decides the active set at the start of each sub-step.
+(Before, the limits and motors were Gauss–Seidel rows after the block: a hinge limit's row, a torque about
+the centre of mass, and the point rows trade the error back and forth, each exchange leaving 1 − I_com/I_pivot
+of it (0.75 for a rod), and the iteration's convergence test read the equality rows alone: a rod hitting its
+limit at 1 rad/s left it at −0.17 rad/s.)
 
 **SHAKE / RATTLE** (``joint_shake``, "direct" only): after the velocity solve, impulses along the same rows
 make the pose the position stage will reach satisfy the rigid rows (Ryckaert et al. 1977); with the velocity
@@ -48,7 +59,19 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..constraints.joint_rows import BROKEN, EQUALITY_ROWS, HAS_LIMIT, HAS_MOTOR, MOTOR_ROW, joint_rows_one, limit_rows
+from ..constraints.joint_rows import (
+    BALL,
+    BROKEN,
+    EQUALITY_ROWS,
+    HAS_LIMIT,
+    HAS_MOTOR,
+    LIMIT_ROW,
+    MOTOR_ROW,
+    ROW_SLOTS,
+    RPY_ROWS,
+    joint_rows_one,
+    limit_rows,
+)
 from ..dynamics.integrate import position_stage_one
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_t
@@ -64,13 +87,28 @@ about 250-fold, 3e-6 → 1e-8 → 4e-11 m, so two steps usually end under 1e-10 
 checks; at 1e-12 it ran two full passes every sub-step, for errors a hundred times below any tolerance
 the tests ask for (the joint error stays below 1e-9 m)."""
 
+ACTIVE_SET_PASSES = 8
+"""Most solves of a block per iteration while its limits and motors enter or leave it (each change factors
+the block again from the first joint that changed). A limit hit or left takes two; more means rows that
+keep trading places, and the last pass then clamps their impulses as Gauss–Seidel would."""
+
+ACTIVATION_TOLERANCE = 1e-10
+"""[m/s or rad/s] a limit or saturated motor out of the block is brought in when the velocities violate it by
+more than this: above the rounding of a solved row (~1e-15 relative), so a row just released does not
+thrash in and out."""
+
 DIRECT, PGS = 0, 1
 SOLVER_NAMES = {"direct": DIRECT, "pgs": PGS}
 
 
-def joint_structure(kind: np.ndarray, body: np.ndarray, inv_mass: np.ndarray, direct: bool) -> tuple:
+def joint_structure(kind: np.ndarray, body: np.ndarray, flags: np.ndarray, inv_mass: np.ndarray,
+                    direct: bool) -> tuple:
     """The sparsity structure of K for ``joint_solve_*``: (order (m,), row0 (m,), start (R,), ptr (R + 1,),
-    adj_ptr (m + 1,), adj_joint, adj_side (k, 2)), recomputed when the joints or the bodies change.
+    adj_ptr (m + 1,), adj_joint, adj_side (k, 2), count (m,), slots (m, 8)), recomputed when the joints, their
+    limits or motors (``flags`` (m,)), or the bodies change.
+
+    count[j], slots[j, :count[j]]: joint j's rows in the block, as row slots (constraints/joint_rows.py): its
+    equality rows, then its limit rows if it has limits, then its motor row if it has a motor (``block_slots``).
 
     order: the joints in elimination order (reverse Cuthill–McKee on the graph of joints that share a
     moving body, for ``direct``; the given order for block Gauss–Seidel). row0[j]: joint j's first row in
@@ -80,7 +118,12 @@ def joint_structure(kind: np.ndarray, body: np.ndarray, inv_mass: np.ndarray, di
     on in each (one entry per shared body).
     """
     m = kind.shape[0]
-    rows = EQUALITY_ROWS[kind] if m else np.zeros(0, dtype=np.int64)
+    slots = np.zeros((m, ROW_SLOTS), dtype=np.int64)
+    rows = np.zeros(m, dtype=np.int64)
+    for j in range(m):
+        own = block_slots(int(kind[j]), int(flags[j]))
+        rows[j] = len(own)
+        slots[j, :len(own)] = own
     moving = [[int(i) for i in body[j] if i >= 0 and inv_mass[i] > 0.0] for j in range(m)]
     by_body: dict[int, list[tuple[int, int]]] = {}
     for j in range(m):
@@ -121,7 +164,19 @@ def joint_structure(kind: np.ndarray, body: np.ndarray, inv_mass: np.ndarray, di
     ptr = np.zeros(total + 1, dtype=np.int64)
     ptr[1:] = np.cumsum(np.arange(total) - start + 1)
     return (order, row0, start, ptr, adj_ptr, np.array(adj_joint, dtype=np.int64),
-            np.array(adj_side, dtype=np.int64).reshape(-1, 2))
+            np.array(adj_side, dtype=np.int64).reshape(-1, 2), rows, slots)
+
+
+def block_slots(kind: int, flags: int) -> list[int]:
+    """The row slots of a joint of ``kind`` with ``flags`` in the block solve: its equality rows, then its
+    limit rows (with ``HAS_LIMIT``), then its motor row (with ``HAS_MOTOR``)."""
+    own = list(range(int(EQUALITY_ROWS[kind])))
+    if flags & HAS_LIMIT:
+        first, end = (RPY_ROWS, RPY_ROWS + 3) if kind == BALL else (LIMIT_ROW, LIMIT_ROW + 1)
+        own += range(first, end)
+    if flags & HAS_MOTOR:
+        own.append(MOTOR_ROW)
+    return own
 
 
 @njit(cache=True, inline="always")
@@ -150,31 +205,33 @@ def _body_mass(i, inv_mass):
 
 @njit(cache=True, refcount=False)
 def assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure,
-                   factor, row_mass):
+                   active, factor):
     """Joint j's rows of K + Σ (its own block and its blocks with the joints before it in the order) into the
-    packed envelope ``factor``, and row_mass[j] (8,) = 1 / K_rr of each of its rows (the limit and motor
-    rows use theirs). A broken joint's rows are identity rows (their impulse stays 0)."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
+    packed envelope ``factor``: the rows of its block (``structure``'s slots) that are ``active`` (m, 8)
+    (the equality rows, an engaged limit, an unsaturated motor); the others, and a broken joint's, are
+    identity rows with no coupling (their impulse stays as it is)."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     a, b = body[j, 0], body[j, 1]
     ima, imb = _body_mass(a, inv_mass), _body_mass(b, inv_mass)
-    for r in range(lin.shape[1]):
-        k_rr = (ima + imb) * _dot3(lin, lin, j, r, j, r) + _dot3(ang_a, inv_ang_a, j, r, j, r) \
-            + _dot3(ang_b, inv_ang_b, j, r, j, r)
-        row_mass[j, r] = 1.0 / k_rr if k_rr > 0.0 else 0.0
     broken = flags[j] & BROKEN
-    for r in range(EQUALITY_ROWS[kind[j]]):
+    equality = EQUALITY_ROWS[kind[j]]
+    for r in range(count[j]):
+        s = slots[j, r]
         g = row0[j] + r
         base = ptr[g] - start[g]
         for c in range(start[g], g + 1):
             factor[base + c] = 0.0
-        if broken:
+        if broken or not active[j, s]:
             factor[base + g] = 1.0
             continue
         for r2 in range(r + 1):     # own block, lower triangle
-            value = (ima + imb) * _dot3(lin, lin, j, r, j, r2) + _dot3(ang_a, inv_ang_a, j, r, j, r2) \
-                + _dot3(ang_b, inv_ang_b, j, r, j, r2)
+            s2 = slots[j, r2]
+            if not active[j, s2]:
+                continue
+            value = (ima + imb) * _dot3(lin, lin, j, s, j, s2) + _dot3(ang_a, inv_ang_a, j, s, j, s2) \
+                + _dot3(ang_b, inv_ang_b, j, s, j, s2)
             if r2 == r:
-                value = value * (1.0 + REGULARIZATION) + sigma[j]
+                value = value * (1.0 + REGULARIZATION) + (sigma[j] if s < equality else 0.0)
             factor[base + row0[j] + r2] = value
         for e in range(adj_ptr[j], adj_ptr[j + 1]):     # blocks with earlier joints through a shared body
             j2 = adj_joint[e]
@@ -185,9 +242,11 @@ def assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, in
             sign = (1.0 if side == 0 else -1.0) * (1.0 if side2 == 0 else -1.0)
             ang = ang_a if side == 0 else ang_b
             inv2 = inv_ang_a if side2 == 0 else inv_ang_b
-            for r2 in range(EQUALITY_ROWS[kind[j2]]):
-                factor[base + row0[j2] + r2] += sign * inv_mass[i] * _dot3(lin, lin, j, r, j2, r2) \
-                    + _dot3(ang, inv2, j, r, j2, r2)
+            for r2 in range(count[j2]):
+                s2 = slots[j2, r2]
+                if active[j2, s2]:
+                    factor[base + row0[j2] + r2] += sign * inv_mass[i] * _dot3(lin, lin, j, s, j2, s2) \
+                        + _dot3(ang, inv2, j, s, j2, s2)
 
 
 @njit(cache=True, refcount=False)
@@ -271,88 +330,194 @@ def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_
                 _apply(j, r, a, b, impulse[j, r], lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
 
 
+@njit(cache=True, inline="always")
+def _target(j, s, error, motor, h):
+    """The velocity a limit or motor row (slot s) asks for [m/s or rad/s]: a motor its target speed; a limit
+    −C/h while the coordinate is within its bound (it may reach the bound this sub-step, never pass it), 0
+    once at or past it."""
+    if s == MOTOR_ROW:
+        return motor[j, 0]
+    gap = error[j, s]
+    return -gap / h if gap > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _bounds(j, s, motor, h):
+    """(lo, hi) of the impulse of a limit or motor row (slot s) over a sub-step of h [s]."""
+    if s == MOTOR_ROW:
+        return -motor[j, 1] * h, motor[j, 1] * h
+    return 0.0, np.inf
+
+
+@njit(cache=True, inline="always")
+def _wants_in(j, s, impulse, vel, target, motor, h):
+    """Whether an inactive limit or motor row (held at a bound of its impulse) is violated by the velocity
+    ``vel`` of its row: a limit closing faster than its target, a saturated motor whose impulse should move
+    back inside its bounds."""
+    if s == MOTOR_ROW:
+        lo, hi = _bounds(j, s, motor, h)
+        if hi <= lo:        # a motor of no force
+            return False
+        if impulse[j, s] >= hi:
+            return vel > target + ACTIVATION_TOLERANCE
+        if impulse[j, s] <= lo:
+            return vel < target - ACTIVATION_TOLERANCE
+        return True
+    return vel < target - ACTIVATION_TOLERANCE
+
+
+@njit(cache=True, inline="always")
+def _unilateral_awake(j, flags, body, awake):
+    """Whether joint j is whole, awake, and has a limit or a motor."""
+    f = flags[j]
+    return not f & BROKEN and f & (HAS_LIMIT | HAS_MOTOR) != 0 and not _asleep(j, body, awake)
+
+
 @njit(cache=True, refcount=False)
-def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                    row_mass, inv_mass, awake, structure, factor, rhs, direct, h, v, w):
-    """One iteration of the joints' rows on the velocities v, ω (n, 3), in place: the equality block (all at
-    once for ``direct``, joint by joint otherwise), then every limit and motor row. sigma (m,), bias (m, 6)
-    [m/s], error (m, 8) (the limit rows' C), motor (m, 2) target speed and largest force or torque, impulse
-    (m, 8) accumulated. Joints of sleeping islands are skipped (their bodies are at rest and, joined only to
-    each other, decouple from the rest of K). Returns the largest equality-row velocity error before the
-    solve [m/s or rad/s]."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
-    m = kind.shape[0]
+def refactor(p0, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure, active,
+             factor):
+    """Assemble and factor again the rows of the joints order[p0:p1] (after their ``active`` rows changed):
+    with the envelope Cholesky, the rows before them keep their factor."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
+    for jj in range(p0, p1):
+        assemble_joint(order[jj], kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
+                       structure, active, factor)
+    last = order[p1 - 1]
+    cholesky_rows(factor, start, ptr, row0[order[p0]], row0[last] + count[last])
+
+
+@njit(cache=True, refcount=False)
+def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a,
+                inv_ang_b, inv_mass, awake, structure, active, factor, rhs, h, v, w):
+    """One solve of the block of the joints order[p0:p1] (all joints for ``direct``, one for ``pgs``) on v, ω,
+    in place, with their limits and motors by an active set (module docstring); returns the largest row
+    velocity error before it [m/s or rad/s]."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
+    last = order[p1 - 1]
+    g0, g1 = row0[order[p0]], row0[last] + count[last]
     residual = 0.0
-    if direct:
-        for j in range(m):
+    for attempt in range(ACTIVE_SET_PASSES):
+        final = attempt == ACTIVE_SET_PASSES - 1
+        for jj in range(p0, p1):
+            j = order[jj]
             a, b = body[j, 0], body[j, 1]
             skip = flags[j] & BROKEN or _asleep(j, body, awake)
-            for r in range(EQUALITY_ROWS[kind[j]]):
+            equality = EQUALITY_ROWS[kind[j]]
+            for r in range(count[j]):
                 g = row0[j] + r
+                s = slots[j, r]
+                rhs[g] = 0.0
                 if skip:
-                    rhs[g] = 0.0
                     continue
-                res = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w) + sigma[j] * impulse[j, r] + bias[j, r]
-                residual = max(residual, abs(res))
+                vel = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w)
+                if s < equality:
+                    res = vel + sigma[j] * impulse[j, s] + bias[j, s]
+                else:
+                    target = _target(j, s, error, motor, h)
+                    if not active[j, s]:
+                        if attempt == 0 and _wants_in(j, s, impulse, vel, target, motor, h):
+                            residual = max(residual, abs(vel - target))
+                        continue
+                    res = vel - target
+                if attempt == 0:
+                    residual = max(residual, abs(res))
                 rhs[g] = -res
-        _solve(factor, start, ptr, rhs, 0, start.shape[0])
-        for j in range(m):
-            if flags[j] & BROKEN or _asleep(j, body, awake):
+        _solve(factor, start, ptr, rhs, g0, g1)
+        # an engaged limit whose impulse would pull, or a motor past its largest force: held at the bound,
+        # out of the block, and solved again
+        changed = p1
+        for jj in range(p0, p1):
+            j = order[jj]
+            if not _unilateral_awake(j, flags, body, awake):
                 continue
             a, b = body[j, 0], body[j, 1]
-            for r in range(EQUALITY_ROWS[kind[j]]):
-                delta = rhs[row0[j] + r]
-                impulse[j, r] += delta
-                _apply(j, r, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
-    else:
-        for jj in range(m):
+            for r in range(EQUALITY_ROWS[kind[j]], count[j]):
+                s = slots[j, r]
+                g = row0[j] + r
+                if not active[j, s]:
+                    continue
+                lo, hi = _bounds(j, s, motor, h)
+                new = impulse[j, s] + rhs[g]
+                if lo <= new <= hi:
+                    continue
+                held = min(max(new, lo), hi)
+                if final:       # out of passes: project this row's impulse, as Gauss–Seidel would
+                    rhs[g] = held - impulse[j, s]
+                    continue
+                _apply(j, s, a, b, held - impulse[j, s], lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+                impulse[j, s] = held
+                active[j, s] = 0
+                changed = min(changed, jj)
+        if changed < p1:
+            refactor(changed, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
+                     structure, active, factor)
+            continue
+        for jj in range(p0, p1):
             j = order[jj]
             if flags[j] & BROKEN or _asleep(j, body, awake):
                 continue
             a, b = body[j, 0], body[j, 1]
-            n = EQUALITY_ROWS[kind[j]]
-            for r in range(n):
-                res = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w) + sigma[j] * impulse[j, r] + bias[j, r]
-                residual = max(residual, abs(res))
-                rhs[row0[j] + r] = -res
-            _solve(factor, start, ptr, rhs, row0[j], row0[j] + n)
-            for r in range(n):
-                delta = rhs[row0[j] + r]
-                impulse[j, r] += delta
-                _apply(j, r, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
-    for j in range(m):
-        f = flags[j]
-        if f & BROKEN or not f & (HAS_LIMIT | HAS_MOTOR) or _asleep(j, body, awake):
-            continue
-        a, b = body[j, 0], body[j, 1]
-        if f & HAS_MOTOR:
-            r = MOTOR_ROW
-            vel = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w)
-            bound = motor[j, 1] * h
-            old = impulse[j, r]
-            new = min(max(old - row_mass[j, r] * (vel - motor[j, 0]), -bound), bound)
-            impulse[j, r] = new
-            _apply(j, r, a, b, new - old, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
-        if f & HAS_LIMIT:
-            first, end = limit_rows(kind[j])
-            for r in range(first, end):
-                gap = error[j, r]
-                target = -gap / h if gap > 0.0 else 0.0      # may reach the bound this sub-step, never pass it
-                vel = _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w)
-                old = impulse[j, r]
-                new = max(old - row_mass[j, r] * (vel - target), 0.0)
-                impulse[j, r] = new
-                _apply(j, r, a, b, new - old, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+            for r in range(count[j]):
+                s = slots[j, r]
+                if active[j, s]:
+                    delta = rhs[row0[j] + r]
+                    impulse[j, s] += delta
+                    _apply(j, s, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+        # a limit the velocities now pass, or a saturated motor that should let go: into the block, again
+        for jj in range(p0, p1):
+            j = order[jj]
+            if not _unilateral_awake(j, flags, body, awake):
+                continue
+            a, b = body[j, 0], body[j, 1]
+            for r in range(EQUALITY_ROWS[kind[j]], count[j]):
+                s = slots[j, r]
+                if active[j, s]:
+                    continue
+                vel = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w)
+                if _wants_in(j, s, impulse, vel, _target(j, s, error, motor, h), motor, h):
+                    active[j, s] = 1
+                    changed = min(changed, jj)
+        if changed == p1:
+            break
+        refactor(changed, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
+                 structure, active, factor)
     return residual
 
 
 @njit(cache=True, refcount=False)
-def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world, structure, h,
-                lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, bias, row_mass, factor):
-    """Rows, I⁻¹ arms, Σ and b of the soft rows (module docstring) and the factor of K + Σ at the current pose,
-    for a sub-step of h [s]. soft (m, 2): compliance and damping. The other arrays: the scratch of
-    ``JointScratch`` (world side)."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
+def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a, inv_ang_b,
+                    inv_mass, awake, structure, active, factor, rhs, direct, h, v, w):
+    """One iteration of the joints' rows on the velocities v, ω (n, 3), in place: the block of every joint's
+    equality rows, engaged limits and unsaturated motors, all at once for ``direct``, joint by joint
+    otherwise (module docstring). sigma (m,), bias (m, 6) [m/s], error (m, 8) (the limit rows' C), motor
+    (m, 2) target speed and largest force or torque, impulse (m, 8) accumulated, active (m, 8) the rows in
+    the block (changed in place with the factor). Joints of sleeping islands are skipped (their bodies are at
+    rest and, joined only to each other, decouple from the rest of K). Returns the largest row velocity error
+    before the solve [m/s or rad/s]: of the equality rows, the rows in the block, and the limits and motors
+    out of it that the velocities violate."""
+    m = kind.shape[0]
+    if m == 0:
+        return 0.0
+    if direct:
+        return _block_pass(0, m, kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b,
+                           inv_ang_a, inv_ang_b, inv_mass, awake, structure, active, factor, rhs, h, v, w)
+    residual = 0.0
+    for jj in range(m):
+        residual = max(residual, _block_pass(jj, jj + 1, kind, body, flags, sigma, bias, error, motor, impulse, lin,
+                                             ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, awake, structure, active,
+                                             factor, rhs, h, v, w))
+    return residual
+
+
+@njit(cache=True, refcount=False)
+def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, motor, impulse, x, q, inv_mass, inv_inertia_world,
+                structure, h, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, bias, active, factor):
+    """Rows, I⁻¹ arms, Σ and b of the soft rows (module docstring), the rows in the block and the factor of
+    K + Σ at the current pose, for a sub-step of h [s]. soft (m, 2): compliance and damping; motor (m, 2);
+    impulse (m, 8): the last sub-step's, the warm start, held within its bounds. A limit pushing at the end of
+    the last sub-step starts in the block, a motor below its largest force too. The other arrays: the
+    scratch of ``JointSet``."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     for jj in range(kind.shape[0]):
         j = order[jj]
         joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
@@ -361,8 +526,17 @@ def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass
         sigma[j] = c / (h * (h + d * c)) if c > 0.0 else 0.0
         for r in range(6):
             bias[j, r] = error[j, r] / (h + d * c) if c > 0.0 else 0.0
+        equality = EQUALITY_ROWS[kind[j]]
+        for r in range(count[j]):
+            s = slots[j, r]
+            if s < equality:
+                active[j, s] = 1
+                continue
+            lo, hi = _bounds(j, s, motor, h)
+            impulse[j, s] = min(max(impulse[j, s], lo), hi)
+            active[j, s] = 1 if lo < impulse[j, s] < hi else 0
         assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure,
-                       factor, row_mass)
+                       active, factor)
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
 
 
@@ -382,15 +556,16 @@ def _move(i, dx, dy, dz, tx, ty, tz, x, q):
 
 @njit(cache=True, refcount=False)
 def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world, structure,
-                  direct, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, row_mass, factor, rhs,
+                  direct, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, active, factor, rhs,
                   iterations):
     """The position projection (module docstring): ``iterations`` Newton steps that move the bodies' x, q
-    (n, 3), (n, 4) so that the rigid joints' equality rows and the limits past their bounds reach C = 0:
-    all joints at once by the envelope factor (``direct``), or joint by joint, each at the pose its
-    predecessors left (Gauss–Seidel); a pass stops early where no rigid row is violated by more than
-    ``POSITION_TOLERANCE``. Velocities are not touched; ``inv_inertia_world`` is that of the
-    pose before the projection (the moves are small). The scratch arrays are those of ``joint_setup``."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
+    (n, 3), (n, 4) so that the rigid joints' equality rows and the limits past their bounds reach C = 0
+    (one block, the limits past their bounds in it): all joints at once by the envelope factor
+    (``direct``), or joint by joint, each at the pose its predecessors left (Gauss–Seidel); a pass stops
+    early where no rigid row is violated by more than ``POSITION_TOLERANCE``. Velocities are not touched;
+    ``inv_inertia_world`` is that of the pose before the projection (the moves are small). The scratch
+    arrays are those of ``joint_setup`` (the next sub-step's setup sets ``active`` and the factor again)."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     m = kind.shape[0]
     sigma[:] = 0.0
     for _ in range(iterations):
@@ -410,23 +585,24 @@ def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_ma
                 if _rigid_violation(j, kind, flags, soft, error) <= POSITION_TOLERANCE:
                     continue
             joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b)
-            assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
-                           structure, factor, row_mass)
             rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
-            n = EQUALITY_ROWS[kind[j]]
-            for r in range(n):
-                rhs[row0[j] + r] = -error[j, r] if rigid else 0.0
+            equality = EQUALITY_ROWS[kind[j]]
+            for r in range(count[j]):
+                s = slots[j, r]
+                past = s != MOTOR_ROW and s >= equality and error[j, s] < 0.0
+                active[j, s] = 1 if s < equality or past else 0
+                rhs[row0[j] + r] = -error[j, s] if (rigid and s < equality) or past else 0.0
+            assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
+                           structure, active, factor)
             if not direct:
-                cholesky_rows(factor, start, ptr, row0[j], row0[j] + n)
-                _solve(factor, start, ptr, rhs, row0[j], row0[j] + n)
-                _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_mass, row0, rhs,
-                              inv_mass, x, q)
+                cholesky_rows(factor, start, ptr, row0[j], row0[j] + count[j])
+                _solve(factor, start, ptr, rhs, row0[j], row0[j] + count[j])
+                _project_move(j, body, flags, structure, rhs, lin, inv_ang_a, inv_ang_b, inv_mass, x, q)
         if direct:
             cholesky_rows(factor, start, ptr, 0, start.shape[0])
             _solve(factor, start, ptr, rhs, 0, start.shape[0])
             for j in range(m):
-                _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_mass, row0, rhs,
-                              inv_mass, x, q)
+                _project_move(j, body, flags, structure, rhs, lin, inv_ang_a, inv_ang_b, inv_mass, x, q)
 
 
 @njit(cache=True, inline="always")
@@ -446,38 +622,30 @@ def _rigid_violation(j, kind, flags, soft, error):
 
 
 @njit(cache=True, refcount=False)
-def _project_move(j, kind, body, flags, error, lin, inv_ang_a, inv_ang_b, row_mass, row0, rhs, inv_mass, x, q):
-    """Move joint j's bodies by M⁻¹ J_jᵀ μ_j (μ of its equality rows in rhs, and of each limit row past its
-    bound: a scalar step μ = −C / K_rr)."""
+def _project_move(j, body, flags, structure, rhs, lin, inv_ang_a, inv_ang_b, inv_mass, x, q):
+    """Move joint j's bodies by M⁻¹ J_jᵀ μ_j (μ of its block's rows in rhs)."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     if flags[j] & BROKEN:
         return
     a, b = body[j, 0], body[j, 1]
     ima, imb = _body_mass(a, inv_mass), _body_mass(b, inv_mass)
     ax = ay = az = atx = aty = atz = 0.0
     bx = by = bz = btx = bty = btz = 0.0
-    n = EQUALITY_ROWS[kind[j]]
-    first, end = limit_rows(kind[j])
-    for r in range(n + end - first):
-        if r >= n:      # a limit past its bound, as one scalar row
-            rr = first + r - n
-            if not flags[j] & HAS_LIMIT or error[j, rr] >= 0.0:
-                continue
-            mu = -error[j, rr] * row_mass[j, rr]
-        else:
-            rr = r
-            mu = rhs[row0[j] + r]
-        ax += ima * lin[j, rr, 0] * mu
-        ay += ima * lin[j, rr, 1] * mu
-        az += ima * lin[j, rr, 2] * mu
-        atx += inv_ang_a[j, rr, 0] * mu
-        aty += inv_ang_a[j, rr, 1] * mu
-        atz += inv_ang_a[j, rr, 2] * mu
-        bx -= imb * lin[j, rr, 0] * mu
-        by -= imb * lin[j, rr, 1] * mu
-        bz -= imb * lin[j, rr, 2] * mu
-        btx += inv_ang_b[j, rr, 0] * mu
-        bty += inv_ang_b[j, rr, 1] * mu
-        btz += inv_ang_b[j, rr, 2] * mu
+    for r in range(count[j]):
+        s = slots[j, r]
+        mu = rhs[row0[j] + r]
+        ax += ima * lin[j, s, 0] * mu
+        ay += ima * lin[j, s, 1] * mu
+        az += ima * lin[j, s, 2] * mu
+        atx += inv_ang_a[j, s, 0] * mu
+        aty += inv_ang_a[j, s, 1] * mu
+        atz += inv_ang_a[j, s, 2] * mu
+        bx -= imb * lin[j, s, 0] * mu
+        by -= imb * lin[j, s, 1] * mu
+        bz -= imb * lin[j, s, 2] * mu
+        btx += inv_ang_b[j, s, 0] * mu
+        bty += inv_ang_b[j, s, 1] * mu
+        btz += inv_ang_b[j, s, 2] * mu
     if a >= 0 and ima > 0.0:
         _move(a, ax, ay, az, atx, aty, atz, x, q)
     if b >= 0 and imb > 0.0:
@@ -516,8 +684,9 @@ def joint_accumulate(body, lin, ang_a, impulse, frame_a, q, wrench):
 
 @njit(cache=True, refcount=False)
 def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct, h, lin,
-                inv_ang_a, inv_ang_b, impulse, factor, rhs, predict_x, predict_q, predict_w, predict_lin, predict_error,
-                predict_coordinate, iterations, scheme, principal_q, principal_moments, inv_principal_moments):
+                inv_ang_a, inv_ang_b, impulse, active, factor, rhs, predict_x, predict_q, predict_w, predict_lin,
+                predict_error, predict_coordinate, iterations, scheme, principal_q, principal_moments,
+                inv_principal_moments):
     """SHAKE (Ryckaert, Ciccotti & Berendsen 1977; with the velocity solve at the next pose, RATTLE, Andersen
     1983): after the velocity solve, impulses ν along the rows J of the sub-step's start pose so that the pose
     the position stage will reach satisfies the rigid equality rows, K ν = −C(x + h v, exp(h ω) q) / h,
@@ -527,7 +696,7 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
     projection (``joint_project``) is left with the rounding of the prediction. v, w (n, 3) change in place;
     the pose is predicted by the position stage itself (``scheme``, the integrator's code, with the bodies'
     principal axes and moments) on the scratch predict_* arrays (n, 3), (n, 4), (n, 3), (m, 8, 3), (m, 8), (m,)."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side = structure
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     m = kind.shape[0]
     for _ in range(iterations):
         worst = 0.0
@@ -542,31 +711,37 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
             joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, predict_x, predict_q, predict_lin,
                            predict_lin, predict_lin, predict_error, predict_coordinate)
             rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
-            n = EQUALITY_ROWS[kind[j]]
-            for r in range(n):
-                rhs[row0[j] + r] = -predict_error[j, r] / h if rigid else 0.0
-                if rigid:
-                    worst = max(worst, abs(predict_error[j, r]))
+            equality = EQUALITY_ROWS[kind[j]]
+            for r in range(count[j]):       # the limits and motors in the block keep their row velocity
+                s = slots[j, r]
+                rhs[row0[j] + r] = -predict_error[j, s] / h if rigid and s < equality else 0.0
+                if rigid and s < equality:
+                    worst = max(worst, abs(predict_error[j, s]))
             if not direct:
-                _solve(factor, start, ptr, rhs, row0[j], row0[j] + n)
-                _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+                _solve(factor, start, ptr, rhs, row0[j], row0[j] + count[j])
+                _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass,
+                             v, w)
         if direct:
             if worst <= POSITION_TOLERANCE:
                 return
             _solve(factor, start, ptr, rhs, 0, start.shape[0])
             for j in range(m):
-                _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+                _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass,
+                             v, w)
 
 
 @njit(cache=True, inline="always")
-def _shake_apply(j, kind, body, flags, row0, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
+def _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     if flags[j] & BROKEN:
         return
     a, b = body[j, 0], body[j, 1]
-    for r in range(EQUALITY_ROWS[kind[j]]):
-        nu = rhs[row0[j] + r]
-        impulse[j, r] += nu
-        _apply(j, r, a, b, nu, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+    for r in range(count[j]):
+        s = slots[j, r]
+        if active[j, s]:
+            nu = rhs[row0[j] + r]
+            impulse[j, s] += nu
+            _apply(j, s, a, b, nu, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
 
 
 @njit(cache=True, refcount=False)
