@@ -42,7 +42,7 @@ SCENE_FORMAT = 1
 KeyPath = tuple[str | int, ...]
 """Where a value sits in the file: table and key names, and array indices (0-based)."""
 
-_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies")
+_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "joints", "springs")
 _WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact", "event")
 _EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
 """Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
@@ -56,7 +56,7 @@ _SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "l
                "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
 _POSE_KEYS = ("position", "orientation")
 _CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
-_NOT_YET = {"joints": "joints", "springs": "springs", "forces": "force callbacks"}
+_NOT_YET = {"forces": "force callbacks", "attachments": "attachments"}
 
 _QUAT_AS_IS = 1e-9
 """An orientation whose norm is within this of 1 is used exactly as written (so a saved state reloads
@@ -119,25 +119,30 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     restitution, fixed, collision flags, name) with its current state: COM position [m], orientation
     quaternion (w, x, y, z), velocity [m/s] and angular velocity [rad/s], world frame. Floats are written
     with ``repr`` precision, so loading gives bitwise the same arrays and saving again the same text.
+    Joints and springs are written with their frames and points in their bodies' axes
+    (``scene_joints``), so they load back with the same zero angle, limits and rest state; a broken joint
+    stays broken.
 
     Not saved: force callbacks (``add_force``; the world is saved without them, no error), loads applied
-    with ``apply_force``/``apply_torque`` for the next step, the contacts' warm start and the sleep state.
+    with ``apply_force``/``apply_torque`` for the next step, the contacts' and joints' warm start and the
+    sleep state.
 
     The file is written atomically (a temporary file in the same folder, then renamed). Returns the path.
 
     Raises:
         ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry, or
-            the world has joints, springs or attachments (scene files cannot hold them yet; saving it without them would
-            not load back the same world).
+            the world has attachments (``attach``, ``attach_point_mass``): scene files cannot hold them yet, and
+            saving it without them would not load back the same world.
     """
     if not isinstance(world, World):
         raise TypeError(f"world must be a tumble.World, got {world!r}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
-    for things in ("joints", "springs", "attachments"):
-        if getattr(world, things):
-            raise ValueError(f"world has {len(getattr(world, things))} {things}, which scene files cannot hold yet; "
-                             "save_scene would lose them")
+    carriers = [body for body in world._point_masses if body._index >= 0]
+    if world.attachments or carriers:
+        count = len(world.attachments) + len(carriers)
+        raise ValueError(f"world has {count} attachments (bodies or point masses), which scene files cannot hold "
+                         "yet; save_scene would lose them")
     text = scene_text(world)
     return _atomic_write(Path(path), lambda fh: fh.write(text.encode("utf-8")))
 
@@ -219,6 +224,17 @@ def scene_text(world: World) -> str:
             out.append(_line("collision_group", int(record["collision_group"])))
         if record["collision_mask"] != 0xFFFFFFFF:
             out.append(_line("collision_mask", int(record["collision_mask"])))
+    if world.joints or world.springs:
+        from .scene_joints import WORLD, joint_tables, spring_tables
+
+        def reference(body: Any) -> str | int:
+            return body.name if body.name is not None and body.name != WORLD else body.index
+
+        for header, tables in (("joints", joint_tables(world, reference)),
+                               ("springs", spring_tables(world, reference))):
+            for table in tables:
+                out.append(f"\n[[{header}]]\n")
+                out.extend(_line(k, v) for k, v in table.items())
     return "".join(out)
 
 
@@ -279,7 +295,16 @@ def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
         if ground["kwargs"]["name"] is not None:
             names[ground["kwargs"]["name"]] = ("ground",)
     bodies = [_check_body(("bodies", k), body, materials, names) for k, body in enumerate(bodies_value)]
-    return {"world": world, "run": run, "ground": ground, "bodies": bodies}
+    plan = {"world": world, "run": run, "ground": ground, "bodies": bodies, "joints": [], "springs": []}
+    if "joints" in doc or "springs" in doc:
+        from .scene_joints import check_joints, check_springs
+
+        order: list[str | None] = [b["kwargs"].get("name") for b in bodies]   # world order: the ground at its index
+        if ground is not None:
+            order.insert(ground["index"], ground["kwargs"]["name"])
+        plan["joints"] = check_joints(doc.get("joints", []), order)
+        plan["springs"] = check_springs(doc.get("springs", []), order)
+    return plan
 
 
 def _check_world(table: dict[str, Any]) -> dict[str, Any]:
@@ -522,6 +547,11 @@ def _build(plan: dict[str, Any]) -> World:
     for i, q in enumerate(quats):
         if q is not None and abs(math.sqrt(sum(c * c for c in q)) - 1.0) <= _QUAT_AS_IS:
             q_rows[i] = q          # as written: add_body's normalization may change the last bit
+    if plan["joints"] or plan["springs"]:
+        from .scene_joints import build_joints, build_springs
+
+        build_joints(world, plan["joints"])
+        build_springs(world, plan["springs"])
     world.time = w["time"]
     world.run_defaults = plan["run"]
     return world

@@ -149,6 +149,7 @@ class World:
         self._springs: list[Spring] = []
         self._edges: np.ndarray | None = None
         self._attachments: list[list[Any]] = []
+        self._point_masses: list[Body] = []   # bodies that carry an attached point mass (save_scene refuses)
         """[attached body, root master, COM in the root's frame (3,), orientation in it (4,)] per attachment."""
         self._packed_springs: SpringArrays | None = None
         self._views: dict[str, np.ndarray] | None = None
@@ -512,6 +513,7 @@ class World:
         w, v, x = a["w"][r].copy(), a["v"][r].copy(), a["x"][r].copy()
         com = self._recombine(root, mass, point, np.zeros((3, 3)))
         a["v"][r] = v + np.cross(w, com - x)
+        self._point_masses.append(root)
         self._bodies_changed()
         self._sync_attached()
 

@@ -427,13 +427,6 @@ def test_joint_needs_a_moving_body_and_the_timestep_method():
         world.add_joint("hinge")
 
 
-def test_save_scene_refuses_a_world_with_joints(tmp_path):
-    world = _double_pendulum()
-    with pytest.raises(ValueError, match="joints"):
-        world.save_scene(tmp_path / "scene.toml")
-    assert not (tmp_path / "scene.toml").exists()
-
-
 @pytest.mark.parametrize("solver", ["direct", "pgs"])
 def test_ball_joint_roll_pitch_yaw_limits_hold(solver):
     # A rod hanging from a ball joint is kicked about y (pitch) and z (roll, R = Rz(φ) Ry(θ) Rx(ψ), notes 0.4):

@@ -126,6 +126,18 @@ class JointSet:
                          np.zeros((m, ROW_SLOTS)),
                          np.zeros(m))
 
+    def set_frames(self, j: int, frame_a: np.ndarray, frame_b: np.ndarray) -> None:
+        """Joint j's frames (7,) each, in its bodies' axes (the world's for b = None), as given: a scene file
+        written by ``save_scene`` holds them (the frames the world made at creation, not re-derived from the
+        poses now, so the joint's zero and its drift are kept)."""
+        self.joints[j]._frames = (np.array(frame_a, dtype=float), np.array(frame_b, dtype=float))
+        self.changed()
+
+    def set_broken(self, j: int) -> None:
+        """Mark joint j broken (a saved broken joint loads broken)."""
+        self.changed()
+        self._broken[j] = True
+
     # ------------------------------------------------------------------ parameters assigned in the world
     def set_motor(self, j: int, motor: tuple[float, float] | None) -> None:
         """Joint j's motor (target speed, largest force or torque) or None, from the next step on; a removed
