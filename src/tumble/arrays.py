@@ -70,6 +70,9 @@ DERIVED_BODY_FIELDS = ("inv_inertia_world", "v_pseudo", "w_pseudo")
 GEOM_FIELDS: tuple[Field, ...] = (
     Field("geom_type", np.int32, (), "-", "-", "add_body", "GeomType code"),
     Field("geom_body", np.int32, (), "-", "-", "add_body", "index of the owning body"),
+    Field("geom_maker", np.int32, (), "-", "-", "add_body",
+          "index of the body the shape was made with: geom_body until ``World.attach`` hands the shape to a "
+          "master, and again after ``World.detach``"),
     Field("geom_pos", FLOAT, (3,), "m", "body", "add_body", "shape origin (its COM) in the body frame"),
     Field("geom_quat", FLOAT, (4,), "-", "shape → body", "add_body", "shape orientation in the body frame"),
     Field("geom_size", FLOAT, (3,), "m", "shape", "add_body",

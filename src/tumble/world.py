@@ -35,7 +35,7 @@ from .dynamics.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, Even
 from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring, SpringArrays, pack_springs
 from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
-from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate
+from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
 from .step import StepStats, step
 from .trajectory import Trajectory, record_simulation
@@ -45,6 +45,9 @@ ForceCallback = Callable[["World", float], None]
 Spring = AxialSpring | MultiPointSpring | FrameSpring
 
 _ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
+_OWN_FIELDS = ("mass", "inv_mass", "inertia_body", "inv_inertia_body", "principal_q", "principal_moments",
+               "inv_principal_moments", "collide", "extent")
+"""A body's fields that ``attach`` hands to its master (the body's read 0 while attached) and ``detach`` gives back."""
 """Integrators of the unconstrained ODE: they take contacts as a kick but cannot hold joints."""
 
 _BOUNDING_RADIUS = {
@@ -56,6 +59,25 @@ _BOUNDING_RADIUS = {
     int(GeomType.CONVEX_HULL): lambda size: float(np.linalg.norm(size)),
 }
 """Radius of a sphere about the shape's origin that holds the shape, from ``geom_size``."""
+
+
+def _give_up_part(entry: list[Any], mass: float, com: np.ndarray, inertia_world: np.ndarray, x: np.ndarray,
+                  q: np.ndarray) -> None:
+    """An attached body's saved own fields (``entry[5]``; frame: its axes, origin its COM; it is at x, q now)
+    less a part of ``mass`` [kg] with COM ``com`` [m] and inertia ``inertia_world`` about it (world): its COM
+    moves to the rest's, and its pose in the root's frame (``entry[2]``) with it."""
+    own = entry[5]
+    rotation = quat_to_matrix(q)
+    rest = MassProperties(float(own["mass"]), np.zeros(3), own["inertia_body"]) + MassProperties(
+        -mass, rotation.T @ (com - x), -(rotation.T @ inertia_world @ rotation))
+    d = rest.com
+    inertia_body = rest.inertia
+    inertia_body = 0.5 * (inertia_body + inertia_body.T)
+    moments, axes = MassProperties(rest.mass, np.zeros(3), inertia_body).principal()
+    own.update(mass=rest.mass, inv_mass=1.0 / rest.mass, inertia_body=inertia_body,
+               inv_inertia_body=np.linalg.inv(inertia_body), principal_q=matrix_to_quat(axes),
+               principal_moments=moments, inv_principal_moments=1.0 / moments)
+    entry[2] = entry[2] + quat_rotate(entry[3], d)
 
 
 def _spring_bodies(spring: Any) -> list[Any]:
@@ -312,6 +334,7 @@ class World:
                                    "geom_edge_start", "geom_edge_count")):
             geom_rows[field] = table[:, j]
         geom_rows["geom_body"] = np.full(k, index, dtype=np.int32)
+        geom_rows["geom_maker"] = np.full(k, index, dtype=np.int32)
         self._geom.append(geom_rows)
         self._names.append(name)
         if name is not None:
@@ -349,7 +372,8 @@ class World:
         if body._world is not self:
             raise ValueError(f"body must be a live body of this world, got {body!r} of another world")
         if any(body is e[0] or body is e[1] for e in self._attachments):
-            raise ValueError(f"body must not take part in an attachment to be removed, got {body!r}")
+            raise ValueError(f"body must not take part in an attachment to be removed (world.detach first), "
+                             f"got {body!r}")
         for joint in [j for j in self._joints.joints if j.a is body or j.b is body]:
             self._joints.remove(joint)
         self._springs = [s for s in self._springs if body not in _spring_bodies(s)]
@@ -358,8 +382,9 @@ class World:
         self._body.keep(keep)
         geom_keep = self._geom.live("geom_body") != index
         self._geom.keep(geom_keep)
-        geom_body = self._geom.live("geom_body")
-        geom_body[geom_body > index] -= 1
+        for field in ("geom_body", "geom_maker"):
+            rows = self._geom.live(field)
+            rows[rows > index] -= 1
         name = self._names.pop(index)
         if name is not None:
             del self._name_index[name]
@@ -524,7 +549,7 @@ class World:
         linear and angular momentum; the master's mass properties are recombined about the common COM and it
         takes over the body's shapes. The body's handle stays valid: its pose and velocity follow the master
         each step; its own mass and inertia read 0 (the master carries them). Bodies with joints or springs
-        cannot be attached yet (ValueError)."""
+        cannot be attached yet (ValueError). ``detach`` undoes it."""
         root = self._attach_root("master", master)
         if not isinstance(body, Body) or body._world is not self or body._index < 0:
             raise ValueError(f"body must be a live body of this world, got {body!r}")
@@ -569,18 +594,76 @@ class World:
         for entry in self._attachments:
             if entry[1] is body:
                 entry[1] = root
-        self._attachments.append([body, root, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])])
+                entry[6].append(body)   # body's own fields, saved below, carry this rider
+        # entry: body, root, its pose in the root's frame, the master it was attached to, its own fields, and
+        # the attached bodies whose own fields carry it (it rode on them while they were roots)
+        own = {name: np.copy(a[name][b]) for name in _OWN_FIELDS}
+        self._attachments.append([body, root, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), master, own, []])
         for entry in self._attachments:
             if entry[1] is root:
                 i = entry[0]._index
                 entry[2] = quat_rotate(qr_conj, a["x"][i] - a["x"][r])
                 entry[3] = quat_mul(qr_conj, a["q"][i])
-        for name, value in (("mass", 0.0), ("inv_mass", 0.0), ("inertia_body", 0.0), ("inv_inertia_body", 0.0),
-                            ("principal_moments", 0.0), ("inv_principal_moments", 0.0), ("collide", False),
-                            ("extent", 0.0)):
-            a[name][b] = value
+        for name in _OWN_FIELDS:
+            if name != "principal_q":   # the axes stay a unit quaternion: the kernels turn it for every body
+                a[name][b] = 0
         self._bodies_changed()
         self._sync_attached()
+
+    def detach(self, body: Body) -> None:
+        """Undo ``attach(body, master)``: ``body`` moves on its own again with its own mass properties and
+        shapes, and its root master loses them (docs/attachments.md). Both leave with the assembly's rigid
+        velocity field at their centres of mass, v + ω × (x − x_com), and its ω, so linear and angular
+        momentum are kept exactly (the inverse of the inelastic merge of ``attach``). The root's mass
+        properties are the assembly's less the body's part (``MassProperties`` with a negative part, exact
+        to rounding); its frame origin moves to its own COM, its shapes, joint anchors and attached bodies
+        keeping their place in the world.
+
+        Raises ValueError if ``body`` is not attached, or bodies were attached to it (detach those first)."""
+        if not isinstance(body, Body):
+            raise TypeError(f"body must be a Body handle, got {body!r}")
+        entry = next((e for e in self._attachments if e[0] is body), None)
+        if entry is None:
+            raise ValueError(f"body must be an attached body of this world, got {body!r}")
+        riders = [e[0] for e in self._attachments if e[4] is body]
+        if riders:
+            raise ValueError(f"body has {len(riders)} bodies attached to it ({riders!r}): detach those first")
+        self._sync_attached()
+        root, own = entry[1], entry[5]
+        a = self._live()
+        b, r = body._index, root._index
+        xb, qb, x_com, v_com, w_com = a["x"][b].copy(), a["q"][b].copy(), a["x"][r].copy(), a["v"][r].copy(), \
+            a["w"][r].copy()
+        # the body's shapes go back to it, placed where they are in the world
+        rows = self._geom.live("geom_maker") == b
+        pos, quat = self._geom.live("geom_pos"), self._geom.live("geom_quat")
+        qb_conj, qr = quat_conj(qb), a["q"][r].copy()
+        for k in np.flatnonzero(rows):
+            world_pos = x_com + quat_rotate(qr, pos[k])
+            pos[k] = quat_rotate(qb_conj, world_pos - xb)
+            quat[k] = quat_mul(qb_conj, quat_mul(qr, quat[k]))
+        self._geom.live("geom_body")[rows] = b
+        self._attachments.remove(entry)
+        for name in _OWN_FIELDS:
+            a[name][b] = own[name]
+        rotation = quat_to_matrix(qb)
+        inertia_b = rotation @ own["inertia_body"] @ rotation.T
+        # Attached in a chain (0.18): the bodies it rode on while they were roots, attached since, carry it in
+        # their own fields (attach merged it into them first); they give it up too.
+        for carrier in entry[6]:
+            carrier_entry = next(e for e in self._attachments if e[0] is carrier)
+            _give_up_part(carrier_entry, float(own["mass"]), xb, inertia_b, a["x"][carrier._index],
+                          a["q"][carrier._index])
+        if a["inv_mass"][r] > 0.0:
+            com_r = self._recombine(root, -float(own["mass"]), xb, -inertia_b)
+            a["v"][r] = v_com + np.cross(w_com, com_r - x_com)
+        else:
+            a["extent"][r] = self._geom_extent(r)
+        a["v"][b] = v_com + np.cross(w_com, xb - x_com)
+        a["w"][b] = w_com
+        self._bodies_changed()
+        self._sync_attached()
+        self._wake_all()
 
     @property
     def attachments(self) -> tuple[tuple[Body, Body], ...]:
@@ -607,10 +690,10 @@ class World:
         return _extent({k: self._geom.live(k)[rows] for k in ("geom_type", "geom_pos", "geom_size")})
 
     def _recombine(self, root: Body, mass: float, com: np.ndarray, inertia_world: np.ndarray) -> np.ndarray:
-        """Add a part (mass [kg], COM and inertia about it, world frame) to ``root``'s mass properties about the
-        common COM (the reduced mass matrix of ArtiSynth notes 0.19, by ``MassProperties.__add__``), move root's
-        frame origin there (its shapes, joint anchors and attached bodies keep their place in the world) and
-        return the new COM (3,) [m]."""
+        """Add a part (mass [kg], COM and inertia about it, world frame; a negative mass and inertia take a part
+        out, as ``detach`` does) to ``root``'s mass properties about the common COM (the reduced mass matrix of
+        ArtiSynth notes 0.19, by ``MassProperties.__add__``), move root's frame origin there (its shapes, joint
+        anchors and attached bodies keep their place in the world) and return the new COM (3,) [m]."""
         a = self._live()
         r = root._index
         R = root.rotation_matrix

@@ -124,3 +124,91 @@ def test_bad_attachments_raise_and_change_nothing():
     with pytest.raises(ValueError, match="attachment"):
         world.remove_body(b)
     assert len(world.attachments) == 1 and a.mass == pytest.approx(2 * 1000.0 * 4 / 3 * np.pi * 0.1**3)
+
+
+def _snapshot(world: tb.World, bodies) -> dict:
+    """Each body's mass, COM, world inertia and shapes' world poses (what detach must give back)."""
+    from tumble.rotations import quat_mul, quat_rotate
+
+    g = world._geom
+    out = {}
+    for body in bodies:
+        rows = np.flatnonzero(g.live("geom_maker") == body.index)
+        owner = g.live("geom_body")[rows]
+        live = world._live()
+        shapes = [(live["x"][o] + quat_rotate(live["q"][o], g.live("geom_pos")[k]),
+                   quat_mul(live["q"][o], g.live("geom_quat")[k])) for k, o in zip(rows, owner, strict=True)]
+        out[body.index] = (body.mass, body.position, body.inertia_world, shapes)
+    return out
+
+
+@pytest.mark.parametrize("order", ["cb-ba", "ba-cb"])
+def test_detach_gives_back_the_mass_properties_and_shapes(order):
+    # c attached to b and b to a, in either order, then detached (c first: it rides on b) without a step
+    # between: every body's mass, COM, world inertia and shapes' world poses are those it had before (exact to
+    # rounding: the root, and b if it carried c, lose the parts by the parallel-axis terms they gained; 1e-13
+    # for the inertia's cancellation).
+    world = tb.World(gravity=(0, 0, 0))
+    a, b, c = (world.add_body(shape, density=rho, position=x, orientation=q) for shape, x, q, rho in _parts())
+    before = _snapshot(world, (a, b, c))
+    for rider, master in ((c, b), (b, a)) if order == "cb-ba" else ((b, a), (c, b)):
+        world.attach(rider, master)
+    with pytest.raises(ValueError, match="detach those first"):
+        world.detach(b)       # c rides on b
+    world.detach(c)
+    world.detach(b)
+    assert world.attachments == ()
+    after = _snapshot(world, (a, b, c))
+    for index, (mass, com, inertia, shapes) in before.items():
+        m2, com2, inertia2, shapes2 = after[index]
+        assert m2 == pytest.approx(mass, rel=1e-14)
+        np.testing.assert_allclose(com2, com, atol=1e-14)
+        np.testing.assert_allclose(inertia2, inertia, atol=1e-13)
+        for (p, q), (p2, q2) in zip(shapes, shapes2, strict=True):
+            np.testing.assert_allclose(p2, p, atol=1e-14)
+            np.testing.assert_allclose(q2 * np.sign(q2 @ q), q, atol=1e-14)
+    world.remove_body(c)         # no longer part of an attachment
+    assert len(world.bodies) == 2
+
+
+def test_detach_keeps_momentum_and_the_parts_leave_with_the_rigid_velocity_field():
+    # After tumbling as one, the parts separate with v_i = v + ω × (x_i − x_com) and ω: the inverse of the
+    # inelastic merge, so P and L are kept (1e-13) and, in zero gravity, each part then moves freely: the
+    # sphere's velocity stays the one it left with (a sphere's spin does not couple to its motion).
+    world = tb.World(gravity=(0, 0, 0))
+    a = world.add_body(tb.Box(0.4, 0.2, 0.1), mass=2.0, velocity=(0.1, 0, 0), angular_velocity=(0.2, 0.1, 1.0))
+    b = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0.4, 0, 0), velocity=(0, 0.5, 0))
+    p0, l0 = world.linear_momentum(), world.angular_momentum()
+    world.attach(b, a)
+    for _ in range(100):
+        world.step(1 / 240)
+    v, w, x = a.velocity, a.angular_velocity, a.position
+    xb = b.position
+    world.detach(b)
+    np.testing.assert_allclose(world.linear_momentum(), p0, atol=1e-13)
+    np.testing.assert_allclose(world.angular_momentum(), l0, atol=1e-13)
+    np.testing.assert_allclose(b.velocity, v + np.cross(w, xb - x), atol=1e-14)
+    np.testing.assert_allclose(b.angular_velocity, w, atol=1e-15)
+    np.testing.assert_allclose(a.velocity, v + np.cross(w, a.position - x), atol=1e-14)
+    vb = b.velocity
+    for _ in range(100):
+        world.step(1 / 240)
+    np.testing.assert_allclose(b.velocity, vb, atol=1e-14)
+    np.testing.assert_allclose(b.position, xb + vb * 100 / 240, atol=1e-12)
+
+
+def test_detach_from_a_fixed_master_and_bad_detach():
+    world = tb.World()
+    wall = world.add_body(tb.Box(1, 1, 1), fixed=True)
+    ball = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0.6, 0, 0))
+    world.attach(ball, wall)
+    with pytest.raises(ValueError, match="attached body"):
+        world.detach(wall)
+    with pytest.raises(TypeError, match="Body"):
+        world.detach("ball")
+    world.detach(ball)
+    assert ball.mass == 1.0 and np.all(ball.velocity == 0.0) and wall.inv_mass == 0.0
+    world.step(0.01)
+    assert ball.velocity[2] == pytest.approx(-9.81 * 0.01, rel=1e-12)   # it falls again on its own
+    with pytest.raises(ValueError, match="attached body"):
+        world.detach(ball)
