@@ -164,12 +164,13 @@ def _stack(n: int, seconds: float, **options):
 @pytest.mark.parametrize("sleep", [True, False])
 def test_stack_of_ten_stands(sleep):
     """10 boxes (1 m, 1 kg) stacked exactly stand 10 s: top drift < 1 mm, sink < 1 mm (asleep once quiet,
-    and with every body stepped every step). The drift is held to 10 µm: with a face manifold's normal rows
-    passed over until they agree (sequential_impulse.MANIFOLD_PASSES) it measured 6.5e-7 m (sleep) and
-    4.2e-7 m (none); with one pass per sweep, 0.38 mm and 0.21 mm (uneven corner impulses tilt the boxes)."""
+    and with every body stepped every step). The drift is held to 30 µm: with a face manifold's normal rows
+    passed over until they agree (sequential_impulse.MANIFOLD_PASSES = 2) it measured 6.7e-6 m (sleep) and
+    7.3e-6 m (none), 6.5e-7 and 4.2e-7 m with 4 passes; with one pass per sweep, 0.38 mm and 0.21 mm (uneven
+    corner impulses tilt the boxes), which the bound catches."""
     _, boxes = _stack(10, 10.0, sleep=sleep)
     top = boxes[-1].position
-    assert np.hypot(top[0], top[1]) < 1e-5
+    assert np.hypot(top[0], top[1]) < 3e-5
     assert 9.5 - top[2] < 1e-3
 
 

@@ -100,15 +100,17 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
     return qa * a1 - qb * a2, qb * a1 + qa * a2
 
 
-MANIFOLD_PASSES = 4
+MANIFOLD_PASSES = 2
 """Most passes over one face manifold's normal rows per sweep (``sweep``). A box face on a face has four
 corner rows of rank three (the pair's relative motion along the normal has three degrees of freedom), and
 one Gauss–Seidel pass shares the load between the corners in the order it visits them; the uneven corner
 impulses tilt the box, and in a tall stack the tilt grows into a sway. Passes until the rows agree make each
 such pair's normal rows one block solved per visit (block Gauss–Seidel over pairs, ArtiSynth notes 0.15).
-Measured (one pass → this): S3 (20 boxes, 10 s) top drift 1.10 → 0.001 mm with sleep (0.76 → 0.000 mm
-without; 2 passes gave 0.14 mm, 8 passes 0.000 mm); S2-boxes max penetration 1.31 → 0.90 mm, end kinetic
-energy 1.58 → 0.28 J, at 13 % fewer steps/s."""
+Measured against one pass: S3 (20 boxes, 10 s) top drift 1.10 mm with sleep (0.76 mm without) → 0.14 mm
+(0.04 mm) with 2 passes, 0.001 mm (0.0003 mm) with 4. Two were chosen over four by S2-boxes (one sitting,
+2026-11-24): 10 % more steps/s, and the deepest contact over its last second at a median of 0.63 mm (max
+1.30) against 1.20 mm (1.41) with 4 passes; S4's largest displacement 0.355 mm against 0.363. (S2-boxes'
+end state is chaotic: its last frame alone read 0.96 mm with 4 passes, 1.28 mm with 3, 0.59 mm with 2.)"""
 
 MANIFOLD_MIN_CONTACTS = 3
 """Pairs with fewer contacts get one pass. Passing over two-point manifolds (edges on faces) as well cost
