@@ -45,10 +45,11 @@ ForceCallback = Callable[["World", float], None]
 Spring = AxialSpring | MultiPointSpring | FrameSpring
 
 _ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
+"""Integrators of the unconstrained ODE: they take contacts as a kick but cannot hold joints."""
+
 _OWN_FIELDS = ("mass", "inv_mass", "inertia_body", "inv_inertia_body", "principal_q", "principal_moments",
                "inv_principal_moments", "collide", "extent")
 """A body's fields that ``attach`` hands to its master (the body's read 0 while attached) and ``detach`` gives back."""
-"""Integrators of the unconstrained ODE: they take contacts as a kick but cannot hold joints."""
 
 _BOUNDING_RADIUS = {
     int(GeomType.SPHERE): lambda size: size[0],
@@ -171,8 +172,11 @@ class World:
         self._springs: list[Spring] = []
         self._edges: np.ndarray | None = None
         self._attachments: list[list[Any]] = []
-        self._point_masses: list[Body] = []   # bodies that carry an attached point mass (save_scene refuses)
-        """[attached body, root master, COM in the root's frame (3,), orientation in it (4,)] per attachment."""
+        """[attached body, root master, COM in the root's frame (3,), orientation in it (4,), the master it was
+        attached to, its own fields (``_OWN_FIELDS``), the attached bodies whose own fields carry it] per
+        attachment (``attach``, ``detach``)."""
+        self._point_masses: list[Body] = []
+        """Bodies that carry an attached point mass (``save_scene`` refuses them: files cannot hold it)."""
         self._packed_springs: SpringArrays | None = None
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
