@@ -288,10 +288,8 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
 
 def _placed_by_frame(a: Any, frame_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The world anchor and x axis of a joint frame given in a's axes, at a's pose now."""
-    q = a.orientation
-    anchor = a.position + quat_rotate(q, frame_a[:3])
-    axis = quat_rotate(q, quat_rotate(frame_a[3:], np.array([1.0, 0.0, 0.0])))
-    return anchor, axis
+    anchor, orientation = _frame_in_world(a, frame_a)
+    return anchor, quat_rotate(orientation, np.array([1.0, 0.0, 0.0]))
 
 
 def build_springs(world: World, plans: list[dict[str, Any]]) -> None:

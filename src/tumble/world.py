@@ -586,13 +586,7 @@ class World:
             a["w"][r] = np.linalg.solve(root.inertia_world, spin)
         # the body's shapes join the root's, placed where they are in the world
         qr_conj = quat_conj(a["q"][r])
-        rows = self._geom.live("geom_body") == b
-        pos, quat = self._geom.live("geom_pos"), self._geom.live("geom_quat")
-        for k in np.flatnonzero(rows):
-            world_pos = xb + quat_rotate(qb, pos[k])
-            pos[k] = quat_rotate(qr_conj, world_pos - a["x"][r])
-            quat[k] = quat_mul(qr_conj, quat_mul(qb, quat[k]))
-        self._geom.live("geom_body")[rows] = r
+        self._hand_shapes(self._geom.live("geom_body") == b, r, (xb, qb), (a["x"][r], a["q"][r]))
         a["extent"][r] = self._geom_extent(r)
         # bodies attached to ``body`` move to the root; their shapes already moved with body's
         for entry in self._attachments:
@@ -639,14 +633,7 @@ class World:
         xb, qb, x_com, v_com, w_com = a["x"][b].copy(), a["q"][b].copy(), a["x"][r].copy(), a["v"][r].copy(), \
             a["w"][r].copy()
         # the body's shapes go back to it, placed where they are in the world
-        rows = self._geom.live("geom_maker") == b
-        pos, quat = self._geom.live("geom_pos"), self._geom.live("geom_quat")
-        qb_conj, qr = quat_conj(qb), a["q"][r].copy()
-        for k in np.flatnonzero(rows):
-            world_pos = x_com + quat_rotate(qr, pos[k])
-            pos[k] = quat_rotate(qb_conj, world_pos - xb)
-            quat[k] = quat_mul(qb_conj, quat_mul(qr, quat[k]))
-        self._geom.live("geom_body")[rows] = b
+        self._hand_shapes(self._geom.live("geom_maker") == b, b, (x_com, a["q"][r].copy()), (xb, qb))
         self._attachments.remove(entry)
         for name in _OWN_FIELDS:
             a[name][b] = own[name]
@@ -668,6 +655,18 @@ class World:
         self._bodies_changed()
         self._sync_attached()
         self._wake_all()
+
+    def _hand_shapes(self, rows: np.ndarray, owner: int, pose_from: tuple, pose_to: tuple) -> None:
+        """Give the shape rows ``rows`` (g,) bool to body row ``owner``, keeping their place in the world: their
+        local poses go from the frame ``pose_from`` = (x (3,) [m], q (4,)) to the frame ``pose_to``."""
+        (x_from, q_from), (x_to, q_to) = pose_from, pose_to
+        to_conj = quat_conj(q_to)
+        pos, quat = self._geom.live("geom_pos"), self._geom.live("geom_quat")
+        for k in np.flatnonzero(rows):
+            world_pos = x_from + quat_rotate(q_from, pos[k])
+            pos[k] = quat_rotate(to_conj, world_pos - x_to)
+            quat[k] = quat_mul(to_conj, quat_mul(q_from, quat[k]))
+        self._geom.live("geom_body")[rows] = owner
 
     @property
     def attachments(self) -> tuple[tuple[Body, Body], ...]:

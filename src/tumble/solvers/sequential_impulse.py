@@ -249,58 +249,61 @@ def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, 
             if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0):
                 continue
             a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
-            # Normal: unilateral, accumulated impulse clamped at zero; the pair's rows swept until they agree
-            passes = 0 if phase == 1 else (MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1)
-            for _ in range(passes):
-                largest = 0.0
+            if phase == 0:
+                # Normal: unilateral, accumulated impulse clamped at zero; a face manifold's rows swept until
+                # they agree
+                passes = MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1
+                for _ in range(passes):
+                    largest = 0.0
+                    for jj in range(c):
+                        s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+                        nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+                        vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+                        gap = separation[s]
+                        ms, is_ = 1.0, 0.0
+                        if gap > touch_band:
+                            bias = gap * inv_h
+                        elif use_bias and gap <= 0.0:
+                            bias = max(bias_rate * gap, -max_push)
+                            ms, is_ = mass_scale, impulse_scale
+                        else:
+                            bias = 0.0
+                        old = normal_impulse[s]
+                        new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
+                        normal_impulse[s] = new
+                        delta = new - old
+                        st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
+                        largest = max(largest, abs(delta) / normal_mass[s])
+                    residual = max(residual, largest)
+                    if largest <= MANIFOLD_TOLERANCE:
+                        break
+            else:
                 for jj in range(c):
                     s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
-                    nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-                    vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
-                    gap = separation[s]
-                    ms, is_ = 1.0, 0.0
-                    if gap > touch_band:
-                        bias = gap * inv_h
-                    elif use_bias and gap <= 0.0:
-                        bias = max(bias_rate * gap, -max_push)
-                        ms, is_ = mass_scale, impulse_scale
+                    t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
+                    t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
+                    old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
+                    limit = mu * normal_impulse[s]
+                    vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
+                    if friction_model == FRICTION_BOX:
+                        # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
+                        # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
+                        new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        new2 = min(max(old2 - vt2 / tangent_k[s, 2], -limit), limit)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
                     else:
-                        bias = 0.0
-                    old = normal_impulse[s]
-                    new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
-                    normal_impulse[s] = new
-                    delta = new - old
-                    st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
-                    largest = max(largest, abs(delta) / normal_mass[s])
-                residual = max(residual, largest)
-                if largest <= MANIFOLD_TOLERANCE:
-                    break
-            for jj in range(c if phase == 1 else 0):
-                s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
-                t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
-                t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
-                old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
-                limit = mu * normal_impulse[s]
-                vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
-                if friction_model == FRICTION_BOX:
-                    # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
-                    # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
-                    new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
-                    st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
-                    vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
-                    new2 = min(max(old2 - vt2 / tangent_k[s, 2], -limit), limit)
-                    st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
-                else:
-                    vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
-                    if friction_model == FRICTION_PYRAMID:  # the polyhedral cone (notes 0.10)
-                        new1, new2 = friction_polygon(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
-                                                      old2, vt1, vt2, limit, directions)
-                    else:  # the circular cone (notes 0.16)
-                        new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2,
-                                                   vt1, vt2, limit)
-                    st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
-                    st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
-                tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
+                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        if friction_model == FRICTION_PYRAMID:  # the polyhedral cone (notes 0.10)
+                            new1, new2 = friction_polygon(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
+                                                          old2, vt1, vt2, limit, directions)
+                        else:  # the circular cone (notes 0.16)
+                            new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2,
+                                                       vt1, vt2, limit)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                    tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
             _store(a, b, st, v, w)
     return residual
 
