@@ -132,6 +132,8 @@ class Joint:
             if self.kind == FIXED:
                 raise ValueError(f"limits need a hinge, slider or ball joint, got a fixed joint: {limits!r}")
             limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
+        if self._world is not None and limits is not None:
+            self._world._refuse_for_ode(f"limits={limits!r}")
         self._limits = limits
         if self._world is not None:
             self._world._joints.set_limits(self._index, self)
@@ -144,7 +146,10 @@ class Joint:
 
     @compliance.setter
     def compliance(self, compliance: Any) -> None:
-        self._compliance = _checks.non_negative("compliance", compliance)
+        compliance = _checks.non_negative("compliance", compliance)
+        if self._world is not None and compliance > 0.0:
+            self._world._refuse_for_ode(f"compliance={compliance!r}")
+        self._compliance = compliance
         if self._world is not None:
             self._world._joints.set_soft(self._index, self._compliance, self._damping)
 
@@ -173,6 +178,8 @@ class Joint:
             if isinstance(motor, (str, bytes)) or not hasattr(motor, "__len__") or len(motor) != 2:
                 raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
             motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
+        if self._world is not None and motor is not None:
+            self._world._refuse_for_ode(f"motor={motor!r}")
         self._motor = motor
         if self._world is not None:
             self._world._joints.set_motor(self._index, motor)
@@ -192,6 +199,17 @@ class Joint:
         self._break_force = float(break_force)
         if self._world is not None:
             self._world._joints.set_break_force(self._index, self._break_force)
+
+    def _ode_problem(self) -> str | None:
+        """What of this joint the ODE integrators cannot solve (solvers/joint_accel.py: rigid equality rows
+        only), as ``name=value``, or None."""
+        if self.limits is not None:
+            return f"limits={self.limits!r}"
+        if self.motor is not None:
+            return f"motor={self.motor!r}"
+        if self.compliance > 0.0:
+            return f"compliance={self.compliance!r}"
+        return None
 
     def _live(self) -> tuple[World, int]:
         if self._world is None or self._index < 0:

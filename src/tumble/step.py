@@ -24,6 +24,7 @@ from .dynamics import integrate, ode
 from .dynamics import state as _state
 from .dynamics import timestep as ts
 from .dynamics.implicit import implicit_spring_loads, implicit_step
+from .dynamics.joint_ode import joint_ode_step
 from .forces.springs import spring_loads
 from .solvers.pivoting import MAX_LEMKE_SIZE
 from .solvers.velocity_solve import STATUS_NAMES, lemke_size
@@ -140,8 +141,12 @@ def _step(world: World, dt: float) -> None:
     if pairs == 0 and not joints:
         _free_step(world, dt, kind)
     elif kind in _ODE_METHOD:
-        _contact_kick(world, dt)
-        _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
+        if pairs:
+            _contact_kick(world, dt)
+        if joints:
+            joint_ode_step(world, dt, _ODE_METHOD[Integrator(kind)])
+        else:
+            _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
     else:
         _contact_step(world, dt, kind, True)
         if joints:

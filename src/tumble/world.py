@@ -45,7 +45,10 @@ ForceCallback = Callable[["World", float], None]
 Spring = AxialSpring | MultiPointSpring | FrameSpring
 
 _ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
-"""Integrators of the unconstrained ODE: they take contacts as a kick but cannot hold joints."""
+"""Integrators of the unconstrained ODE: they take contacts as a kick and hold rigid equality joints by
+constraint forces (solvers/joint_accel.py), not limits, motors or compliant joints."""
+_ODE_JOINTS_HINT = ("the ODE integrators (euler, rk4, adaptive) hold rigid equality joints only (no limits, "
+                    "motors or compliance); use 'splitting', 'symplectic_euler' or 'implicit_gyro'")
 
 _OWN_FIELDS = ("mass", "inv_mass", "inertia_body", "inv_inertia_body", "principal_q", "principal_moments",
                "inv_principal_moments", "collide", "extent")
@@ -213,9 +216,12 @@ class World:
     @integrator.setter
     def integrator(self, value: str) -> None:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
-        if len(self._joints) and code in _ODE_INTEGRATORS:
-            raise ValueError(f"integrator={value!r} cannot solve joints (it integrates the unconstrained ODE); "
-                             f"remove the joints or use 'splitting', 'symplectic_euler' or 'implicit_gyro'")
+        if code in _ODE_INTEGRATORS:
+            for joint in self._joints.joints:
+                problem = joint._ode_problem()
+                if problem is not None:
+                    raise ValueError(f"integrator={value!r} solves rigid equality joints only, but {joint!r} has "
+                                     f"{problem}; {_ODE_JOINTS_HINT}")
         self._integrator = code
 
     # ------------------------------------------------------------------ bodies
@@ -479,12 +485,19 @@ class World:
         self._force_fns.append(fn)
 
     # ------------------------------------------------------------------ joints
+    def _refuse_for_ode(self, what: str) -> None:
+        """ValueError naming ``what`` when the integrator is one of the ODE's, which hold rigid equality
+        joints only."""
+        if self._integrator in _ODE_INTEGRATORS:
+            raise ValueError(f"{what} with integrator={self.integrator!r}: {_ODE_JOINTS_HINT}")
+
     def add_joint(self, joint: Joint) -> Joint:
         """Add ``joint`` (a ``BallJoint``, ``HingeJoint``, ``SliderJoint`` or ``FixedJoint`` made with world
         coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
         bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
-        Joints are solved by the time-stepping method with the splitting, semi-implicit or implicit
-        integrators; jointed bodies share an island (they sleep and wake together)."""
+        Joints are solved by the time-stepping method: with the splitting, semi-implicit or implicit
+        integrators as impulses, with the ODE integrators (euler, rk4, adaptive; rigid equality joints only)
+        as constraint forces. Jointed bodies share an island (they sleep and wake together)."""
         if not isinstance(joint, Joint):
             raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
         if joint._world is not None:
@@ -500,9 +513,9 @@ class World:
         if self._event is not None:
             raise ValueError("joints are solved by method='timestep' only (the event-driven method has no "
                              "equality rows yet); make the world with method='timestep'")
-        if self._integrator in _ODE_INTEGRATORS:
-            raise ValueError(f"integrator={self.integrator!r} cannot solve joints; use 'splitting', "
-                             f"'symplectic_euler' or 'implicit_gyro'")
+        problem = joint._ode_problem()
+        if problem is not None:
+            self._refuse_for_ode(f"joint {problem}")
         joint._world = self
         joint._index = len(self._joints)
         self._joints.add(joint)

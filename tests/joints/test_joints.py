@@ -75,8 +75,9 @@ def test_ninety_degree_pendulum_matches_the_elliptic_period():
     assert error < 1e-4
 
 
-def _double_pendulum(solver: str = "direct"):
-    world = tb.World(joint_solver=solver)
+def _double_pendulum(solver: str = "direct", integrator: str = "splitting"):
+    """Two 1 m, 1 kg rods hinged end to end to the world, held horizontal (released by the first step)."""
+    world = tb.World(joint_solver=solver, integrator=integrator)
     a = world.add_body(tb.Box(1.0, 0.05, 0.05), mass=1.0, position=(0.5, 0, 0))
     b = world.add_body(tb.Box(1.0, 0.05, 0.05), mass=1.0, position=(1.5, 0, 0))
     world.add_joint(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0)))
@@ -84,27 +85,37 @@ def _double_pendulum(solver: str = "direct"):
     return world
 
 
-def test_double_pendulum_energy_drift_below_one_percent():
+@pytest.mark.parametrize("integrator, steps, bound, measured", [
+    ("splitting", 10_000, 1e-2, 4e-4),   # the issue's case: < 1 % over 10 s; SHAKE/RATTLE keeps it bounded
+    ("rk4", 2_000, 1e-7, 1.9e-9),        # constraint forces (test_joint_ode.py): the integrator's accuracy
+])
+def test_double_pendulum_energy_drift(integrator, steps, bound, measured):
     # Released horizontal: a chaotic motion that swings through every configuration. The energy is measured
-    # against its range, E0 − E_bottom (both rods hanging: m g (0.5 + 1.5) = 2 m g below the start).
-    # Issue: < 1 % over 10 s at dt = 1e-3; measured 0.04 % (SHAKE/RATTLE keeps it bounded).
-    world = _double_pendulum()
+    # against its range, E0 − E_bottom (both rods hanging: m g (0.5 + 1.5) = 2 m g below the start), at
+    # dt = 1e-3; ``measured`` is the drift over the full 10 s (rk4 is slower, so it runs 2 s here).
+    world = _double_pendulum(integrator=integrator)
     e0 = world.energy()
     scale = e0 - (-G * 0.5 - G * 1.5)
     worst = 0.0
-    for k in range(10_000):
+    for k in range(steps):
         world.step(1e-3)
-        if k % 50 == 0:
+        if k % 20 == 0:
             worst = max(worst, abs(world.energy() - e0))
-    assert worst / scale < 1e-2
+    assert worst / scale < bound
     assert max(j.error for j in world.joints) < 1e-6
+    assert abs(world.bodies[1].angular_velocity[1]) > 1.0      # it moved
 
 
-def test_jointed_pair_in_zero_gravity_conserves_momentum():
+@pytest.mark.parametrize("integrator, l_bound, e_bound", [
+    ("splitting", 1e-7, 1e-4),   # measured 2e-9, 1.5e-6
+    ("rk4", 1e-8, 1e-8),         # measured 1.1e-9 (of a small L), 1e-10
+])
+def test_jointed_pair_in_zero_gravity_conserves_momentum(integrator, l_bound, e_bound):
     # Two bodies on a ball joint, spinning, no gravity. The first step is an inelastic impact at the joint
-    # (their given velocities disagree there); from then on only internal impulses at one point act, so
-    # P and L are constant (Baraff II (8-12)) and energy is conserved up to the scheme's bounded error.
-    world = tb.World(gravity=(0, 0, 0))
+    # (their given velocities disagree there); from then on only internal impulses (or, with rk4, forces) at
+    # one point act, so P and L are constant (Baraff II (8-12)) and energy is conserved up to the scheme's
+    # error.
+    world = tb.World(gravity=(0, 0, 0), integrator=integrator)
     a = world.add_body(tb.Box(0.4, 0.2, 0.1), mass=2.0, velocity=(0.1, 0.2, 0), angular_velocity=(1, 2, 3))
     b = world.add_body(tb.Box(0.3, 0.3, 0.1), mass=1.0, position=(0.4, 0, 0), velocity=(0, -0.3, 0.1),
                        angular_velocity=(-2, 0.5, 1))
@@ -114,8 +125,8 @@ def test_jointed_pair_in_zero_gravity_conserves_momentum():
     for _ in range(480):
         world.step(1 / 240)
     assert np.abs(world.linear_momentum() - p0).max() < 1e-12
-    assert np.linalg.norm(world.angular_momentum() - l0) < 1e-7 * np.linalg.norm(l0)   # measured 2e-9
-    assert abs(world.kinetic_energy() - e0) < 1e-4 * e0                                  # measured 1.5e-6
+    assert np.linalg.norm(world.angular_momentum() - l0) < l_bound * np.linalg.norm(l0)
+    assert abs(world.kinetic_energy() - e0) < e_bound * e0
     assert world.joints[0].error < 1e-9
 
 
@@ -284,8 +295,8 @@ def test_frictionless_slider_on_an_incline_accelerates_at_g_sin_alpha():
     assert joint.error < 1e-12
 
 
-def _chain(links: int, ratio: float = 1.0, solver: str = "direct"):
-    world = tb.World(joint_solver=solver)
+def _chain(links: int, ratio: float = 1.0, solver: str = "direct", integrator: str = "splitting"):
+    world = tb.World(joint_solver=solver, integrator=integrator)
     world.add_ground()
     previous = None
     bodies = []
@@ -299,11 +310,14 @@ def _chain(links: int, ratio: float = 1.0, solver: str = "direct"):
 
 
 @pytest.mark.parametrize("ratio", [1.0, 100.0])
-def test_chain_swings_into_the_ground_and_stays_connected(ratio):
+@pytest.mark.parametrize("integrator", ["splitting", "rk4"])
+def test_chain_swings_into_the_ground_and_stays_connected(ratio, integrator):
     # 20 links of 0.1 m hanging from the world at 1.5 m, released horizontal: the 2 m chain reaches the
     # ground and stays connected (issue: joint error < 1 mm). Alternate links 100× heavier: still < 1 mm
     # with the direct solver (measured 1e-15 both ways; Gauss–Seidel gives 0.15 mm and 15 mm: docs/joints.md).
-    world, bodies = _chain(20, ratio)
+    # With rk4 the contacts come in as a kick at the start of each step and the velocity projection makes the
+    # joints carry it (test_joint_ode.py): measured 9e-12 and 2.5e-11 m.
+    world, bodies = _chain(20, ratio, integrator=integrator)
     error, lowest = 0.0, np.inf
     for k in range(480):
         world.step(1 / 240)
@@ -418,11 +432,11 @@ def test_joint_needs_a_moving_body_and_the_timestep_method():
     fixed = world.add_body(tb.Sphere(0.1), fixed=True)
     with pytest.raises(ValueError, match="fixed bodies"):
         world.add_joint(tb.BallJoint(fixed, None, (0, 0, 0)))
-    rk4 = tb.World(integrator="rk4")
-    body = rk4.add_body(tb.Sphere(0.1))
-    with pytest.raises(ValueError, match="integrator"):
-        rk4.add_joint(tb.BallJoint(body, None, (0, 0, 0)))
-    assert world.joints == () and rk4.joints == ()
+    event = tb.World(method="event")
+    body = event.add_body(tb.Sphere(0.1))
+    with pytest.raises(ValueError, match="method='timestep'"):
+        event.add_joint(tb.BallJoint(body, None, (0, 0, 0)))
+    assert world.joints == () and event.joints == ()
     with pytest.raises(TypeError, match="joint must be"):
         world.add_joint("hinge")
 

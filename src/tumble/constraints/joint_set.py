@@ -43,6 +43,7 @@ class JointSet:
         self._wrench = np.zeros((0, 6))
         self._dt = 0.0
         self._excluded: np.ndarray | None = None
+        self._ode: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.joints)
@@ -75,6 +76,7 @@ class JointSet:
             self._broken = [bool(f & BROKEN) for f in self._arrays["flags"]]
         self._arrays = None
         self._excluded = None
+        self._ode = None
 
     @property
     def excluded_pairs(self) -> np.ndarray:
@@ -125,6 +127,23 @@ class JointSet:
                          np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS)),
                          np.zeros(m))
+
+    def ode_args(self, inv_mass: np.ndarray) -> tuple[tuple, tuple, tuple, tuple]:
+        """(data, scratch, structure, ode_scratch) for the ODE integrators' constraint forces
+        (solvers/joint_accel.py): ``kernel_args`` with the structure of the direct (envelope) solve whatever
+        ``joint_solver`` says, and its own factor and right-hand side; ode_scratch = (factor, rhs, rate (m, 8),
+        x, q, v, w, inv_inertia_world, acc, ang_acc, force, torque, awake (n,) all True, impulse (m, 8))."""
+        data, scratch, structure = self.kernel_args(inv_mass)
+        if self._ode is None:
+            a = self._arrays
+            m, n = len(self.joints), inv_mass.shape[0]
+            direct = structure if self.direct else joint_structure(a["kind"], a["body"], a["flags"], inv_mass, True)
+            rows = int(direct[7].sum())
+            self._ode = (direct, (np.zeros(int(direct[3][-1]) if rows else 0), np.zeros(rows), np.zeros((m, ROW_SLOTS)),
+                                  np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 3)),
+                                  np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
+                                  np.zeros((n, 3)), np.ones(n, dtype=np.bool_), np.zeros((m, ROW_SLOTS))))
+        return data, scratch, self._ode[0], self._ode[1]
 
     def set_frames(self, j: int, frame_a: np.ndarray, frame_b: np.ndarray) -> None:
         """Joint j's frames (7,) each, in its bodies' axes (the world's for b = None), as given: a scene file
