@@ -486,8 +486,11 @@ class World:
 
     # ------------------------------------------------------------------ joints
     def _refuse_for_ode(self, what: str) -> None:
-        """ValueError naming ``what`` when the integrator is one of the ODE's, which hold rigid equality
-        joints only."""
+        """ValueError naming ``what`` when the integrator is one of the ODE's, or the method the event-driven
+        one: they hold rigid equality joints only (by constraint forces)."""
+        if self._event is not None:
+            raise ValueError(f"{what} with method='event': it holds rigid equality joints only (no limits, "
+                             f"motors or compliance); use method='timestep'")
         if self._integrator in _ODE_INTEGRATORS:
             raise ValueError(f"{what} with integrator={self.integrator!r}: {_ODE_JOINTS_HINT}")
 
@@ -495,9 +498,10 @@ class World:
         """Add ``joint`` (a ``BallJoint``, ``HingeJoint``, ``SliderJoint`` or ``FixedJoint`` made with world
         coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
         bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
-        Joints are solved by the time-stepping method: with the splitting, semi-implicit or implicit
-        integrators as impulses, with the ODE integrators (euler, rk4, adaptive; rigid equality joints only)
-        as constraint forces. Jointed bodies share an island (they sleep and wake together)."""
+        With the splitting, semi-implicit or implicit integrators joints are solved as impulses; with the ODE
+        integrators (euler, rk4, adaptive) and the event-driven method as constraint forces (rigid equality
+        joints only: no limits, motors or compliance; docs/joints.md). Jointed bodies share an island (they
+        sleep and wake together)."""
         if not isinstance(joint, Joint):
             raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
         if joint._world is not None:
@@ -510,9 +514,6 @@ class World:
         inv_mass = self._body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
-        if self._event is not None:
-            raise ValueError("joints are solved by method='timestep' only (the event-driven method has no "
-                             "equality rows yet); make the world with method='timestep'")
         problem = joint._ode_problem()
         if problem is not None:
             self._refuse_for_ode(f"joint {problem}")

@@ -427,16 +427,12 @@ def test_bad_joints_raise_and_add_nothing(make, match):
     assert world.joints == ()
 
 
-def test_joint_needs_a_moving_body_and_the_timestep_method():
+def test_joint_needs_a_moving_body():
     world = tb.World()
     fixed = world.add_body(tb.Sphere(0.1), fixed=True)
     with pytest.raises(ValueError, match="fixed bodies"):
         world.add_joint(tb.BallJoint(fixed, None, (0, 0, 0)))
-    event = tb.World(method="event")
-    body = event.add_body(tb.Sphere(0.1))
-    with pytest.raises(ValueError, match="method='timestep'"):
-        event.add_joint(tb.BallJoint(body, None, (0, 0, 0)))
-    assert world.joints == () and event.joints == ()
+    assert world.joints == ()
     with pytest.raises(TypeError, match="joint must be"):
         world.add_joint("hinge")
 

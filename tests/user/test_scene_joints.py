@@ -224,12 +224,13 @@ def test_bad_joint_and_spring_tables_are_located(tmp_path, table, fragment):
 
 
 def test_joints_refused_by_the_world_are_located(tmp_path):
-    """The World's own refusals (joints need the time-stepping method) come back located at the joint."""
+    """The World's own refusals (the event method holds rigid equality joints only) come back located at the
+    joint."""
     path = tmp_path / "event.toml"
     path.write_text('format = 1\n[world]\nmethod = "event"\n\n[[bodies]]\nname = "p"\n'
-                    'shape = { type = "sphere", radius = 0.1 }\n\n[[joints]]\ntype = "ball"\na = "p"\n'
-                    'anchor = [0, 0, 0]\n')
-    with pytest.raises(ValueError, match=r"event.toml:9: joints\[0\]: joints are solved by method='timestep'"):
+                    'shape = { type = "sphere", radius = 0.1 }\n\n[[joints]]\ntype = "hinge"\na = "p"\n'
+                    'anchor = [0, 0, 0]\naxis = [0, 1, 0]\nlimits = [-1, 1]\n')
+    with pytest.raises(ValueError, match=r"event.toml:9: joints\[0\]: joint limits=.*method='event'"):
         tb.load_scene(path)
 
 

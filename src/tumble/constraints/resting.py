@@ -300,13 +300,25 @@ def resting_offset(cs: ContactSet, ndot: np.ndarray, free: np.ndarray, x: np.nda
             + 2.0 * np.einsum("ij,ij->i", ndot, relative_velocity(cs, x, v, w)))
 
 
-def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
-                      w: np.ndarray, force: np.ndarray, torque: np.ndarray) -> np.ndarray:
-    """p̈_a − p̈_b (c, 3) at each contact point without the contact forces (Appendix D: the loads, with
-    gravity in ``force``, and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r of (C-10), (C-12))."""
+def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndarray, force: np.ndarray,
+                       torque: np.ndarray) -> np.ndarray:
+    """(v̇, ω̇) (n, 6) of every body under ``force`` (with gravity) and ``torque`` alone: F/m and
+    I⁻¹(τ + L × ω) (C-10), L = I ω; zero for fixed bodies."""
     L = np.einsum("nij,nj->ni", np.linalg.pinv(inv_inertia), w)   # I ω; zero for fixed bodies
-    alpha = np.einsum("nij,nj->ni", inv_inertia, torque + cross(L, w))   # ω̇ (C-10)
-    lin = inv_mass[:, None] * force
+    return np.concatenate([inv_mass[:, None] * force, np.einsum("nij,nj->ni", inv_inertia, torque + cross(L, w))],
+                          axis=1)
+
+
+def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
+                      w: np.ndarray, force: np.ndarray, torque: np.ndarray,
+                      extra: np.ndarray | None = None) -> np.ndarray:
+    """p̈_a − p̈_b (c, 3) at each contact point without the contact forces (Appendix D: the loads, with
+    gravity in ``force``, and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r of (C-10), (C-12)); ``extra``
+    (n, 6): accelerations added to the bodies' (the joints' response to the loads, method "event")."""
+    du = body_accelerations(inv_mass, inv_inertia, w, force, torque)
+    if extra is not None:
+        du = du + extra
+    lin, alpha = du[:, :3], du[:, 3:]
 
     def point_acceleration(body: np.ndarray) -> np.ndarray:   # (C-12)
         r = cs.point - x[body]

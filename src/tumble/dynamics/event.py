@@ -48,10 +48,12 @@ import numpy as np
 from ..collision.detect import _KIND_TABLE, CollisionDetector, Contacts
 from ..constraints import resting as rc
 from ..constraints.contact_buffer import ContactBuffer
+from ..constraints.joint_dense import DenseJoints
 from ..shapes import Box, ConvexHull, Sphere
 from ..solvers import lemke
 from . import ode as _ode
 from . import state as _state
+from .joint_ode import project_joints, record_joint_impulses
 
 if TYPE_CHECKING:
     from ..world import World
@@ -125,6 +127,8 @@ class EventDriven:
         self._sliding: tuple[np.ndarray, np.ndarray] | None = None   # contact codes, directions
         self._force_vectors = np.zeros((0, 3))
         self._stale = True            # the state changed since the last detection
+        self._joint_multipliers: tuple[DenseJoints, np.ndarray] | None = None   # of the last dydt
+        self._impulse_scratch = np.zeros((0, 8))
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> rc.ContactSet:
@@ -221,13 +225,30 @@ class EventDriven:
         loads[~fixed] += a["mass"][~fixed, None] * self.world._gravity
         ndot = rc.normal_derivative(cs_r, self._geom(), self.world._polytopes.arrays(), a["x"], a["q"],
                                     a["v"], a["w"])
-        free = rc.free_acceleration(cs_r, a["inv_mass"], inv_inertia, a["x"], a["w"], loads, torque)
+        joints = self._joint_block(inv_inertia)
+        extra = None
+        if joints is not None:   # the joints' response to the loads (constraints/joint_dense.py)
+            extra = joints.response(rc.body_accelerations(a["inv_mass"], inv_inertia, a["w"], loads, torque))
+        free = rc.free_acceleration(cs_r, a["inv_mass"], inv_inertia, a["x"], a["w"], loads, torque, extra)
         b = rc.resting_offset(cs_r, ndot, free, a["x"], a["v"], a["w"])
-        f, vectors = self._friction_lcp(cs_r, J, b, free, a, inv_inertia)
+        f, vectors = self._friction_lcp(cs_r, J, b, free, a, self._inverse_mass(inv_inertia, joints))
         return cs_r, f, vectors
 
+    def _joint_block(self, inv_inertia: np.ndarray) -> DenseJoints | None:
+        """The world's joints at its current state as one dense block, or None without joints."""
+        return DenseJoints(self.world, inv_inertia) if len(self.world._joints) else None
+
+    def _inverse_mass(self, inv_inertia: np.ndarray, joints: DenseJoints | None = None):
+        """X (6n, k) ↦ M⁻¹ X, or with joints W X, the jointed system's (constraints/joint_dense.py)."""
+        if joints is None and len(self.world._joints):
+            joints = self._joint_block(inv_inertia)
+        if joints is not None:
+            return joints.inverse_mass
+        inv_mass = self.world._live()["inv_mass"]
+        return lambda X: rc.apply_inverse_mass(inv_mass, inv_inertia, X)
+
     def _friction_lcp(self, cs: rc.ContactSet, J: np.ndarray, b: np.ndarray, free: np.ndarray,
-                      a: dict[str, np.ndarray], inv_inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                      a: dict[str, np.ndarray], inverse_mass) -> tuple[np.ndarray, np.ndarray]:
         """Normal forces and contact force vectors with Coulomb friction at acceleration level.
 
         A contact whose tangential velocity v_t is not zero slides: its force is f (n − μ t̂), t̂ = v_t/|v_t|
@@ -240,6 +261,7 @@ class EventDriven:
         so the tangential acceleration is zero while the needed friction is inside the polygon, and points
         along −d_k (slip) when it is at the edge. Together with the normal rows d̈ = … ≥ 0 ⊥ f ≥ 0 this is one
         LCP (not symmetric when something slides), solved by Lemke's method. μ = 0 leaves only the normal rows.
+        ``inverse_mass``: X ↦ M⁻¹ X (``_inverse_mass``: W X with joints).
         """
         c = len(cs)
         mu = cs.friction
@@ -272,7 +294,7 @@ class EventDriven:
             # Often nothing pulls a sticking contact sideways (a box at rest on level ground): then the
             # normal forces alone leave its tangential acceleration zero and friction is not needed (the
             # full LCP is degenerate there: every β row has q = 0).
-            MinvGt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, G_n.T)
+            MinvGt = inverse_mass(G_n.T)
             f = solve_lcp(J @ MinvGt, b)
             acc = (MinvGt @ f).reshape(-1, 6)
             body_acc = rc.relative_acceleration(cs.subset(stick), a["x"], acc) + free[stick]
@@ -293,7 +315,7 @@ class EventDriven:
             rows, cols = J, G_n
         size = c + m * k + m
         M = np.zeros((size, size))
-        M[:c + m * k, :c + m * k] = rows @ rc.apply_inverse_mass(a["inv_mass"], inv_inertia, cols.T)
+        M[:c + m * k, :c + m * k] = rows @ inverse_mass(cols.T)
         lam = c + m * k + np.arange(m)                   # the λ of each sticking contact
         beta = c + np.arange(m * k)                        # the β of each direction, contact by contact
         M[beta, np.repeat(lam, k)] = 1.0                   # d_k · ä_t + λ ≥ 0
@@ -421,6 +443,8 @@ class EventDriven:
         self._set_state(y)
         cf, ct = self._contact_loads(*self._evaluate_resting())
         a = world._live()
+        if len(world._joints):
+            cf, ct = self._with_joint_loads(cf, ct)
         moving = a["inv_mass"] != 0.0
         Y = y.reshape(-1, _state.STATE_SIZE)
         ydot = np.zeros_like(Y)
@@ -431,6 +455,27 @@ class EventDriven:
         ydot[:, 10:13] = self._loads[1] + ct                                            # L̇ = τ
         ydot[~moving] = 0.0
         return ydot.reshape(-1)
+
+    def _with_joint_loads(self, cf: np.ndarray, ct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The contact loads cf, ct (n, 3) plus the joints' Gᵀ λ, λ keeping G u̇ + Ġ u = 0 under every other
+        load (constraints/joint_dense.py); λ is kept for the joints' readings."""
+        a, inv_inertia = self._bodies()
+        force, torque = self._loads
+        loads = force + cf
+        moving = a["inv_mass"] != 0.0
+        loads[moving] += a["mass"][moving, None] * self.world._gravity
+        joints = DenseJoints(self.world, inv_inertia)
+        lam = joints.multipliers(rc.body_accelerations(a["inv_mass"], inv_inertia, a["w"], loads, torque + ct))
+        self._joint_multipliers = (joints, lam)
+        wrench = joints.loads(lam)
+        return cf + wrench[:, :3], ct + wrench[:, 3:]
+
+    def _joint_impulse(self) -> np.ndarray:
+        """Scratch (m, 8) for the joints' row impulses."""
+        m = len(self.world._joints)
+        if self._impulse_scratch.shape[0] != m:
+            self._impulse_scratch = np.zeros((m, 8))
+        return self._impulse_scratch
 
     def _get_state(self) -> np.ndarray:
         """Y = (x, q, P, L) (13 n,) of the world's bodies (Baraff I section 3; NumPy: the method's scenes
@@ -460,7 +505,9 @@ class EventDriven:
         if len(cs) == 0:
             return 0
         a, inv_inertia = self._bodies()
-        if s.impacts == "simultaneous":
+        if s.impacts == "simultaneous" or len(self.world._joints):
+            # with joints every impulse must move the jointed system (W), which the one-contact-at-a-time
+            # formula (8-18) does not know: all impacts at once
             count = self._simultaneous(cs, a, inv_inertia)
         else:
             count = rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, cs.restitution, a["x"],
@@ -485,7 +532,7 @@ class EventDriven:
             return 0
         colliding = (vminus < -self.settings.threshold) & (not plastic)
         q = np.where(colliding, (1.0 + cs.restitution) * vminus, vminus)
-        MinvJt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, J.T)
+        MinvJt = self._inverse_mass(inv_inertia)(J.T)
         j = solve_lcp(J @ MinvJt, q)
         du = (MinvJt @ j).reshape(-1, 6)
         a["v"][...] += du[:, :3]
@@ -499,8 +546,8 @@ class EventDriven:
         a = self.world._live()
         speed = np.linalg.norm(a["v"], axis=1) + a["extent"] * np.linalg.norm(a["w"], axis=1)
         fastest = float(speed.max()) if speed.size else 0.0
-        if fastest == 0.0 or self._detector is None:
-            return math.inf
+        if fastest == 0.0 or self._detector is None or self._detector.idle:
+            return math.inf     # (idle: no pair can collide, and the detector has computed no AABBs)
         lo, hi = self._detector._aabb_lo, self._detector._aabb_hi
         width = (hi - lo).min(axis=1)
         width = width[np.isfinite(width)]
@@ -557,11 +604,19 @@ class EventDriven:
             else:
                 t += h
             self._project()
-        a["force"][...] = 0.0
-        a["torque"][...] = 0.0
+            if len(world._joints):
+                project_joints(world)
+                self._stale = True
         self._resting_pairs = None
         self._sliding = None
         self.last_contacts = None     # contacts() evaluates the final state when asked
+        if len(world._joints):   # the joints' readings: their force at the end state, held over dt
+            self._evaluate_resting()
+            self._with_joint_loads(*self._contact_loads(self.last_contacts, self._force_vectors))
+            joints, lam = self._joint_multipliers
+            record_joint_impulses(world, joints.slots(lam, dt, self._joint_impulse()), dt)
+        a["force"][...] = 0.0
+        a["torque"][...] = 0.0
 
     def _project(self, rounds: int = 4) -> None:
         """Post-stabilization of the positions (ArtiSynth notes 0.11, constraint projection): resting
@@ -580,7 +635,7 @@ class EventDriven:
                 return
             a, inv_inertia = self._bodies()
             J = rc.jacobian(deep, a["x"])
-            MinvJt = rc.apply_inverse_mass(a["inv_mass"], inv_inertia, J.T)
+            MinvJt = self._inverse_mass(inv_inertia)(J.T)
             lam = solve_lcp(J @ MinvJt, -(deep.depth - 0.5 * eps))
             move = (MinvJt @ lam).reshape(-1, 6)
             y = self._get_state().reshape(-1, _state.STATE_SIZE)
@@ -671,11 +726,17 @@ def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     scale = max(float(np.abs(A).max()), 1e-300)
     result = lemke(A / scale, b / scale)
+    # A degenerate LCP can make Lemke cycle (it has no anti-cycling rule) or end on a ray: retried with a
+    # growing relative regularization of the diagonal. A hinged rod resting on a support with friction (its
+    # 4 contacts and 32 friction directions act through one degree of freedom: rank 14 of 40) cycled at 1e-12
+    # and 1e-9 and converged at 1e-10, 1e-8 and 1e-6. The polish below works on the unregularized A.
+    for regularization in (1e-12, 1e-10, 1e-8, 1e-6):
+        if result.status == "converged":
+            break
+        result = lemke(A / scale + regularization * np.eye(k), b / scale)
     if result.status != "converged":
-        result = lemke(A / scale + 1e-12 * np.eye(k), b / scale)
-        if result.status != "converged":
-            raise RuntimeError(f"the contact LCP ({k} contacts) could not be solved: Lemke ended "
-                               f"'{result.status}'")
+        raise RuntimeError(f"the contact LCP ({k} contacts) could not be solved: Lemke ended "
+                           f"'{result.status}'")
     f = np.maximum(result.x, 0.0)
     w = A @ f + b
     tol = 1e-9 * (np.abs(b).max() + scale * f.max() + 1e-300)

@@ -7,6 +7,7 @@
    state the integrator evaluates (``constrained_derivative``).
 3. The positions are projected onto C = 0 (``joint_project``, ``World(joint_projection=...)`` Newton steps)
    and the velocities onto G u = 0 again.
+   (``project_joints``; the event-driven method ends its steps with it too.)
 4. The joints' readings: ``joint.force`` and ``joint.torque`` are the constraint loads at the state the step
    ends in (under the step's loads), and a joint whose force exceeds its ``break_force`` breaks.
 """
@@ -31,26 +32,14 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
     """Advance ``world`` by ``dt`` [s] with the ODE ``method`` and its joints' constraint loads (module
     docstring); the loads accumulated for the step are used and then cleared."""
     live = world._live()
-    data, scratch, structure, extra = world._joints.ode_args(live["inv_mass"])
-    kind, jbody, frame_a, frame_b, limit, flags, soft, _, _, wrench = data
-    lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, _, active = scratch[:10]
-    factor, rhs, rate, x, q, v, w, inv_inertia_world, acc, ang_acc, force, torque, awake, impulse = extra
-    rows = (kind, jbody, frame_a, frame_b, limit, flags)
-    solve_scratch = (structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor, rhs)
+    rows, solve_scratch, extra = _kernel_arrays(world)
+    rate, x, q, v, w, acc, ang_acc, force, torque, impulse = (extra[2], *extra[3:7], *extra[8:12], extra[13])
     n = live["x"].shape[0]
-
-    def world_inertia(q_now: np.ndarray) -> np.ndarray:
-        inertia_stage(live["principal_q"], live["inv_principal_moments"], q_now, inv_inertia_world, awake)
-        return inv_inertia_world
-
-    def project_velocities() -> None:
-        ja.joint_velocity_projection(*rows, live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
-                                     world_inertia(live["q"]), *solve_scratch)
 
     def constraint_loads(y: np.ndarray) -> None:
         """force, torque ← the joints' constraint loads at the state y (13 n,), under the step's loads."""
         _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y, x, q, v, w)
-        iinv = world_inertia(q)
+        iinv = _world_inertia(world, q)
         ja.free_accelerations(live["inv_mass"], iinv, w, live["force"], live["torque"], world._gravity, y, acc,
                               ang_acc)
         ja.joint_constraint_forces(*rows, x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve_scratch, rate,
@@ -66,18 +55,61 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
         per_body[:, 10:13] += torque   # L̇ = τ + Gᵀλ (angular part)
         return ydot
 
-    project_velocities()
+    _project_velocities(world, rows, solve_scratch)
     y1 = ode.ode(world.state_to_array(), world.time, world.time + dt, dydt, method=method)
     world.array_to_state(y1)
-    joint_project(*rows, soft, live["x"], live["q"], live["inv_mass"], world_inertia(live["q"]), structure, True,
-                  lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor, rhs,
-                  world._settings.joint_projection)
-    project_velocities()
+    project_joints(world)
     # the readings: λ at the end state, as the impulse λ dt over the step for JointSet's accumulator
     constraint_loads(world.state_to_array())
-    ja.rows_to_slots(structure, rhs, dt, impulse)
-    wrench[:] = 0.0
-    joint_accumulate(jbody, lin, ang_a, impulse, frame_a, live["q"], wrench)
+    ja.rows_to_slots(solve_scratch[0], solve_scratch[-1], dt, impulse)
+    record_joint_impulses(world, impulse, dt)
     live["force"][...] = 0.0
     live["torque"][...] = 0.0
+
+
+def _kernel_arrays(world: World) -> tuple[tuple, tuple, tuple]:
+    """(the joints' definition arrays as the row kernels take them, the solve's scratch from the structure to
+    the right-hand side, ``JointSet.ode_args``' ode scratch)."""
+    data, scratch, structure, extra = world._joints.ode_args(world._live()["inv_mass"])
+    lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, _, active = scratch[:10]
+    factor, rhs = extra[0], extra[1]
+    return data[:6], (structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor, rhs), extra
+
+
+def _world_inertia(world: World, q: np.ndarray) -> np.ndarray:
+    """The bodies' world inverse inertia (n, 3, 3) at the orientations q, in the ode scratch."""
+    live = world._live()
+    extra = world._joints.ode_args(live["inv_mass"])[3]
+    inertia_stage(live["principal_q"], live["inv_principal_moments"], q, extra[7], extra[12])
+    return extra[7]
+
+
+def _project_velocities(world: World, rows: tuple, solve_scratch: tuple) -> None:
+    live = world._live()
+    ja.joint_velocity_projection(*rows, live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
+                                 _world_inertia(world, live["q"]), *solve_scratch)
+
+
+def project_joints(world: World) -> None:
+    """Post-stabilization (notes 0.5): the bodies' positions projected onto the joints' C = 0
+    (``joint_project``, ``World(joint_projection=...)`` Newton steps), then their velocities onto G u = 0
+    (the M-orthogonal projection, which never adds kinetic energy)."""
+    live = world._live()
+    rows, solve_scratch, _ = _kernel_arrays(world)
+    soft = world._joints.kernel_args(live["inv_mass"])[0][6]
+    structure, *scratch = solve_scratch
+    joint_project(*rows, soft, live["x"], live["q"], live["inv_mass"], _world_inertia(world, live["q"]), structure,
+                  True, *scratch, world._settings.joint_projection)
+    _project_velocities(world, rows, solve_scratch)
+
+
+def record_joint_impulses(world: World, impulse: np.ndarray, dt: float) -> None:
+    """The joints' readings of a step of ``dt`` [s] from their row impulses ``impulse`` (m, 8) [N·s] (a force
+    held over the step: λ dt), then the breaking test (``JointSet.finish_step``)."""
+    live = world._live()
+    data = world._joints.kernel_args(live["inv_mass"])[0]
+    lin, ang_a = world._joints.kernel_args(live["inv_mass"])[1][:2]
+    wrench = data[9]
+    wrench[:] = 0.0
+    joint_accumulate(data[1], lin, ang_a, impulse, data[2], live["q"], wrench)
     world._joints.finish_step(dt)

@@ -227,3 +227,10 @@ def rows_to_slots(structure, rhs, scale, out):
     for j in range(count.shape[0]):
         for r in range(count[j]):
             out[j, slots[j, r]] = scale * rhs[row0[j] + r]
+
+
+@njit(cache=True, refcount=False)
+def joint_rates(kind, body, frame_a, frame_b, x, q, v, w, out):
+    """``joint_rate_products`` for every joint: out (m, 8) [m/s² or rad/s²]."""
+    for j in range(kind.shape[0]):
+        joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, out)
