@@ -133,7 +133,7 @@ class Joint:
                 raise ValueError(f"limits need a hinge, slider or ball joint, got a fixed joint: {limits!r}")
             limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
         if self._world is not None and limits is not None:
-            self._world._refuse_for_ode(f"limits={limits!r}")
+            self._world._refuse_for_constraint_forces(f"limits={limits!r}")
         self._limits = limits
         if self._world is not None:
             self._world._joints.set_limits(self._index, self)
@@ -148,7 +148,7 @@ class Joint:
     def compliance(self, compliance: Any) -> None:
         compliance = _checks.non_negative("compliance", compliance)
         if self._world is not None and compliance > 0.0:
-            self._world._refuse_for_ode(f"compliance={compliance!r}")
+            self._world._refuse_for_constraint_forces(f"compliance={compliance!r}")
         self._compliance = compliance
         if self._world is not None:
             self._world._joints.set_soft(self._index, self._compliance, self._damping)
@@ -179,7 +179,7 @@ class Joint:
                 raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
             motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
         if self._world is not None and motor is not None:
-            self._world._refuse_for_ode(f"motor={motor!r}")
+            self._world._refuse_for_constraint_forces(f"motor={motor!r}")
         self._motor = motor
         if self._world is not None:
             self._world._joints.set_motor(self._index, motor)
@@ -201,8 +201,8 @@ class Joint:
             self._world._joints.set_break_force(self._index, self._break_force)
 
     def _ode_problem(self) -> str | None:
-        """What of this joint the ODE integrators cannot solve (solvers/joint_accel.py: rigid equality rows
-        only), as ``name=value``, or None."""
+        """What of this joint the ODE integrators and the event method cannot solve (they hold rigid equality
+        rows only, as constraint forces: solvers/joint_accel.py), as ``name=value``, or None."""
         if self.limits is not None:
             return f"limits={self.limits!r}"
         if self.motor is not None:

@@ -485,7 +485,7 @@ class World:
         self._force_fns.append(fn)
 
     # ------------------------------------------------------------------ joints
-    def _refuse_for_ode(self, what: str) -> None:
+    def _refuse_for_constraint_forces(self, what: str) -> None:
         """ValueError naming ``what`` when the integrator is one of the ODE's, or the method the event-driven
         one: they hold rigid equality joints only (by constraint forces)."""
         if self._event is not None:
@@ -516,7 +516,7 @@ class World:
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
         problem = joint._ode_problem()
         if problem is not None:
-            self._refuse_for_ode(f"joint {problem}")
+            self._refuse_for_constraint_forces(f"joint {problem}")
         joint._world = self
         joint._index = len(self._joints)
         self._joints.add(joint)

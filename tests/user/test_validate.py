@@ -26,7 +26,7 @@ def test_the_registry_holds_the_required_checks():
     required = {"free-fall-position", "free-fall-velocity", "inertia-box", "inertia-cylinder", "inertia-capsule",
                 "precession-rate", "precession-momentum", "precession-energy", "dzhanibekov-energy",
                 "dzhanibekov-momentum", "resting-box", "bounce", "incline-slide", "incline-stick",
-                "collision-momentum"}
+                "collision-momentum", "pendulum-period", "pendulum-energy-rk4"}
     assert required <= set(CHECKS)
 
 
@@ -119,6 +119,14 @@ def test_a_wrong_inertia_formula_fails(monkeypatch):
     exact = validate.capsule_inertia
     monkeypatch.setattr(validate, "capsule_inertia", lambda d, r, length: exact(d, r, length) * (1 + 1e-9))
     (check,) = run_checks(["inertia-capsule"], quick=True)
+    assert not check.passed
+
+
+def test_a_perturbed_pendulum_period_fails(monkeypatch):
+    """The elliptic period with the amplitude 1e-3 rad off moves it by ~4e-4, beyond the 2.7e-6 tolerance."""
+    exact = validate.pendulum_period
+    monkeypatch.setattr(validate, "pendulum_period", lambda i, m, g, d, a: exact(i, m, g, d, a + 1e-3))
+    (check,) = run_checks(["pendulum-period"], quick=True)
     assert not check.passed
 
 
