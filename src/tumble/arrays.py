@@ -75,6 +75,10 @@ GEOM_FIELDS: tuple[Field, ...] = (
           "master, and again after ``World.detach``"),
     Field("geom_pos", FLOAT, (3,), "m", "body", "add_body", "shape origin (its COM) in the body frame"),
     Field("geom_quat", FLOAT, (4,), "-", "shape → body", "add_body", "shape orientation in the body frame"),
+    Field("geom_made_pos", FLOAT, (3,), "m", "maker", "add_body",
+          "geom_pos as made, in the maker's frame at creation: attachments move a body's frame and hand its "
+          "shapes over, and this is where ``save_scene`` finds the frame the body was made in"),
+    Field("geom_made_quat", FLOAT, (4,), "-", "shape → maker", "add_body", "geom_quat as made"),
     Field("geom_size", FLOAT, (3,), "m", "shape", "add_body",
           "sphere (r,0,0); box half extents; capsule (r, half length, 0); cylinder (r, half height, 0); "
           "ellipsoid semi-axes; hull bounding half extents"),

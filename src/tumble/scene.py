@@ -8,9 +8,10 @@ with a one-line message ``FILE:LINE: key.path: problem``, e.g.
 
 ``save_scene(world, path)`` writes a world so that loading it back gives bitwise the same arrays: each
 body as it was made (shape, density or mass and inertia as given, material, flags) and its current state
-(x, q, v, w), plus gravity, the options and the time. Not saved: force callbacks, loads applied for the
-next step, the contacts' warm start and the sleep state (a loaded scene starts awake, with a cold warm
-start).
+(x, q, v, w), plus gravity, the options and the time; joints, springs and attachments by ``scene_joints``
+(a world with attachments loads back to rounding: they are made again). Not saved: force callbacks, loads
+applied for the next step, the contacts' warm start and the sleep state (a loaded scene starts awake, with a
+cold warm start).
 
 Units are SI throughout: metres, kilograms, seconds, radians; vectors are in the world frame except a
 compound's part poses (the compound's own frame); quaternions are (w, x, y, z), body → world.
@@ -42,7 +43,7 @@ SCENE_FORMAT = 1
 KeyPath = tuple[str | int, ...]
 """Where a value sits in the file: table and key names, and array indices (0-based)."""
 
-_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "joints", "springs")
+_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "attachments", "joints", "springs")
 _WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact", "event")
 _EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
 """Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
@@ -56,7 +57,7 @@ _SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "l
                "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
 _POSE_KEYS = ("position", "orientation")
 _CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
-_NOT_YET = {"forces": "force callbacks", "attachments": "attachments"}
+_NOT_YET = {"forces": "force callbacks"}
 
 _QUAT_AS_IS = 1e-9
 """An orientation whose norm is within this of 1 is used exactly as written (so a saved state reloads
@@ -121,7 +122,9 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     with ``repr`` precision, so loading gives bitwise the same arrays and saving again the same text.
     Joints and springs are written with their frames and points in their bodies' axes
     (``scene_joints``), so they load back with the same zero angle, limits and rest state; a broken joint
-    stays broken.
+    stays broken. Attachments (``attach``, ``attach_point_mass``) are written in the order they were made,
+    with every body involved at the pose and velocity of the frame it was made in: loading makes them again
+    and so rebuilds the assemblies (to rounding: the mass properties are recombined as they were made).
 
     Not saved: force callbacks (``add_force``; the world is saved without them, no error), loads applied
     with ``apply_force``/``apply_torque`` for the next step, the contacts' and joints' warm start and the
@@ -130,19 +133,12 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     The file is written atomically (a temporary file in the same folder, then renamed). Returns the path.
 
     Raises:
-        ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry, or
-            the world has attachments (``attach``, ``attach_point_mass``): scene files cannot hold them yet, and
-            saving it without them would not load back the same world.
+        ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry.
     """
     if not isinstance(world, World):
         raise TypeError(f"world must be a tumble.World, got {world!r}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
-    carriers = [body for body in world._point_masses if body._index >= 0]
-    if world.attachments or carriers:
-        count = len(world.attachments) + len(carriers)
-        raise ValueError(f"world has {count} attachments (bodies or point masses), which scene files cannot hold "
-                         "yet; save_scene would lose them")
     text = scene_text(world)
     return _atomic_write(Path(path), lambda fh: fh.write(text.encode("utf-8")))
 
@@ -179,6 +175,7 @@ def scene_text(world: World) -> str:
         out.append("\n[run]\n")
         out.extend(_line(k, v) for k, v in run.items())
     live = world._live()
+    made = _made_states(world)
     for i, record in enumerate(world._records):
         if record.get("ground"):
             out.append("\n[ground]\n")
@@ -213,8 +210,9 @@ def scene_text(world: World) -> str:
                 out.append(_line("inertia", record["inertia"].tolist()))
         else:
             out.append(_line("density", DEFAULT_DENSITY if record["density"] is None else record["density"]))
-        for key, field in (("position", "x"), ("orientation", "q"), ("velocity", "v"), ("angular_velocity", "w")):
-            out.append(_line(key, live[field][i].tolist()))
+        state = made.get(i) or tuple(live[field][i] for field in ("x", "q", "v", "w"))
+        for key, value in zip(("position", "orientation", "velocity", "angular_velocity"), state, strict=True):
+            out.append(_line(key, value.tolist()))
         out.append(_line("friction", float(record["friction"])))
         out.append(_line("restitution", float(record["restitution"])))
         out.append(_line("fixed", bool(record["fixed"])))
@@ -224,18 +222,39 @@ def scene_text(world: World) -> str:
             out.append(_line("collision_group", int(record["collision_group"])))
         if record["collision_mask"] != 0xFFFFFFFF:
             out.append(_line("collision_mask", int(record["collision_mask"])))
-    if world.joints or world.springs:
-        from .scene_joints import WORLD, joint_tables, spring_tables
+    if world._attach_log or world.joints or world.springs:
+        from .scene_joints import WORLD, attachment_tables, joint_tables, spring_tables
 
         def reference(body: Any) -> str | int:
             return body.name if body.name is not None and body.name != WORLD else body.index
 
-        for header, tables in (("joints", joint_tables(world, reference)),
+        for header, tables in (("attachments", attachment_tables(world, reference)),
+                               ("joints", joint_tables(world, reference)),
                                ("springs", spring_tables(world, reference))):
             for table in tables:
                 out.append(f"\n[[{header}]]\n")
                 out.extend(_line(k, v) for k, v in table.items())
     return "".join(out)
+
+
+def _made_states(world: World) -> dict[int, tuple[np.ndarray, ...]]:
+    """For each body that takes part in an attachment (attached, master or carrier of a point mass): the
+    (position, orientation, velocity, angular velocity) of the frame it was made in, which ``load_scene``
+    makes it at before making the attachments again (world frame; the velocity is its assembly's rigid
+    velocity at that origin)."""
+    involved = {op[k] for op in world._attach_log for k in ((1, 2) if op[0] == "body" else (1,))}
+    out = {}
+    live = world._live()
+    owners = world._geom.live("geom_body")
+    makers = world._geom.live("geom_maker")
+    for body in involved:
+        if body._index < 0:
+            continue
+        x, q = world._made_frame(body)
+        owner = int(owners[np.flatnonzero(makers == body._index)[0]])
+        w = live["w"][owner].copy()
+        out[body._index] = (x, q, live["v"][owner] + np.cross(w, x - live["x"][owner]), w)
+    return out
 
 
 # ====================================================================== loading
@@ -295,13 +314,15 @@ def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
         if ground["kwargs"]["name"] is not None:
             names[ground["kwargs"]["name"]] = ("ground",)
     bodies = [_check_body(("bodies", k), body, materials, names) for k, body in enumerate(bodies_value)]
-    plan = {"world": world, "run": run, "ground": ground, "bodies": bodies, "joints": [], "springs": []}
-    if "joints" in doc or "springs" in doc:
-        from .scene_joints import check_joints, check_springs
+    plan = {"world": world, "run": run, "ground": ground, "bodies": bodies, "attachments": [], "joints": [],
+            "springs": []}
+    if "joints" in doc or "springs" in doc or "attachments" in doc:
+        from .scene_joints import check_attachments, check_joints, check_springs
 
         order: list[str | None] = [b["kwargs"].get("name") for b in bodies]   # world order: the ground at its index
         if ground is not None:
             order.insert(ground["index"], ground["kwargs"]["name"])
+        plan["attachments"] = check_attachments(doc.get("attachments", []), order)
         plan["joints"] = check_joints(doc.get("joints", []), order)
         plan["springs"] = check_springs(doc.get("springs", []), order)
     return plan
@@ -547,9 +568,10 @@ def _build(plan: dict[str, Any]) -> World:
     for i, q in enumerate(quats):
         if q is not None and abs(math.sqrt(sum(c * c for c in q)) - 1.0) <= _QUAT_AS_IS:
             q_rows[i] = q          # as written: add_body's normalization may change the last bit
-    if plan["joints"] or plan["springs"]:
-        from .scene_joints import build_joints, build_springs
+    if plan["attachments"] or plan["joints"] or plan["springs"]:
+        from .scene_joints import build_attachments, build_joints, build_springs
 
+        build_attachments(world, plan["attachments"])
         build_joints(world, plan["joints"])
         build_springs(world, plan["springs"])
     world.time = w["time"]

@@ -1,4 +1,5 @@
-"""Scene files: the ``[[joints]]`` and ``[[springs]]`` tables (docs/scenes.md is the format reference).
+"""Scene files: the ``[[joints]]``, ``[[springs]]`` and ``[[attachments]]`` tables (docs/scenes.md is the format
+reference).
 
 A joint or spring is written in one of two ways:
 
@@ -11,6 +12,12 @@ A joint or spring is written in one of two ways:
 
 A body is referred to by its name or by its index among the world's bodies (0-based, the ground included
 at its place; ``world.bodies`` order), and the world by ``"world"`` (or by leaving out a joint's ``b``).
+
+An attachment is ``{ body, master }`` (``World.attach``) or ``{ body, point, mass }`` (``attach_point_mass``,
+the point in world coordinates at the file's state). The file gives every body as it was made, at the pose
+of the frame it was made in; the attachments are made again in the order listed, which rebuilds the
+assemblies (their mass properties, shapes and frames), and come before the joints, whose frames are written
+in the assembled bodies' axes.
 
 Checked before the world is built, as the rest of the file (``scene._check_document``); the joint and
 spring classes check the values again when ``_build`` makes them.
@@ -56,6 +63,7 @@ _SPRING_KEYS = {
               "rotational_stiffness", "rotational_damping"),
 }
 _FRAME_KEYS = ("position", "orientation")
+_ATTACHMENT_KEYS = ("body", "master", "point", "mass")
 
 
 # ====================================================================== checking
@@ -345,7 +353,61 @@ def _frame_in_world(body: Any, frame: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return body.position + quat_rotate(body.orientation, frame[:3]), quat_mul(body.orientation, frame[3:])
 
 
+def check_attachments(value: Any, bodies: list[str | None]) -> list[dict[str, Any]]:
+    """The ``[[attachments]]`` tables as plans: {"where", "body", and "master" or "point" and "mass"}."""
+    plans = []
+    for k, spec in enumerate(_array_of_tables(("attachments",), value)):
+        where: KeyPath = ("attachments", k)
+        spec = _table(where, spec)
+        _known_keys(where, spec, _ATTACHMENT_KEYS, "key of an attachment")
+        if "body" not in spec:
+            raise _Problem(where, "needs body = the attached body (or the one that carries the point mass)")
+        plan: dict[str, Any] = {"where": where, "body": _body(where + ("body",), spec["body"], bodies,
+                                                              world_ok=False)}
+        if ("master" in spec) == ("mass" in spec or "point" in spec):
+            raise _Problem(where, "give master = ... (a body attached to a body) or point = [...] and "
+                                  "mass = ... (a point mass), not both or neither")
+        if "master" in spec:
+            plan["master"] = _body(where + ("master",), spec["master"], bodies, world_ok=False)
+        else:
+            for key in ("point", "mass"):
+                if key not in spec:
+                    raise _Problem(where, f"a point mass needs {key}")
+            plan["point"] = np.array(_vector(where + ("point",), spec["point"], 3))
+            plan["mass"] = _number(where + ("mass",), spec["mass"], positive=True)
+        plans.append(plan)
+    return plans
+
+
+def build_attachments(world: World, plans: list[dict[str, Any]]) -> None:
+    """Make the planned attachments in ``world`` in order (its bodies are built and posed as the file says)."""
+    handles = world.bodies
+    for plan in plans:
+        try:
+            if "master" in plan:
+                world.attach(handles[plan["body"]], handles[plan["master"]])
+            else:
+                world.attach_point_mass(handles[plan["body"]], plan["point"], plan["mass"])
+        except (TypeError, ValueError) as exc:
+            raise _Problem(plan["where"], str(exc)) from None
+
+
 # ====================================================================== writing
+def attachment_tables(world: World, reference: Any) -> list[dict[str, Any]]:
+    """One table per attachment as ``save_scene`` writes it, in the order they were made (a point mass's
+    point in world coordinates now)."""
+    out = []
+    for op in world._attach_log:
+        if op[0] == "body":
+            out.append({"body": reference(op[1]), "master": reference(op[2])})
+        else:
+            x, q = world._made_frame(op[1])
+            out.append({"body": reference(op[1]), "point": (x + quat_rotate(q, op[2])).tolist(),
+                        "mass": float(op[3])})
+    return out
+
+
+
 def joint_tables(world: World, reference: Any) -> list[dict[str, Any]]:
     """One table per joint as ``save_scene`` writes it: frames in the bodies' axes, so it loads back exactly.
     ``reference(body)`` gives the body's name or index for the file."""

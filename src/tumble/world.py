@@ -179,7 +179,11 @@ class World:
         attached to, its own fields (``_OWN_FIELDS``), the attached bodies whose own fields carry it] per
         attachment (``attach``, ``detach``)."""
         self._point_masses: list[Body] = []
-        """Bodies that carry an attached point mass (``save_scene`` refuses them: files cannot hold it)."""
+        """Bodies that carry an attached point mass."""
+        self._attach_log: list[tuple[Any, ...]] = []
+        """The attachments in the order made, for ``save_scene`` to replay: ("body", body, master) and
+        ("point", body, point (3,) [m] in the body's frame as made, mass [kg]); ``detach`` takes its entry
+        out (the world is then as if it had not been made)."""
         self._packed_springs: SpringArrays | None = None
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
@@ -345,6 +349,8 @@ class World:
             geom_rows[field] = table[:, j]
         geom_rows["geom_body"] = np.full(k, index, dtype=np.int32)
         geom_rows["geom_maker"] = np.full(k, index, dtype=np.int32)
+        geom_rows["geom_made_pos"] = np.array(geom_rows["geom_pos"], dtype=FLOAT)
+        geom_rows["geom_made_quat"] = np.array(geom_rows["geom_quat"], dtype=FLOAT)
         self._geom.append(geom_rows)
         self._names.append(name)
         if name is not None:
@@ -557,6 +563,8 @@ class World:
         com = self._recombine(root, mass, point, np.zeros((3, 3)))
         a["v"][r] = v + np.cross(w, com - x)
         self._point_masses.append(root)
+        made_x, made_q = self._made_frame(root)
+        self._attach_log.append(("point", root, quat_rotate(quat_conj(made_q), point - made_x), mass))
         self._bodies_changed()
         self._sync_attached()
 
@@ -611,6 +619,7 @@ class World:
         # the attached bodies whose own fields carry it (it rode on them while they were roots)
         own = {name: np.copy(a[name][b]) for name in _OWN_FIELDS}
         self._attachments.append([body, root, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), master, own, []])
+        self._attach_log.append(("body", body, master))
         for entry in self._attachments:
             if entry[1] is root:
                 i = entry[0]._index
@@ -649,6 +658,7 @@ class World:
         # the body's shapes go back to it, placed where they are in the world
         self._hand_shapes(self._geom.live("geom_maker") == b, b, (x_com, a["q"][r].copy()), (xb, qb))
         self._attachments.remove(entry)
+        self._attach_log = [op for op in self._attach_log if not (op[0] == "body" and op[1] is body)]
         for name in _OWN_FIELDS:
             a[name][b] = own[name]
         rotation = quat_to_matrix(qb)
@@ -681,6 +691,18 @@ class World:
             pos[k] = quat_rotate(to_conj, world_pos - x_to)
             quat[k] = quat_mul(to_conj, quat_mul(q_from, quat[k]))
         self._geom.live("geom_body")[rows] = owner
+
+    def _made_frame(self, body: Body) -> tuple[np.ndarray, np.ndarray]:
+        """(x (3,) [m], q (4,)) in the world of the frame ``body`` was made in (its COM and axes at creation,
+        carried along rigidly since): found from one of the shapes it was made with, whose world pose is
+        known wherever attachments have handed it, and whose pose in that frame is ``geom_made_*``."""
+        a = self._live()
+        k = int(np.flatnonzero(self._geom.live("geom_maker") == body._index)[0])
+        owner = int(self._geom.live("geom_body")[k])
+        q_shape = quat_mul(a["q"][owner], self._geom.live("geom_quat")[k])
+        x_shape = a["x"][owner] + quat_rotate(a["q"][owner], self._geom.live("geom_pos")[k])
+        q_made = quat_mul(q_shape, quat_conj(self._geom.live("geom_made_quat")[k]))
+        return x_shape - quat_rotate(q_made, self._geom.live("geom_made_pos")[k]), q_made
 
     @property
     def attachments(self) -> tuple[tuple[Body, Body], ...]:

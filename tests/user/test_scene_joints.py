@@ -232,18 +232,3 @@ def test_joints_refused_by_the_world_are_located(tmp_path):
                     'anchor = [0, 0, 0]\naxis = [0, 1, 0]\nlimits = [-1, 1]\n')
     with pytest.raises(ValueError, match=r"event.toml:9: joints\[0\]: joint limits=.*method='event'"):
         tb.load_scene(path)
-
-
-def test_save_refuses_attachments_and_point_masses(tmp_path):
-    world = tb.World()
-    a = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0)
-    b = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0.3, 0, 0))
-    world.attach(b, a)
-    with pytest.raises(ValueError, match="attachments"):
-        world.save_scene(tmp_path / "attached.toml")
-    other = tb.World()
-    c = other.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0)
-    other.attach_point_mass(c, (0.1, 0, 0), 0.5)
-    with pytest.raises(ValueError, match="point masses"):
-        other.save_scene(tmp_path / "point.toml")
-    assert not (tmp_path / "attached.toml").exists() and not (tmp_path / "point.toml").exists()
