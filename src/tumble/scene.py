@@ -6,7 +6,8 @@ with a one-line message ``FILE:LINE: key.path: problem``, e.g.
 ``scene.toml:14: bodies[2].shape.radius: must be positive, got -1.0`` (``bodies[0]`` is the first
 ``[[bodies]]`` table).
 
-``save_scene(world, path)`` writes a world so that loading it back gives bitwise the same arrays: each
+``save_scene(world, path)`` writes a world so that loading it back gives bitwise the same arrays (with
+attachments: the same to rounding): each
 body as it was made (shape, density or mass and inertia as given, material, flags) and its current state
 (x, q, v, w), plus gravity, the options and the time; joints, springs and attachments by ``scene_joints``
 (a world with attachments loads back to rounding: they are made again). Not saved: force callbacks, loads
@@ -112,7 +113,8 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
 
 
 def save_scene(world: World, path: str | os.PathLike) -> Path:
-    """Write ``world`` to a TOML scene file that ``load_scene`` reads back exactly (docs/scenes.md).
+    """Write ``world`` to a TOML scene file that ``load_scene`` reads back exactly, or with attachments to
+    rounding (docs/scenes.md).
 
     Written: gravity, method, integrator, contact margin, the contact options given to ``World``, the time,
     ``world.run_defaults`` (as ``[run]``), the ground (height, material, its place among the bodies) and every

@@ -393,6 +393,9 @@ class World:
         for joint in [j for j in self._joints.joints if j.a is body or j.b is body]:
             self._joints.remove(joint)
         self._springs = [s for s in self._springs if body not in _spring_bodies(s)]
+        # a point mass it carries goes with it
+        self._attach_log = [op for op in self._attach_log if op[1] is not body]
+        self._point_masses = [b for b in self._point_masses if b is not body]
         index = body._index
         keep = np.arange(self._body.count) != index
         self._body.keep(keep)
@@ -609,7 +612,8 @@ class World:
         # the body's shapes join the root's, placed where they are in the world
         qr_conj = quat_conj(a["q"][r])
         self._hand_shapes(self._geom.live("geom_body") == b, r, (xb, qb), (a["x"][r], a["q"][r]))
-        a["extent"][r] = self._geom_extent(r)
+        if moving:   # (the sleep test's radius; a fixed root, the ground's plane among them, has none)
+            a["extent"][r] = self._geom_extent(r)
         # bodies attached to ``body`` move to the root; their shapes already moved with body's
         for entry in self._attachments:
             if entry[1] is body:
@@ -672,8 +676,6 @@ class World:
         if a["inv_mass"][r] > 0.0:
             com_r = self._recombine(root, -float(own["mass"]), xb, -inertia_b)
             a["v"][r] = v_com + np.cross(w_com, com_r - x_com)
-        else:
-            a["extent"][r] = self._geom_extent(r)
         a["v"][b] = v_com + np.cross(w_com, xb - x_com)
         a["w"][b] = w_com
         self._bodies_changed()
@@ -873,7 +875,8 @@ class World:
 
     def save_scene(self, path: str | os.PathLike) -> Path:
         """Write this world to a TOML scene file (docs/scenes.md) that ``tumble.load_scene`` reads back
-        exactly: options, gravity, time, every body as it was made and its current state (x, q, v, w).
+        exactly: options, gravity, time, every body as it was made and its current state (x, q, v, w), its
+        joints and springs; its attachments are made again on loading, so such a world comes back to rounding.
 
         Not saved: force callbacks (``add_force``; the file is written without them), loads applied for
         the next step, the contacts' warm start and the sleep state (a loaded scene starts awake and cold).

@@ -255,6 +255,7 @@ class JointSet:
             self._arrays["flags"][...] = snap["flags"]
         elif self._arrays is not None:
             self._arrays = None
+            self._ode = None
 
 
 def _limit_row(joint: Joint) -> list[float]:

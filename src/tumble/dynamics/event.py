@@ -53,7 +53,7 @@ from ..shapes import Box, ConvexHull, Sphere
 from ..solvers import lemke
 from . import ode as _ode
 from . import state as _state
-from .joint_ode import project_joints, record_joint_impulses
+from .joint_ode import project_joint_velocities, project_joints, record_joint_impulses
 
 if TYPE_CHECKING:
     from ..world import World
@@ -578,6 +578,9 @@ class EventDriven:
         a = world._live()
         self._loads = (a["force"].copy(), a["torque"].copy())
         self.stats = EventStats()
+        if len(world._joints):   # velocities set since the last step may disagree with the joints
+            project_joint_velocities(world)
+            self._stale = True
         t = world.time
         t_end = world.time + dt
         while t_end - t > 1e-12 * max(1.0, abs(t_end)):

@@ -84,6 +84,13 @@ def _world_inertia(world: World, q: np.ndarray) -> np.ndarray:
     return extra[7]
 
 
+def project_joint_velocities(world: World) -> None:
+    """The bodies' velocities projected onto the joints' G u = 0 (the M-orthogonal projection, notes 0.5):
+    what a contact kick or a velocity the user set asks of the joints, taken out."""
+    rows, solve_scratch, _ = _kernel_arrays(world)
+    _project_velocities(world, rows, solve_scratch)
+
+
 def _project_velocities(world: World, rows: tuple, solve_scratch: tuple) -> None:
     live = world._live()
     ja.joint_velocity_projection(*rows, live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
