@@ -4,7 +4,7 @@
    the step's contact kick, or a velocity the user set, asks of the joints (the kick's own joint impulses
    lie in the range of M⁻¹ Gᵀ, which the projection removes exactly).
 2. Baraff's state Y = (x, q, P, L) is integrated with the constraint loads Gᵀ λ added to Ṗ and L̇ at every
-   state the integrator evaluates (``constrained_derivative``).
+   state the integrator evaluates (its ``dydt``).
 3. The positions are projected onto C = 0 (``joint_project``, ``World(joint_projection=...)`` Newton steps)
    and the velocities onto G u = 0 again.
    (``project_joints``; the event-driven method ends its steps with it too.)
