@@ -200,7 +200,7 @@ class Joint:
         if self._world is not None:
             self._world._joints.set_break_force(self._index, self._break_force)
 
-    def _ode_problem(self) -> str | None:
+    def _constraint_force_problem(self) -> str | None:
         """What of this joint the ODE integrators and the event method cannot solve (they hold rigid equality
         rows only, as constraint forces: solvers/joint_accel.py), as ``name=value``, or None."""
         if self.limits is not None:

@@ -178,8 +178,6 @@ class World:
         """[attached body, root master, COM in the root's frame (3,), orientation in it (4,), the master it was
         attached to, its own fields (``_OWN_FIELDS``), the attached bodies whose own fields carry it] per
         attachment (``attach``, ``detach``)."""
-        self._point_masses: list[Body] = []
-        """Bodies that carry an attached point mass."""
         self._attach_log: list[tuple[Any, ...]] = []
         """The attachments in the order made, for ``save_scene`` to replay: ("body", body, master) and
         ("point", body, point (3,) [m] in the body's frame as made, mass [kg]); ``detach`` takes its entry
@@ -222,7 +220,7 @@ class World:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
         if code in _ODE_INTEGRATORS:
             for joint in self._joints.joints:
-                problem = joint._ode_problem()
+                problem = joint._constraint_force_problem()
                 if problem is not None:
                     raise ValueError(f"integrator={value!r} solves rigid equality joints only, but {joint!r} has "
                                      f"{problem}; {_ODE_JOINTS_HINT}")
@@ -395,7 +393,6 @@ class World:
         self._springs = [s for s in self._springs if body not in _spring_bodies(s)]
         # a point mass it carries goes with it
         self._attach_log = [op for op in self._attach_log if op[1] is not body]
-        self._point_masses = [b for b in self._point_masses if b is not body]
         index = body._index
         keep = np.arange(self._body.count) != index
         self._body.keep(keep)
@@ -523,7 +520,7 @@ class World:
         inv_mass = self._body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
-        problem = joint._ode_problem()
+        problem = joint._constraint_force_problem()
         if problem is not None:
             self._refuse_for_constraint_forces(f"joint {problem}")
         joint._world = self
@@ -565,7 +562,6 @@ class World:
         w, v, x = a["w"][r].copy(), a["v"][r].copy(), a["x"][r].copy()
         com = self._recombine(root, mass, point, np.zeros((3, 3)))
         a["v"][r] = v + np.cross(w, com - x)
-        self._point_masses.append(root)
         made_x, made_q = self._made_frame(root)
         self._attach_log.append(("point", root, quat_rotate(quat_conj(made_q), point - made_x), mass))
         self._bodies_changed()

@@ -40,6 +40,7 @@ class DenseJoints:
     def __init__(self, world: World, inv_inertia: np.ndarray) -> None:
         a = world._live()
         data, scratch, _, extra = world._joints.ode_args(a["inv_mass"])
+        self._impulse = extra[13]
         kind, body, frame_a, frame_b, limit, flags = data[:6]
         lin, ang_a, ang_b, error, coordinate = scratch[0], scratch[1], scratch[2], scratch[5], scratch[6]
         rate = extra[2]
@@ -47,8 +48,9 @@ class DenseJoints:
         joint_rates(kind, body, frame_a, frame_b, a["x"], a["q"], a["v"], a["w"], rate)
         n = a["x"].shape[0]
         # the rows (joint, slot) of the unbroken joints, in joint order
-        joint = np.repeat(np.arange(len(kind)), EQUALITY_ROWS[kind])
-        slot = np.concatenate([np.arange(EQUALITY_ROWS[k]) for k in kind]) if len(kind) else np.zeros(0, int)
+        count = EQUALITY_ROWS[kind]
+        joint = np.repeat(np.arange(len(kind)), count)
+        slot = np.arange(len(joint)) - np.repeat(np.cumsum(count) - count, count)   # 0, 1, … within each joint
         keep = (flags[joint] & BROKEN) == 0
         joint, slot = joint[keep], slot[keep]
         self.joint, self.slot = joint, slot
@@ -91,8 +93,9 @@ class DenseJoints:
         """Gᵀ λ (n, 6): the joints' forces [N] and torques [N·m about each COM], world frame."""
         return (self.G.T @ lam).reshape(-1, 6)
 
-    def slots(self, lam: np.ndarray, scale: float, out: np.ndarray) -> np.ndarray:
-        """out (m, 8) = scale × λ placed in each joint's row slots (zero elsewhere)."""
+    def slots(self, lam: np.ndarray, scale: float) -> np.ndarray:
+        """scale × λ placed in each joint's row slots (m, 8) (zero elsewhere), in ``JointSet``'s scratch."""
+        out = self._impulse
         out[:] = 0.0
         out[self.joint, self.slot] = scale * lam
         return out

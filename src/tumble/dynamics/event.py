@@ -128,7 +128,6 @@ class EventDriven:
         self._force_vectors = np.zeros((0, 3))
         self._stale = True            # the state changed since the last detection
         self._joint_multipliers: tuple[DenseJoints, np.ndarray] | None = None   # of the last dydt
-        self._impulse_scratch = np.zeros((0, 8))
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> rc.ContactSet:
@@ -470,13 +469,6 @@ class EventDriven:
         wrench = joints.loads(lam)
         return cf + wrench[:, :3], ct + wrench[:, 3:]
 
-    def _joint_impulse(self) -> np.ndarray:
-        """Scratch (m, 8) for the joints' row impulses."""
-        m = len(self.world._joints)
-        if self._impulse_scratch.shape[0] != m:
-            self._impulse_scratch = np.zeros((m, 8))
-        return self._impulse_scratch
-
     def _get_state(self) -> np.ndarray:
         """Y = (x, q, P, L) (13 n,) of the world's bodies (Baraff I section 3; NumPy: the method's scenes
         are small, and the parallel kernels' start-up would cost more than the work)."""
@@ -580,7 +572,6 @@ class EventDriven:
         self.stats = EventStats()
         if len(world._joints):   # velocities set since the last step may disagree with the joints
             project_joint_velocities(world)
-            self._stale = True
         t = world.time
         t_end = world.time + dt
         while t_end - t > 1e-12 * max(1.0, abs(t_end)):
@@ -617,7 +608,7 @@ class EventDriven:
             self._evaluate_resting()
             self._with_joint_loads(*self._contact_loads(self.last_contacts, self._force_vectors))
             joints, lam = self._joint_multipliers
-            record_joint_impulses(world, joints.slots(lam, dt, self._joint_impulse()), dt)
+            record_joint_impulses(world, joints.slots(lam, dt), dt)
         a["force"][...] = 0.0
         a["torque"][...] = 0.0
 

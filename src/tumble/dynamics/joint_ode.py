@@ -32,17 +32,17 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
     """Advance ``world`` by ``dt`` [s] with the ODE ``method`` and its joints' constraint loads (module
     docstring); the loads accumulated for the step are used and then cleared."""
     live = world._live()
-    rows, solve_scratch, extra = _kernel_arrays(world)
+    data, solve, extra = _kernel_arrays(world)
     rate, x, q, v, w, acc, ang_acc, force, torque, impulse = (extra[2], *extra[3:7], *extra[8:12], extra[13])
     n = live["x"].shape[0]
 
     def constraint_loads(y: np.ndarray) -> None:
         """force, torque ← the joints' constraint loads at the state y (13 n,), under the step's loads."""
         _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y, x, q, v, w)
-        iinv = _world_inertia(world, q)
+        iinv = _world_inertia(live, q, extra)
         ja.free_accelerations(live["inv_mass"], iinv, w, live["force"], live["torque"], world._gravity, y, acc,
                               ang_acc)
-        ja.joint_constraint_forces(*rows, x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve_scratch, rate,
+        ja.joint_constraint_forces(*data[:6], x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve, rate,
                                    force, torque)
 
     def dydt(t: float, y: np.ndarray) -> np.ndarray:
@@ -55,31 +55,29 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
         per_body[:, 10:13] += torque   # L̇ = τ + Gᵀλ (angular part)
         return ydot
 
-    _project_velocities(world, rows, solve_scratch)
+    project_joint_velocities(world)
     y1 = ode.ode(world.state_to_array(), world.time, world.time + dt, dydt, method=method)
     world.array_to_state(y1)
     project_joints(world)
     # the readings: λ at the end state, as the impulse λ dt over the step for JointSet's accumulator
     constraint_loads(world.state_to_array())
-    ja.rows_to_slots(solve_scratch[0], solve_scratch[-1], dt, impulse)
+    ja.rows_to_slots(solve[0], solve[-1], dt, impulse)
     record_joint_impulses(world, impulse, dt)
     live["force"][...] = 0.0
     live["torque"][...] = 0.0
 
 
 def _kernel_arrays(world: World) -> tuple[tuple, tuple, tuple]:
-    """(the joints' definition arrays as the row kernels take them, the solve's scratch from the structure to
-    the right-hand side, ``JointSet.ode_args``' ode scratch)."""
+    """(``JointSet``'s data, the solve's arrays from the structure to the right-hand side as the kernels of
+    joint_accel.py take them, ``JointSet.ode_args``' ode scratch)."""
     data, scratch, structure, extra = world._joints.ode_args(world._live()["inv_mass"])
     lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, _, active = scratch[:10]
-    factor, rhs = extra[0], extra[1]
-    return data[:6], (structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor, rhs), extra
+    return data, (structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, extra[0],
+                  extra[1]), extra
 
 
-def _world_inertia(world: World, q: np.ndarray) -> np.ndarray:
-    """The bodies' world inverse inertia (n, 3, 3) at the orientations q, in the ode scratch."""
-    live = world._live()
-    extra = world._joints.ode_args(live["inv_mass"])[3]
+def _world_inertia(live: dict[str, np.ndarray], q: np.ndarray, extra: tuple) -> np.ndarray:
+    """The bodies' world inverse inertia (n, 3, 3) at the orientations q, in the ode scratch ``extra``."""
     inertia_stage(live["principal_q"], live["inv_principal_moments"], q, extra[7], extra[12])
     return extra[7]
 
@@ -87,14 +85,10 @@ def _world_inertia(world: World, q: np.ndarray) -> np.ndarray:
 def project_joint_velocities(world: World) -> None:
     """The bodies' velocities projected onto the joints' G u = 0 (the M-orthogonal projection, notes 0.5):
     what a contact kick or a velocity the user set asks of the joints, taken out."""
-    rows, solve_scratch, _ = _kernel_arrays(world)
-    _project_velocities(world, rows, solve_scratch)
-
-
-def _project_velocities(world: World, rows: tuple, solve_scratch: tuple) -> None:
     live = world._live()
-    ja.joint_velocity_projection(*rows, live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
-                                 _world_inertia(world, live["q"]), *solve_scratch)
+    data, solve, extra = _kernel_arrays(world)
+    ja.joint_velocity_projection(*data[:6], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
+                                 _world_inertia(live, live["q"], extra), *solve)
 
 
 def project_joints(world: World) -> None:
@@ -102,21 +96,18 @@ def project_joints(world: World) -> None:
     (``joint_project``, ``World(joint_projection=...)`` Newton steps), then their velocities onto G u = 0
     (the M-orthogonal projection, which never adds kinetic energy)."""
     live = world._live()
-    rows, solve_scratch, _ = _kernel_arrays(world)
-    soft = world._joints.kernel_args(live["inv_mass"])[0][6]
-    structure, *scratch = solve_scratch
-    joint_project(*rows, soft, live["x"], live["q"], live["inv_mass"], _world_inertia(world, live["q"]), structure,
-                  True, *scratch, world._settings.joint_projection)
-    _project_velocities(world, rows, solve_scratch)
+    data, (structure, *scratch), extra = _kernel_arrays(world)
+    joint_project(*data[:7], live["x"], live["q"], live["inv_mass"], _world_inertia(live, live["q"], extra),
+                  structure, True, *scratch, world._settings.joint_projection)
+    project_joint_velocities(world)
 
 
 def record_joint_impulses(world: World, impulse: np.ndarray, dt: float) -> None:
     """The joints' readings of a step of ``dt`` [s] from their row impulses ``impulse`` (m, 8) [N·s] (a force
-    held over the step: λ dt), then the breaking test (``JointSet.finish_step``)."""
+    held over the step: λ dt) along the rows last built, then the breaking test (``JointSet.finish_step``)."""
     live = world._live()
-    data = world._joints.kernel_args(live["inv_mass"])[0]
-    lin, ang_a = world._joints.kernel_args(live["inv_mass"])[1][:2]
+    data, scratch, _ = world._joints.kernel_args(live["inv_mass"])
     wrench = data[9]
     wrench[:] = 0.0
-    joint_accumulate(data[1], lin, ang_a, impulse, data[2], live["q"], wrench)
+    joint_accumulate(data[1], scratch[0], scratch[1], impulse, data[2], live["q"], wrench)
     world._joints.finish_step(dt)
