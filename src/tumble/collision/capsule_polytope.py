@@ -215,21 +215,26 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
             lo, hi = min(lo, v), max(hi, v)
         s0 = ax * c0[0] + ay * c0[1] + az * c0[2]
         s1 = ax * c1[0] + ay * c1[1] + az * c1[2]
-        up = min(s0, s1) - hi  # separation with the axis pointing B → A
-        down = lo - max(s0, s1)  # … and with it reversed
         ea = ax * wv[a, 0] + ay * wv[a, 1] + az * wv[a, 2]
         eb = ax * wv[b, 0] + ay * wv[b, 1] + az * wv[b, 2]
-        support, proj_a, proj_b = hi, ea, eb
-        if down > up:
-            up, ax, ay, az = down, -ax, -ay, -az
-            support, proj_a, proj_b = -lo, -ea, -eb
-        # The axis is S × e only where e supports B along it (its Gauss-map arc meets S's great circle);
-        # parallel edges elsewhere on B share the direction but not the closest points.
-        tol = 1e-9 * (1.0 + abs(support))
-        if proj_a < support - tol or proj_b < support - tol:
-            continue
-        if up > edge_sep:
-            best_edge, edge_sep, ex_, ey_, ez_ = e, up, ax, ay, az
+        # Each orientation of the axis is its own candidate: a face of the Minkowski difference S − B with
+        # that normal exists only where e supports B along it (its Gauss-map arc meets S's great circle;
+        # parallel edges elsewhere on B share the direction but not the closest points), and its
+        # separation is that orientation's. Keeping only the orientation that separates more lost the
+        # axis when the two nearly tie (a capsule centred in a cylinder prism): rounding could pick the
+        # side where e does not support, and the parallel edge opposite did the same the other way, so
+        # the depth came out 2.6 mm too deep (found by tests/collision/test_capsule_polytope.py).
+        for orientation in range(2):
+            sign = 1.0 if orientation == 0 else -1.0
+            if orientation == 0:
+                sep, support = min(s0, s1) - hi, hi       # the axis pointing B → A
+            else:
+                sep, support = lo - max(s0, s1), -lo      # … and reversed
+            tol = 1e-9 * (1.0 + abs(support))
+            if sign * ea < support - tol or sign * eb < support - tol:
+                continue
+            if sep > edge_sep:
+                best_edge, edge_sep, ex_, ey_, ez_ = e, sep, sign * ax, sign * ay, sign * az
     cx, cy, cz = centroid(wv, nv)
     half = 0.5 * np.sqrt(uu)
     if edge_sep > face_sep + face_preference(half + r, bounding_radius(wv, nv, cx, cy, cz)):
