@@ -98,13 +98,6 @@ PARALLEL_MIN_BODIES = 256
 """Worlds with fewer bodies run the serial version of a per-body kernel: below a few hundred bodies the
 fork/join of Numba's thread pool (~10 µs, and far more when a core is busy elsewhere) outweighs the work."""
 
-COLOURED_SOLVE_MIN_BODIES = 256
-"""Worlds of at least this many bodies solve their contacts colour by colour (solvers/colouring.py), each
-colour's pairs in parallel; smaller worlds visit the pairs in buffer order on one thread. The choice
-depends on the body count alone, never on the thread count, so a world's trajectory is the same on any
-number of threads. Below a few hundred bodies a colour holds too few pairs to pay for a parallel region
-(~3 µs each, about 15 colours per sweep)."""
-
 PARALLEL_MIN_PAIRS = 512
 """Narrowphase pairs below which one thread tests them all: a box pair takes ~0.3 µs, so 512 pairs are
 ~0.15 ms of work, where a parallel region's fork/join costs tens of µs and more when a core is busy."""

@@ -236,8 +236,7 @@ def _contact_step(world: World, dt: float, kind: int, integrate_positions: bool)
     joints = world._joints.kernel_args(world._live()["inv_mass"]) if len(world._joints) else None
     ts.contact_step(kind, world._body_arrays(ts.BODY_ARRAYS), world._buffer.pair_arrays(),
                     world._buffer.slot_arrays(), world._old_buffer.recycle_arrays(), world._gravity, dt,
-                    world._settings.solver_settings, settings, isettings, integrate_positions, out, joints,
-                    world._colour_scratch(world._buffer.pair_count))
+                    world._settings.solver_settings, settings, isettings, integrate_positions, out, joints)
     stats = world.step_stats.values
     stats[StepStats.CONTACTS] = out[ts.STAT_CONTACTS]
     stats[StepStats.SWEEPS] = out[ts.STAT_ITERATIONS]

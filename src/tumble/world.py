@@ -20,7 +20,6 @@ from .constraints.contact_buffer import ContactBuffer
 from .constraints.joint_set import JointSet
 from .contact_settings import ContactSettings
 from .conventions import (
-    COLOURED_SOLVE_MIN_BODIES,
     DEFAULT_CONTACT_MARGIN,
     DEFAULT_FRICTION,
     DEFAULT_GRAVITY,
@@ -187,7 +186,6 @@ class World:
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._colours: tuple[np.ndarray, ...] | None = None
         self._sleeping = 0
         """Bodies asleep after the last island pass (constraints/islands.py)."""
         self.time = 0.0
@@ -362,10 +360,9 @@ class World:
 
     def _bodies_changed(self) -> None:
         """Drop what depends on the body and shape rows: views, the detector, the contact buffers (their
-        pair keys name shape rows), the island and colouring scratch."""
+        pair keys name shape rows), the island scratch."""
         self._views = None
         self._islands = None
-        self._colours = None
         self._collision = None
         self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
         self._joints.changed()
@@ -434,19 +431,6 @@ class World:
             n = self._body.count
             self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
         return self._islands
-
-    def _colour_scratch(self, pairs: int) -> tuple[np.ndarray, ...] | None:
-        """The scratch of the coloured contact solve (solvers/colouring.py) for ``pairs`` contact pairs, or None
-        (the solve visits the pairs in buffer order on one thread) for a world of fewer than
-        ``COLOURED_SOLVE_MIN_BODIES`` bodies. Grown by doubling, so a steady-state step allocates nothing."""
-        n = self._body.count
-        if n < COLOURED_SOLVE_MIN_BODIES:
-            return None
-        if self._colours is None or self._colours[1].shape[0] < pairs:
-            cap = max(pairs, 2 * (0 if self._colours is None else self._colours[1].shape[0]), 64)
-            self._colours = (np.empty(n, dtype=np.int64), np.empty(cap, dtype=np.int64),
-                             np.empty(cap + 1, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap))
-        return self._colours
 
     @staticmethod
     def _check_mass(shape: Any, density: Any, mass: Any, inertia: Any) -> tuple[MassProperties, np.ndarray]:

@@ -269,8 +269,7 @@ def test_contacts_report_the_step_impulses():
     np.testing.assert_array_equal(world.contacts().force, c.force)
 
 
-def _pile(seed: int, threads: int, restitution: float = 0.0) -> np.ndarray:
-    """40 boxes and spheres dropped in a heap, 0.5 s on ``threads`` Numba threads: x, q, v, ω flattened."""
+def _pile(seed: int, threads: int) -> np.ndarray:
     numba.set_num_threads(threads)
     try:
         rng = np.random.default_rng(seed)
@@ -280,7 +279,7 @@ def _pile(seed: int, threads: int, restitution: float = 0.0) -> np.ndarray:
             q = rng.normal(size=4)
             shape = tb.Box(0.2, 0.2, 0.2) if i % 2 else tb.Sphere(0.1)
             world.add_body(shape, position=(0.3 * (i % 4), 0.3 * ((i // 4) % 3), 0.3 + 0.25 * (i // 12)),
-                           orientation=q / np.linalg.norm(q), restitution=restitution)
+                           orientation=q / np.linalg.norm(q))
         _steps(world, 0.5)
         s = world.state_arrays()
         return np.concatenate([s["x"].ravel(), s["q"].ravel(), s["v"].ravel(), s["w"].ravel()])

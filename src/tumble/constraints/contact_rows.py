@@ -34,12 +34,10 @@ boxes meeting in zero gravity changed the world angular momentum by 0.44 % throu
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ..collision.sat import MAX_CONTACTS
 from ..jit import njit
 from ..math3d import qrot_inv_t, qrot_t
-from ..solvers.colouring import RUNS, run_bounds
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that
@@ -111,50 +109,6 @@ def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent
     tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2] = k11, k12, k22
 
 
-@njit(cache=True, inline="always")
-def _refresh_pair(k, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q, inv_mass, inv_inertia_world,
-                  ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w, withdraw, only_needed,
-                  pair_restitution, approach, normal_accel, restitution_threshold, h):
-    """Pair k's share of ``refresh_rows``."""
-    if only_needed:
-        needed = False
-        for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
-            if (withdraw and pseudo_impulse[s] != 0.0) or (
-                    pair_restitution[k] != 0.0 and approach[s] + h * normal_accel[s] <= -restitution_threshold):
-                needed = True
-        if not needed:
-            return
-    a, b = pair_body[k, 0], pair_body[k, 1]
-    ima, imb = inv_mass[a], inv_mass[b]
-    ia, ib = inv_inertia_world[a], inv_inertia_world[b]
-    dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
-    wa = ima / (ima + imb)   # weights of the common point (module docstring); a pair has a moving body
-    wb = 1.0 - wa
-    sa0, sa1, sa2, sb0, sb1, sb2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0   # the spin the withdrawal leaves, world
-    for j in range(pair_contacts[k]):
-        s = MAX_CONTACTS * k + j
-        lam = pseudo_impulse[s] if withdraw else 0.0
-        if lam != 0.0:
-            sa0, sa1, sa2 = sa0 + lam * ang_a[s, 0, 0], sa1 + lam * ang_a[s, 0, 1], sa2 + lam * ang_a[s, 0, 2]
-            sb0, sb1, sb2 = sb0 - lam * ang_b[s, 0, 0], sb1 - lam * ang_b[s, 0, 1], sb2 - lam * ang_b[s, 0, 2]
-        ua0, ua1, ua2 = qrot_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3], anchor_a[s, 0], anchor_a[s, 1], anchor_a[s, 2])
-        ub0, ub1, ub2 = qrot_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3], anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2])
-        # r_a = p' − x_a = wa u_a + wb (u_b + x_b − x_a), r_b = p' − x_b = wa (u_a − (x_b − x_a)) + wb u_b
-        ma0, ma1, ma2 = wa * ua0 + wb * ub0, wa * ua1 + wb * ub1, wa * ua2 + wb * ub2
-        _set_rows(s, ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz, ma0 - wa * dx, ma1 - wa * dy,
-                  ma2 - wa * dz, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                  normal_mass, tangent_k)
-        if lam != 0.0:
-            sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
-            sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
-    if withdraw:
-        for e in range(3):
-            w[a, e] += ia[e, 0] * sa0 + ia[e, 1] * sa1 + ia[e, 2] * sa2
-            w[b, e] += ib[e, 0] * sb0 + ib[e, 1] * sb1 + ib[e, 2] * sb2
-
-
-
 @njit(cache=True, refcount=False)
 def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
                  inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
@@ -183,38 +137,45 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a
     ``sequential_impulse.restitution_sweep`` selects them); the next step prepares every row afresh.
     """
     for k in range(pair_contacts.shape[0]):
-        if pair_awake[k]:
-            _refresh_pair(k, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                          inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse,
-                          w, withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h)
+        if not pair_awake[k]:
+            continue
+        if only_needed:
+            needed = False
+            for j in range(pair_contacts[k]):
+                s = MAX_CONTACTS * k + j
+                if (withdraw and pseudo_impulse[s] != 0.0) or (
+                        pair_restitution[k] != 0.0 and approach[s] + h * normal_accel[s] <= -restitution_threshold):
+                    needed = True
+            if not needed:
+                continue
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        ima, imb = inv_mass[a], inv_mass[b]
+        ia, ib = inv_inertia_world[a], inv_inertia_world[b]
+        dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
+        wa = ima / (ima + imb)   # weights of the common point (module docstring); a pair has a moving body
+        wb = 1.0 - wa
+        sa0, sa1, sa2, sb0, sb1, sb2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0   # the spin the withdrawal leaves, world
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            lam = pseudo_impulse[s] if withdraw else 0.0
+            if lam != 0.0:
+                sa0, sa1, sa2 = sa0 + lam * ang_a[s, 0, 0], sa1 + lam * ang_a[s, 0, 1], sa2 + lam * ang_a[s, 0, 2]
+                sb0, sb1, sb2 = sb0 - lam * ang_b[s, 0, 0], sb1 - lam * ang_b[s, 0, 1], sb2 - lam * ang_b[s, 0, 2]
+            ua0, ua1, ua2 = qrot_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3], anchor_a[s, 0], anchor_a[s, 1], anchor_a[s, 2])
+            ub0, ub1, ub2 = qrot_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3], anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2])
+            # r_a = p' − x_a = wa u_a + wb (u_b + x_b − x_a), r_b = p' − x_b = wa (u_a − (x_b − x_a)) + wb u_b
+            ma0, ma1, ma2 = wa * ua0 + wb * ub0, wa * ua1 + wb * ub1, wa * ua2 + wb * ub2
+            _set_rows(s, ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz, ma0 - wa * dx, ma1 - wa * dy,
+                      ma2 - wa * dz, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
+                      normal_mass, tangent_k)
+            if lam != 0.0:
+                sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
+                sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
+        if withdraw:
+            for e in range(3):
+                w[a, e] += ia[e, 0] * sa0 + ia[e, 1] * sa1 + ia[e, 2] * sa2
+                w[b, e] += ib[e, 0] * sb0 + ib[e, 1] * sb1 + ib[e, 2] * sb2
 
-
-@njit(cache=True, refcount=False)
-def _refresh_run(pairs, lo, hi, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                 inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-                 withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h):
-    for i in range(lo, hi):
-        k = pairs[i]
-        _refresh_pair(k, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                      inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-                      withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h)
-
-
-@njit(cache=True, parallel=True)
-def refresh_rows_coloured(order, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                          inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
-                          pseudo_impulse, w, withdraw, only_needed, pair_restitution, approach, normal_accel,
-                          restitution_threshold, h):
-    """``refresh_rows`` colour by colour, each colour's pairs in parallel (solvers/colouring.py): the
-    withdrawal writes the spins of the pair's bodies."""
-    colour_start, colour_pairs, colours, _ = order
-    for c in range(colours):
-        for t in prange(RUNS):
-            lo, hi = run_bounds(colour_start[c], colour_start[c + 1], t, RUNS)
-            _refresh_run(colour_pairs, lo, hi, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q,
-                         inv_mass, inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
-                         pseudo_impulse, w, withdraw, only_needed, pair_restitution, approach, normal_accel,
-                         restitution_threshold, h)
 
 @njit(cache=True, refcount=False)
 def prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,

@@ -336,53 +336,21 @@ def velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_p
                                q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads)
 
 
-@njit(cache=True, parallel=True)
-def velocity_stage_parallel(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
-                            force, torque, gravity, h, inv_inertia_world, awake, clear_loads):
-    """``velocity_stage`` with the bodies shared out among the threads (each body's stage reads and writes
-    only its own rows, so the result is the same on any thread count)."""
-    for i in prange(v.shape[0]):
-        if awake[i]:
-            velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                               q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads)
-
-
 @njit(cache=True, refcount=False)
 def inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake):
     """``inv_inertia_world`` of every body with ``awake`` (n,) True at its current orientation, as the velocity
     stage leaves it: for contact rows rebuilt after a position stage (contact_rows.refresh_rows)."""
     for i in range(q.shape[0]):
         if awake[i]:
-            _inertia_one(i, principal_q, inv_principal_moments, q, inv_inertia_world)
-
-
-@njit(cache=True, inline="always")
-def _inertia_one(i, principal_q, inv_principal_moments, q, inv_inertia_world):
-    pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
-                            principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
-    _store_inv_inertia_world(i, pw, px, py, pz, inv_principal_moments[i, 0], inv_principal_moments[i, 1],
-                             inv_principal_moments[i, 2], inv_inertia_world)
-
-
-@njit(cache=True, parallel=True)
-def inertia_stage_parallel(principal_q, inv_principal_moments, q, inv_inertia_world, awake):
-    """``inertia_stage`` with the bodies shared out among the threads."""
-    for i in prange(q.shape[0]):
-        if awake[i]:
-            _inertia_one(i, principal_q, inv_principal_moments, q, inv_inertia_world)
+            pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                                    principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
+            _store_inv_inertia_world(i, pw, px, py, pz, inv_principal_moments[i, 0], inv_principal_moments[i, 1],
+                                     inv_principal_moments[i, 2], inv_inertia_world)
 
 
 @njit(cache=True, refcount=False)
 def position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake):
     """``position_stage_one`` for every body with ``awake`` (n,) True (serial)."""
     for i in range(v.shape[0]):
-        if awake[i]:
-            position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h)
-
-
-@njit(cache=True, parallel=True)
-def position_stage_parallel(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake):
-    """``position_stage`` with the bodies shared out among the threads."""
-    for i in prange(v.shape[0]):
         if awake[i]:
             position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h)

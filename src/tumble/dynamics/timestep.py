@@ -26,23 +26,14 @@ pair_contacts, feature, point, normal_impulse, friction_impulse) of the last ste
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ..collision.sat import MAX_CONTACTS
-from ..constraints.contact_rows import prepare_rows, refresh_rows, refresh_rows_coloured
+from ..constraints.contact_rows import prepare_rows, refresh_rows
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
 from ..solvers import sequential_impulse as si
-from ..solvers.colouring import colour_step
 from ..solvers.velocity_solve import velocity_solve
-from .integrate import (
-    inertia_stage,
-    inertia_stage_parallel,
-    position_stage,
-    position_stage_parallel,
-    velocity_stage,
-    velocity_stage_parallel,
-)
+from .integrate import inertia_stage, position_stage, velocity_stage
 from .joint_stage import joints_and_contacts_solve, joints_begin, joints_project
 
 BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
@@ -64,7 +55,7 @@ STATS_SIZE = 4
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
 def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, isettings, integrate_positions,
-                 stats_out, joints, colour_scratch):
+                 stats_out, joints):
     """Advance every body by h [s] with the contacts in the buffer (module docstring).
 
     ``scheme``: Integrator code of the velocity and position stages (SPLITTING, SYMPLECTIC_EULER or
@@ -72,9 +63,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     picks the solver, so each solver compiles its own specialization of this kernel). ``integrate_positions``
     False stops after the velocity solve (the ODE integrators then take the contact impulses as an initial
     kick). stats_out (4,): contacts, the solver's iterations summed over the sub-steps, the last sub-step's
-    residual [m/s], and the worst sub-step's status (velocity_solve.STATUS_*). ``colour_scratch``: None to
-    visit the pairs in buffer order on one thread, or the scratch of ``colouring.colour_step`` to visit them
-    colour by colour, each colour's pairs in parallel (solvers/colouring.py; chosen by the world's size).
+    residual [m/s], and the worst sub-step's status (velocity_solve.STATUS_*).
     """
     (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
      inv_inertia_world, v_pseudo, w_pseudo, awake) = body
@@ -84,15 +73,14 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
      pseudo_impulse, anchor_a, anchor_b) = slots
     old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
     joints_begin(joints)
-    order = colour_step(colour_scratch, pair_body, pair_contacts, pair_awake, inv_mass)
     substeps = isettings[I_SUBSTEPS]
     hs = h / substeps
     for i in range(v.shape[0]):     # the velocities before any load acts, for the rows' approach velocity
         for c in range(3):          # (a loop: an array-to-array slice assignment may allocate a copy)
             v_pseudo[i, c] = v[i, c]
             w_pseudo[i, c] = w[i, c]
-    _velocity_stage(order, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
-                    force, torque, gravity, hs, inv_inertia_world, awake, substeps == 1)
+    velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
+                   torque, gravity, hs, inv_inertia_world, awake, substeps == 1)
     count = prepare_rows(pair_key, pair_body, pair_contacts, point, normal, depth, feature, normal_impulse,
                          friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
                          tangent_k, approach, normal_accel, separation, recycled_from, old_key, old_contacts,
@@ -106,7 +94,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     max_push = settings[S_MAX_PUSH]
     friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
     rows = (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
-            ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, order)
+            ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass)
     touch_band = settings[S_SLOP]
     solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band)
     relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band)
@@ -115,11 +103,11 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     status = 0
     for sub in range(substeps):
         if sub > 0:
-            _velocity_stage(order, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q,
-                            v, w, force, torque, gravity, hs, inv_inertia_world, awake, sub == substeps - 1)
+            velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
+                           force, torque, gravity, hs, inv_inertia_world, awake, sub == substeps - 1)
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
-        si.warm_start_in_order(order, pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse,
-                               tangent_impulse, inv_ang_a, inv_ang_b, inv_mass, v, w)
+        si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
+                      inv_ang_b, inv_mass, v, w)
         body_stage = (x, q, v, w, inv_mass, inv_inertia_world, awake, scheme, principal_q, principal_moments,
                       inv_principal_moments)
         done, residual, ended = joints_and_contacts_solve(joints, solver, rows, solve_bias, friction_model,
@@ -133,38 +121,37 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
             w_pseudo[:] = 0.0
             pseudo_impulse[:] = 0.0
             for _ in range(isettings[I_RELAX_ITERATIONS]):
-                si.pseudo_sweep_in_order(order, pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a,
-                                         ang_b, inv_ang_a, inv_ang_b, normal_mass, separation, inv_mass, v_pseudo,
-                                         w_pseudo, hs, settings[S_BAUMGARTE], settings[S_SLOP])
-            si.advance_separation_in_order(order, pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b,
-                                           separation, v_pseudo, w_pseudo, hs)
-        si.advance_separation_in_order(order, pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation,
-                                       v, w, hs)
-        _position_stage(order, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs, awake)
+                si.pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a,
+                                inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs,
+                                settings[S_BAUMGARTE], settings[S_SLOP])
+            si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v_pseudo,
+                                  w_pseudo, hs)
+        si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, hs)
+        position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs, awake)
         moved = False
         if not soft:
-            moved = _pseudo_move(order, principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo,
-                                 w_pseudo, hs)
+            moved = _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo,
+                                  w_pseudo, hs)
         joints_project(joints, body_stage, isettings)
         # The bodies have moved: the rows follow them (the relax pass, the next sub-step and the restitution
         # pass use them), with I⁻¹ at the new orientations (the next velocity stage computes the same again).
         # Rows kept from the start of the step made each body's impulse act at its own stale point with a
         # stale I⁻¹: two boxes colliding in zero gravity changed L by 0.65 % with 4 sub-steps (1e-14 with 1).
-        _inertia_stage(order, principal_q, inv_principal_moments, q, inv_inertia_world, awake)
+        inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
         relax = soft and isettings[I_RELAX_ITERATIONS] > 0
-        _refresh(order, pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                 inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-                 moved, sub == substeps - 1 and not relax, pair_restitution, approach, normal_accel,
-                 settings[S_RESTITUTION_THRESHOLD], hs)
+        refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
+                     inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
+                     moved, sub == substeps - 1 and not relax, pair_restitution, approach, normal_accel,
+                     settings[S_RESTITUTION_THRESHOLD], hs)
         if relax:
             # the rigid relax pass, by the same solver (a tolerance of −1: every iteration runs)
             velocity_solve(solver, rows, relax_bias, friction_model, directions, isettings[I_RELAX_ITERATIONS],
                            -1.0, v, w)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
-            si.restitution_sweep_in_order(order, pair_body, pair_contacts, pair_awake, pair_restitution, normal,
-                                          normal_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, approach,
-                                          normal_accel, depth, inv_mass, v, w, settings[S_RESTITUTION_THRESHOLD], hs)
+            si.restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a,
+                                 ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v,
+                                 w, settings[S_RESTITUTION_THRESHOLD], hs)
 
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):
@@ -176,36 +163,6 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     stats_out[STAT_ITERATIONS] = iterations
     stats_out[STAT_RESIDUAL] = residual
     stats_out[STAT_STATUS] = status
-
-
-@njit(cache=True, inline="always")
-def _pseudo_move_one(i, principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
-    """Body i's share of ``_apply_pseudo``; returns whether it moved."""
-    wx, wy, wz = w_pseudo[i, 0], w_pseudo[i, 1], w_pseudo[i, 2]
-    if wx == 0.0 and wy == 0.0 and wz == 0.0 and v_pseudo[i, 0] == 0.0 and v_pseudo[i, 1] == 0.0 \
-            and v_pseudo[i, 2] == 0.0:
-        return False
-    for k in range(3):
-        x[i, k] += h * v_pseudo[i, k]
-    if wx == 0.0 and wy == 0.0 and wz == 0.0:
-        return True
-    # the world spin I ω = Rp diag(I) Rpᵀ ω at the old orientation (Rp = q principal_q)
-    pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
-                            principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
-    a0, a1, a2 = qrot_inv_t(pw, px, py, pz, w[i, 0], w[i, 1], w[i, 2])
-    l0, l1, l2 = qrot_t(pw, px, py, pz, principal_moments[i, 0] * a0, principal_moments[i, 1] * a1,
-                        principal_moments[i, 2] * a2)
-    dw, dx, dy, dz = exp_map_t(wx, wy, wz, h)
-    a, b, c, d = qmul_t(dw, dx, dy, dz, q[i, 0], q[i, 1], q[i, 2], q[i, 3])
-    inv = 1.0 / np.sqrt(a * a + b * b + c * c + d * d)
-    q[i, 0], q[i, 1], q[i, 2], q[i, 3] = a * inv, b * inv, c * inv, d * inv
-    # ω' = I(q')⁻¹ (I ω) at the new orientation
-    pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
-                            principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
-    a0, a1, a2 = qrot_inv_t(pw, px, py, pz, l0, l1, l2)
-    w[i, 0], w[i, 1], w[i, 2] = qrot_t(pw, px, py, pz, inv_principal_moments[i, 0] * a0,
-                                       inv_principal_moments[i, 1] * a1, inv_principal_moments[i, 2] * a2)
-    return True
 
 
 @njit(cache=True, refcount=False)
@@ -221,73 +178,29 @@ def _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w
     """
     moved = False
     for i in range(x.shape[0]):
-        if _pseudo_move_one(i, principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
-            moved = True
+        wx, wy, wz = w_pseudo[i, 0], w_pseudo[i, 1], w_pseudo[i, 2]
+        if wx == 0.0 and wy == 0.0 and wz == 0.0 and v_pseudo[i, 0] == 0.0 and v_pseudo[i, 1] == 0.0 \
+                and v_pseudo[i, 2] == 0.0:
+            continue
+        moved = True
+        for k in range(3):
+            x[i, k] += h * v_pseudo[i, k]
+        if wx == 0.0 and wy == 0.0 and wz == 0.0:
+            continue
+        # the world spin I ω = Rp diag(I) Rpᵀ ω at the old orientation (Rp = q principal_q)
+        pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                                principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
+        a0, a1, a2 = qrot_inv_t(pw, px, py, pz, w[i, 0], w[i, 1], w[i, 2])
+        l0, l1, l2 = qrot_t(pw, px, py, pz, principal_moments[i, 0] * a0, principal_moments[i, 1] * a1,
+                            principal_moments[i, 2] * a2)
+        dw, dx, dy, dz = exp_map_t(wx, wy, wz, h)
+        a, b, c, d = qmul_t(dw, dx, dy, dz, q[i, 0], q[i, 1], q[i, 2], q[i, 3])
+        inv = 1.0 / np.sqrt(a * a + b * b + c * c + d * d)
+        q[i, 0], q[i, 1], q[i, 2], q[i, 3] = a * inv, b * inv, c * inv, d * inv
+        # ω' = I(q')⁻¹ (I ω) at the new orientation
+        pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                                principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
+        a0, a1, a2 = qrot_inv_t(pw, px, py, pz, l0, l1, l2)
+        w[i, 0], w[i, 1], w[i, 2] = qrot_t(pw, px, py, pz, inv_principal_moments[i, 0] * a0,
+                                           inv_principal_moments[i, 1] * a1, inv_principal_moments[i, 2] * a2)
     return moved
-
-
-@njit(cache=True, parallel=True)
-def _apply_pseudo_parallel(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
-    """``_apply_pseudo`` with the bodies shared out among the threads. Returns whether any body moved, found
-    by a serial scan: a reduction across the parallel loop would allocate its per-thread partial results."""
-    for i in prange(x.shape[0]):
-        _pseudo_move_one(i, principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h)
-    for i in range(x.shape[0]):
-        for c in range(3):
-            if v_pseudo[i, c] != 0.0 or w_pseudo[i, c] != 0.0:
-                return True
-    return False
-
-
-
-# The body stages and the rows' refresh on one thread (``order`` None) or shared out among the threads (a coloured
-# world, solvers/colouring.py): Numba compiles only the branch that the type of ``order`` selects.
-
-
-@njit(cache=True)
-def _velocity_stage(order, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
-                    force, torque, gravity, h, inv_inertia_world, awake, clear_loads):
-    if order is None:
-        velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
-                       torque, gravity, h, inv_inertia_world, awake, clear_loads)
-    else:
-        velocity_stage_parallel(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v,
-                                w, force, torque, gravity, h, inv_inertia_world, awake, clear_loads)
-
-
-@njit(cache=True)
-def _position_stage(order, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake):
-    if order is None:
-        position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake)
-    else:
-        position_stage_parallel(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake)
-
-
-@njit(cache=True)
-def _inertia_stage(order, principal_q, inv_principal_moments, q, inv_inertia_world, awake):
-    if order is None:
-        inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
-    else:
-        inertia_stage_parallel(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
-
-
-@njit(cache=True)
-def _pseudo_move(order, principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
-    if order is None:
-        return _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h)
-    return _apply_pseudo_parallel(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h)
-
-
-@njit(cache=True)
-def _refresh(order, pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-             inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-             withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h):
-    if order is None:
-        refresh_rows(pair_body, pair_contacts, pair_awake, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                     inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, pseudo_impulse, w,
-                     withdraw, only_needed, pair_restitution, approach, normal_accel, restitution_threshold, h)
-    else:
-        refresh_rows_coloured(order, pair_body, pair_contacts, normal, tangent, anchor_a, anchor_b, x, q, inv_mass,
-                              inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
-                              pseudo_impulse, w, withdraw, only_needed, pair_restitution, approach, normal_accel,
-                              restitution_threshold, h)

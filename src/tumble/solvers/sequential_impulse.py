@@ -1,8 +1,7 @@
 """Projected Gauss–Seidel / sequential impulses over the contact rows (ArtiSynth notes 0.15, 0.16).
 
 Each sweep visits the contacts in buffer order (pairs by key, slots in order), so a sweep, and the whole
-step, is the same on every run and any thread count; large worlds visit them colour by colour instead, each
-colour's pairs in parallel (``*_coloured`` below, solvers/colouring.py), again one fixed order. Per contact:
+step, is the same on every run and any thread count. Per contact:
 
 - **friction** (notes 0.16, the circular cone): the tangential relative velocity v_t (2,) is removed as far
   as the disc |λ_t| <= μ λ_n allows (``friction_disc``; K_t is the 2×2 tangential block of N = Dᵀ M⁻¹ D);
@@ -31,12 +30,10 @@ and a damping ratio) whatever the masses.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import row_velocity
 from ..jit import njit
-from .colouring import RUNS, run_bounds
 
 
 @njit(cache=True, inline="always")
@@ -188,14 +185,9 @@ def _load(k, pair_body, inv_mass, v, w):
 
 
 @njit(cache=True, inline="always")
-def _store(a, b, ima, imb, st, v, w):
-    """Write the pair's velocities back, those of its moving bodies only: a fixed body's are unchanged (its
-    inverse mass and inertia are 0), and a pair on the ground must not write the ground's row while another
-    thread's pair of the same colour reads it (``sweep_coloured``)."""
-    if ima > 0.0:
-        v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2] = st[0], st[1], st[2], st[3], st[4], st[5]
-    if imb > 0.0:
-        v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2] = st[6], st[7], st[8], st[9], st[10], st[11]
+def _store(a, b, st, v, w):
+    v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2] = st[0], st[1], st[2], st[3], st[4], st[5]
+    v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2] = st[6], st[7], st[8], st[9], st[10], st[11]
 
 
 @njit(cache=True, inline="always")
@@ -218,103 +210,22 @@ def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
             st[11] - impulse * inv_ang_b[s, d, 2])
 
 
-@njit(cache=True, inline="always")
-def _warm_pair(k, pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a, inv_ang_b,
-               inv_mass, v, w):
-    """Pair k's share of the warm start: its contacts' last impulses applied to its bodies."""
-    a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
-    for j in range(pair_contacts[k]):
-        s = MAX_CONTACTS * k + j
-        st = _push(s, 0, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], ima, imb, inv_ang_a,
-                   inv_ang_b, st)
-        for d in range(2):
-            st = _push(s, d + 1, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2], tangent_impulse[s, d],
-                       ima, imb, inv_ang_a, inv_ang_b, st)
-    _store(a, b, ima, imb, st, v, w)
-
-
 @njit(cache=True, refcount=False)
 def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
                inv_ang_b, inv_mass, v, w):
     """Apply last step's recycled impulses before the first sweep (warm start)."""
     for k in range(pair_contacts.shape[0]):
-        if pair_awake[k]:
-            _warm_pair(k, pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-                       inv_ang_b, inv_mass, v, w)
-
-
-@njit(cache=True, inline="always")
-def _normal_pair(k, reverse, pair_body, pair_contacts, normal, normal_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                 normal_mass, separation, inv_mass, v, w, inv_h, use_bias, bias_rate, mass_scale, impulse_scale,
-                 max_push, touch_band):
-    """Pair k's normal rows in one sweep: unilateral, the accumulated impulse clamped at zero, a face manifold's
-    rows passed over until they agree (``MANIFOLD_PASSES``). Returns the largest velocity change of a row."""
-    c = pair_contacts[k]
-    a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
-    passes = MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1
-    residual = 0.0
-    for _ in range(passes):
-        largest = 0.0
-        for jj in range(c):
-            s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
-            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
-            gap = separation[s]
-            ms, is_ = 1.0, 0.0
-            if gap > touch_band:
-                bias = gap * inv_h
-            elif use_bias and gap <= 0.0:
-                bias = max(bias_rate * gap, -max_push)
-                ms, is_ = mass_scale, impulse_scale
-            else:
-                bias = 0.0
-            old = normal_impulse[s]
-            new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
-            normal_impulse[s] = new
-            delta = new - old
-            st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
-            largest = max(largest, abs(delta) / normal_mass[s])
-        residual = max(residual, largest)
-        if largest <= MANIFOLD_TOLERANCE:
-            break
-    _store(a, b, ima, imb, st, v, w)
-    return residual
-
-
-@njit(cache=True, inline="always")
-def _friction_pair(k, reverse, pair_body, pair_contacts, pair_friction, tangent, normal_impulse, tangent_impulse,
-                   ang_a, ang_b, inv_ang_a, inv_ang_b, tangent_k, inv_mass, v, w, friction_model, directions):
-    """Pair k's friction rows in one sweep, bounded by this sweep's normal impulses (``sweep``)."""
-    c = pair_contacts[k]
-    mu = pair_friction[k]
-    a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
-    for jj in range(c):
-        s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
-        t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
-        t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
-        old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
-        limit = mu * normal_impulse[s]
-        vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
-        if friction_model == FRICTION_BOX:
-            # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
-            # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
-            new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
-            st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
-            vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
-            new2 = min(max(old2 - vt2 / tangent_k[s, 2], -limit), limit)
-            st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
-        else:
-            vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
-            if friction_model == FRICTION_PYRAMID:  # the polyhedral cone (notes 0.10)
-                new1, new2 = friction_polygon(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2, vt1,
-                                              vt2, limit, directions)
-            else:  # the circular cone (notes 0.16)
-                new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2, vt1,
-                                           vt2, limit)
-            st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
-            st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
-        tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
-    _store(a, b, ima, imb, st, v, w)
+        if not pair_awake[k]:
+            continue
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            st = _push(s, 0, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], ima, imb, inv_ang_a,
+                       inv_ang_b, st)
+            for d in range(2):
+                st = _push(s, d + 1, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2], tangent_impulse[s, d],
+                           ima, imb, inv_ang_a, inv_ang_b, st)
+        _store(a, b, st, v, w)
 
 
 @njit(cache=True, refcount=False)
@@ -330,46 +241,71 @@ def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, 
     residual = 0.0
     inv_h = 1.0 / h
     m = pair_contacts.shape[0]
-    for kk in range(m):
-        k = m - 1 - kk if reverse else kk
-        if pair_contacts[k] > 0 and pair_awake[k]:
-            residual = max(residual, _normal_pair(k, reverse, pair_body, pair_contacts, normal, normal_impulse, ang_a,
-                                                  ang_b, inv_ang_a, inv_ang_b, normal_mass, separation, inv_mass, v,
-                                                  w, inv_h, use_bias, bias_rate, mass_scale, impulse_scale, max_push,
-                                                  touch_band))
-    if friction_model == FRICTION_NONE:
-        return residual
-    for kk in range(m):
-        k = m - 1 - kk if reverse else kk
-        if pair_contacts[k] > 0 and pair_awake[k] and pair_friction[k] != 0.0:
-            _friction_pair(k, reverse, pair_body, pair_contacts, pair_friction, tangent, normal_impulse,
-                           tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, tangent_k, inv_mass, v, w,
-                           friction_model, directions)
+    for phase in range(1 if friction_model == FRICTION_NONE else 2):  # 0: the normal rows, 1: the friction
+        for kk in range(m):
+            k = m - 1 - kk if reverse else kk
+            c = pair_contacts[k]
+            mu = pair_friction[k]
+            if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0):
+                continue
+            a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+            if phase == 0:
+                # Normal: unilateral, accumulated impulse clamped at zero; a face manifold's rows swept until
+                # they agree
+                passes = MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1
+                for _ in range(passes):
+                    largest = 0.0
+                    for jj in range(c):
+                        s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+                        nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+                        vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+                        gap = separation[s]
+                        ms, is_ = 1.0, 0.0
+                        if gap > touch_band:
+                            bias = gap * inv_h
+                        elif use_bias and gap <= 0.0:
+                            bias = max(bias_rate * gap, -max_push)
+                            ms, is_ = mass_scale, impulse_scale
+                        else:
+                            bias = 0.0
+                        old = normal_impulse[s]
+                        new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
+                        normal_impulse[s] = new
+                        delta = new - old
+                        st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
+                        largest = max(largest, abs(delta) / normal_mass[s])
+                    residual = max(residual, largest)
+                    if largest <= MANIFOLD_TOLERANCE:
+                        break
+            else:
+                for jj in range(c):
+                    s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+                    t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
+                    t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
+                    old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
+                    limit = mu * normal_impulse[s]
+                    vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
+                    if friction_model == FRICTION_BOX:
+                        # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
+                        # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
+                        new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        new2 = min(max(old2 - vt2 / tangent_k[s, 2], -limit), limit)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                    else:
+                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        if friction_model == FRICTION_PYRAMID:  # the polyhedral cone (notes 0.10)
+                            new1, new2 = friction_polygon(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
+                                                          old2, vt1, vt2, limit, directions)
+                        else:  # the circular cone (notes 0.16)
+                            new1, new2 = friction_disc(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1, old2,
+                                                       vt1, vt2, limit)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                    tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
+            _store(a, b, st, v, w)
     return residual
-
-
-@njit(cache=True, inline="always")
-def _normal_to_target(s, target, normal, impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, ima, imb, st):
-    """Contact s's normal row driven to the relative normal velocity ``target`` [m/s], its accumulated
-    ``impulse`` kept >= 0; returns the pair's velocities ``st`` after it."""
-    nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-    vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
-    old = impulse[s]
-    new = max(old + normal_mass[s] * (target - vn), 0.0)
-    impulse[s] = new
-    return _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
-
-
-@njit(cache=True, inline="always")
-def _pseudo_pair(k, pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                 separation, inv_mass, v_pseudo, w_pseudo, inv_h, baumgarte, slop):
-    a, b, ima, imb, st = _load(k, pair_body, inv_mass, v_pseudo, w_pseudo)
-    for j in range(pair_contacts[k]):
-        s = MAX_CONTACTS * k + j
-        target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
-        st = _normal_to_target(s, target, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                               ima, imb, st)
-    _store(a, b, ima, imb, st, v_pseudo, w_pseudo)
 
 
 @njit(cache=True, refcount=False)
@@ -380,17 +316,19 @@ def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, a
     bodies in the position stage and are then dropped, so they add no kinetic energy."""
     inv_h = 1.0 / h
     for k in range(pair_contacts.shape[0]):
-        if pair_awake[k]:
-            _pseudo_pair(k, pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                         normal_mass, separation, inv_mass, v_pseudo, w_pseudo, inv_h, baumgarte, slop)
-
-
-@njit(cache=True, inline="always")
-def _advance_pair(k, pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h):
-    a, b = pair_body[k, 0], pair_body[k, 1]
-    for j in range(pair_contacts[k]):
-        s = MAX_CONTACTS * k + j
-        separation[s] += h * row_velocity(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2], ang_a, ang_b, v, w)
+        if not pair_awake[k]:
+            continue
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v_pseudo, w_pseudo)
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+            old = pseudo_impulse[s]
+            new = max(old + normal_mass[s] * (target - vn), 0.0)
+            pseudo_impulse[s] = new
+            st = _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
+        _store(a, b, st, v_pseudo, w_pseudo)
 
 
 @njit(cache=True, refcount=False)
@@ -398,8 +336,13 @@ def advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_
     """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v (to first order
     in the rotation), for the passes that run after it."""
     for k in range(pair_contacts.shape[0]):
-        if pair_awake[k]:
-            _advance_pair(k, pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h)
+        if not pair_awake[k]:
+            continue
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            separation[s] += h * row_velocity(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2],
+                                              ang_a, ang_b, v, w)
 
 
 @njit(cache=True, inline="always")
@@ -422,21 +365,6 @@ def rebound_speed(e, v0, a, gap, h):
     return -half + np.sqrt(half * half + e * e * energy)
 
 
-@njit(cache=True, inline="always")
-def _restitution_pair(k, pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b, inv_ang_a,
-                      inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
-    e = pair_restitution[k]
-    a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
-    for j in range(pair_contacts[k]):
-        s = MAX_CONTACTS * k + j
-        if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
-            continue
-        target = rebound_speed(e, approach[s], normal_accel[s], -depth[s], h)
-        st = _normal_to_target(s, target, normal, normal_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                               ima, imb, st)
-    _store(a, b, ima, imb, st, v, w)
-
-
 @njit(cache=True, refcount=False)
 def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a, ang_b,
                       inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
@@ -444,221 +372,19 @@ def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, no
     impulse leaves with the separation speed of ``rebound_speed``. Run after the position stage (as Box2D v3
     does), so a speculative contact first brings the bodies together and only then sends them apart."""
     for k in range(pair_contacts.shape[0]):
-        if pair_restitution[k] != 0.0 and pair_awake[k]:
-            _restitution_pair(k, pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,
-                              inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w,
-                              threshold, h)
-
-
-# The same passes in a coloured order (solvers/colouring.py), each colour's pairs solved in parallel. ``order`` is
-# (colour_start, colour_pairs, colours, pair_residual) from ``colouring.colour_step``, with pair_residual (>= m,)
-# scratch. The pairs of one colour share no moving body, so each colour's pass gives the same bits on any number
-# of threads; the colours run in order (backwards for a reverse sweep), so a sweep is one fixed Gauss–Seidel
-# order. Pairs the solver skips (no contacts, asleep) are in no colour. Each colour is cut into
-# ``colouring.RUNS`` runs of pairs that the threads share out, each a plain loop (``_*_run``).
-
-
-@njit(cache=True, refcount=False)
-def _warm_run(pairs, lo, hi, pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-              inv_ang_b, inv_mass, v, w):
-    for i in range(lo, hi):
-        _warm_pair(pairs[i], pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-                   inv_ang_b, inv_mass, v, w)
-
-
-@njit(cache=True, parallel=True)
-def warm_start_coloured(order, pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-                        inv_ang_b, inv_mass, v, w):
-    """``warm_start`` in the coloured order."""
-    colour_start, colour_pairs, colours, _ = order
-    runs = RUNS
-    for c in range(colours):
-        for t in prange(runs):
-            lo, hi = run_bounds(colour_start[c], colour_start[c + 1], t, runs)
-            _warm_run(colour_pairs, lo, hi, pair_body, pair_contacts, normal, tangent, normal_impulse,
-                      tangent_impulse, inv_ang_a, inv_ang_b, inv_mass, v, w)
-
-
-@njit(cache=True, refcount=False)
-def _normal_run(pairs, lo, hi, reverse, pair_body, pair_contacts, normal, normal_impulse, ang_a, ang_b, inv_ang_a,
-                inv_ang_b, normal_mass, separation, inv_mass, v, w, inv_h, use_bias, bias_rate, mass_scale,
-                impulse_scale, max_push, touch_band, pair_residual):
-    for i in range(lo, hi):
-        k = pairs[i]
-        pair_residual[k] = _normal_pair(k, reverse, pair_body, pair_contacts, normal, normal_impulse, ang_a, ang_b,
-                                        inv_ang_a, inv_ang_b, normal_mass, separation, inv_mass, v, w, inv_h, use_bias,
-                                        bias_rate, mass_scale, impulse_scale, max_push, touch_band)
-
-
-@njit(cache=True, refcount=False)
-def _friction_run(pairs, lo, hi, reverse, pair_body, pair_contacts, pair_friction, tangent, normal_impulse,
-                  tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, tangent_k, inv_mass, v, w, friction_model,
-                  directions):
-    for i in range(lo, hi):
-        k = pairs[i]
-        if pair_friction[k] != 0.0:
-            _friction_pair(k, reverse, pair_body, pair_contacts, pair_friction, tangent, normal_impulse,
-                           tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, tangent_k, inv_mass, v, w,
-                           friction_model, directions)
-
-
-@njit(cache=True, parallel=True)
-def sweep_coloured(order, pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
-                   ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias,
-                   bias_rate, mass_scale, impulse_scale, max_push, touch_band, friction_model, directions, reverse):
-    """``sweep`` in the coloured order: the normal rows colour by colour, then the friction rows colour by
-    colour. Returns the largest velocity change of a normal row [m/s]."""
-    colour_start, colour_pairs, colours, pair_residual = order
-    inv_h = 1.0 / h
-    runs = RUNS
-    for cc in range(colours):
-        c = colours - 1 - cc if reverse else cc
-        for t in prange(runs):
-            lo, hi = run_bounds(colour_start[c], colour_start[c + 1], t, runs)
-            _normal_run(colour_pairs, lo, hi, reverse, pair_body, pair_contacts, normal, normal_impulse, ang_a, ang_b,
-                        inv_ang_a, inv_ang_b, normal_mass, separation, inv_mass, v, w, inv_h, use_bias, bias_rate,
-                        mass_scale, impulse_scale, max_push, touch_band, pair_residual)
-    if friction_model != FRICTION_NONE:
-        for cc in range(colours):
-            c = colours - 1 - cc if reverse else cc
-            for t in prange(runs):
-                lo, hi = run_bounds(colour_start[c], colour_start[c + 1], t, runs)
-                _friction_run(colour_pairs, lo, hi, reverse, pair_body, pair_contacts, pair_friction, tangent,
-                              normal_impulse, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, tangent_k,
-                              inv_mass, v, w, friction_model, directions)
-    residual = 0.0
-    for i in range(colour_start[colours]):
-        residual = max(residual, pair_residual[colour_pairs[i]])
-    return residual
-
-
-@njit(cache=True, refcount=False)
-def _pseudo_run(pairs, lo, hi, pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                normal_mass, separation, inv_mass, v_pseudo, w_pseudo, inv_h, baumgarte, slop):
-    for i in range(lo, hi):
-        _pseudo_pair(pairs[i], pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                     normal_mass, separation, inv_mass, v_pseudo, w_pseudo, inv_h, baumgarte, slop)
-
-
-@njit(cache=True, parallel=True)
-def pseudo_sweep_coloured(order, pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                          normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
-    """``pseudo_sweep`` in the coloured order."""
-    colour_start, colour_pairs, colours, _ = order
-    inv_h = 1.0 / h
-    runs = RUNS
-    for c in range(colours):
-        for t in prange(runs):
-            lo, hi = run_bounds(colour_start[c], colour_start[c + 1], t, runs)
-            _pseudo_run(colour_pairs, lo, hi, pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b,
-                        inv_ang_a, inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, inv_h, baumgarte,
-                        slop)
-
-
-@njit(cache=True, refcount=False)
-def _advance_run(pairs, lo, hi, pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h):
-    for i in range(lo, hi):
-        _advance_pair(pairs[i], pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h)
-
-
-@njit(cache=True, parallel=True)
-def advance_separation_coloured(order, pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h):
-    """``advance_separation`` over the coloured pairs, all at once (each pair writes only its own gaps)."""
-    colour_start, colour_pairs, colours, _ = order
-    runs = RUNS
-    for t in prange(runs):
-        lo, hi = run_bounds(0, colour_start[colours], t, runs)
-        _advance_run(colour_pairs, lo, hi, pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h)
-
-
-@njit(cache=True, refcount=False)
-def _restitution_run(pairs, lo, hi, pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,
-                     inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
-    for i in range(lo, hi):
-        k = pairs[i]
-        if pair_restitution[k] != 0.0:
-            _restitution_pair(k, pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,
-                              inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w,
-                              threshold, h)
-
-
-@njit(cache=True, parallel=True)
-def restitution_sweep_coloured(order, pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a, ang_b,
-                               inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w,
-                               threshold, h):
-    """``restitution_sweep`` in the coloured order."""
-    colour_start, colour_pairs, colours, _ = order
-    runs = RUNS
-    for c in range(colours):
-        for t in prange(runs):
-            lo, hi = run_bounds(colour_start[c], colour_start[c + 1], t, runs)
-            _restitution_run(colour_pairs, lo, hi, pair_body, pair_contacts, pair_restitution, normal, normal_impulse,
-                             ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass,
-                             v, w, threshold, h)
-
-
-@njit(cache=True)
-def sweep_in_order(order, pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
-                   tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v,
-                   w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band, friction_model,
-                   directions, reverse):
-    """``sweep`` (``order`` None: buffer order, one thread) or ``sweep_coloured`` (``order`` a colouring);
-    Numba compiles only the branch the type of ``order`` selects."""
-    if order is None:
-        return sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
-                     tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass,
-                     v, w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band, friction_model,
-                     directions, reverse)
-    return sweep_coloured(order, pair_body, pair_contacts, pair_friction, normal, tangent, normal_impulse,
-                          tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
-                          inv_mass, v, w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band,
-                          friction_model, directions, reverse)
-
-
-@njit(cache=True)
-def warm_start_in_order(order, pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse,
-                        inv_ang_a, inv_ang_b, inv_mass, v, w):
-    """``warm_start`` or ``warm_start_coloured`` by the type of ``order`` (``sweep_in_order``)."""
-    if order is None:
-        warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-                   inv_ang_b, inv_mass, v, w)
-    else:
-        warm_start_coloured(order, pair_body, pair_contacts, normal, tangent, normal_impulse, tangent_impulse,
-                            inv_ang_a, inv_ang_b, inv_mass, v, w)
-
-
-@njit(cache=True)
-def pseudo_sweep_in_order(order, pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a,
-                          inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
-    """``pseudo_sweep`` or ``pseudo_sweep_coloured`` by the type of ``order`` (``sweep_in_order``)."""
-    if order is None:
-        pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                     normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop)
-    else:
-        pseudo_sweep_coloured(order, pair_body, pair_contacts, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a,
-                              inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop)
-
-
-@njit(cache=True)
-def advance_separation_in_order(order, pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w,
-                                h):
-    """``advance_separation`` or ``advance_separation_coloured`` by the type of ``order``."""
-    if order is None:
-        advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, h)
-    else:
-        advance_separation_coloured(order, pair_body, pair_contacts, normal, ang_a, ang_b, separation, v, w, h)
-
-
-@njit(cache=True)
-def restitution_sweep_in_order(order, pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse,
-                               ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth,
-                               inv_mass, v, w, threshold, h):
-    """``restitution_sweep`` or ``restitution_sweep_coloured`` by the type of ``order``."""
-    if order is None:
-        restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a,
-                          ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w,
-                          threshold, h)
-    else:
-        restitution_sweep_coloured(order, pair_body, pair_contacts, pair_restitution, normal, normal_impulse, ang_a,
-                                   ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass,
-                                   v, w, threshold, h)
+        e = pair_restitution[k]
+        if e == 0.0 or not pair_awake[k]:
+            continue
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        for j in range(pair_contacts[k]):
+            s = MAX_CONTACTS * k + j
+            if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
+                continue
+            target = rebound_speed(e, approach[s], normal_accel[s], -depth[s], h)
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+            old = normal_impulse[s]
+            new = max(old + normal_mass[s] * (target - vn), 0.0)
+            normal_impulse[s] = new
+            st = _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
+        _store(a, b, st, v, w)

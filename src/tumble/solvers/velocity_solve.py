@@ -82,14 +82,14 @@ Gauss–Seidel sweeps instead)."""
 @njit(cache=True, refcount=False)
 def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
-     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, order) = rows
+     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
     h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
     residual = 0.0
     for it in range(iterations):
-        residual = si.sweep_in_order(order, pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent,
-                                     normal_impulse, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                                     tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate, mass_scale,
-                                     impulse_scale, max_push, touch_band, friction_model, directions, it % 2 == 1)
+        residual = si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
+                            tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
+                            inv_mass, v, w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band,
+                            friction_model, directions, it % 2 == 1)
         if residual <= tolerance:
             return it + 1, residual, STATUS_CONVERGED
     return iterations, residual, STATUS_MAX_ITERATIONS
@@ -101,7 +101,7 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
     (module docstring). The bound: for A = J M^(−1/2), whose rows have two body blocks, λ_max(AAᵀ) <=
     2 max_i Σ_{rows at i} |A_ri|² (Cauchy–Schwarz per row), plus the largest compliance."""
     (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
-     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, _) = rows
+     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
     h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
     slots = normal.shape[0]
     size = width * slots
@@ -329,9 +329,8 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
 def velocity_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     """Solve the sub-step's rows by ``solver`` (PGS, APGD, CG or Lemke settings), changing the impulses in the
     buffer and the velocities v, w (n, 3) in place; v, w hold the warm start on entry. ``rows``: the buffer
-    and body arrays of ``_pgs_solve`` and the sweep order (None or ``colouring.colour_step``'s colouring);
-    ``bias``: (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m]). Returns (iterations,
-    residual [m/s], STATUS_*). Callable from kernels only."""
+    and body arrays of ``_pgs_solve``; ``bias``: (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s],
+    touch band [m]). Returns (iterations, residual [m/s], STATUS_*). Callable from kernels only."""
     raise NotImplementedError("velocity_solve is resolved by Numba inside kernels")
 
 
