@@ -224,12 +224,9 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
         # axis when the two nearly tie (a capsule centred in a cylinder prism): rounding could pick the
         # side where e does not support, and the parallel edge opposite did the same the other way, so
         # the depth came out 2.6 mm too deep (found by tests/collision/test_capsule_polytope.py).
-        for orientation in range(2):
-            sign = 1.0 if orientation == 0 else -1.0
-            if orientation == 0:
-                sep, support = min(s0, s1) - hi, hi       # the axis pointing B → A
-            else:
-                sep, support = lo - max(s0, s1), -lo      # … and reversed
+        for sign in (1.0, -1.0):    # the axis pointing B → A, then reversed
+            support = hi if sign > 0.0 else -lo
+            sep = min(sign * s0, sign * s1) - support
             tol = 1e-9 * (1.0 + abs(support))
             if sign * ea < support - tol or sign * eb < support - tol:
                 continue
