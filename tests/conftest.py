@@ -1,0 +1,13 @@
+"""Suite-wide settings.
+
+Hypothesis draws its examples from a fixed seed per test (``derandomize=True``) and keeps no example
+database, so every run of the suite, CI's included, checks the same cases: a red CI then always means a
+change broke something, never that a new random draw found an old fault. To search new cases on purpose,
+run with ``--hypothesis-profile=explore`` (fresh random draws each run).
+"""
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("ci")
