@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .constraints.islands import update_islands
+from .constraints.islands import clear_sleeping_loads, update_islands
 from .conventions import PARALLEL_MIN_BODIES, Integrator
 from .dynamics import integrate, ode
 from .dynamics import state as _state
@@ -326,6 +326,4 @@ def _spring_stage(world: World, dt: float, implicit: bool) -> None:
     else:
         spring_loads(springs, a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"])
     if world._sleeping:
-        asleep = ~a["awake"]
-        a["force"][asleep] = 0.0
-        a["torque"][asleep] = 0.0
+        clear_sleeping_loads(a["awake"], a["force"], a["torque"])

@@ -125,3 +125,55 @@ def test_a_spring_joins_its_bodies_island():
     # Sliding now, the box is no longer held by static friction along x: the spring's 2 N gives it
     # 2 m/s² × 1/240 s ≈ 0.008 m/s in the step; a piled-up load would give ~3 m/s.
     assert abs(a.velocity[0]) < 0.05
+
+
+_ALLOC_CHILD = """
+import json
+import numpy as np
+from numba.core.runtime import rtsys
+import tumble as tb
+from tumble.forces import springs as sp
+
+# Numba's runtime counts one allocation per array argument a kernel adapts from Python (a MemInfo for the
+# borrowed buffer): count those arguments, so that any allocation inside the kernels shows.
+array_args = [0]
+for name in ("cable_loads", "frame_loads"):
+    kernel = getattr(sp, name)
+    def counted(*args, _kernel=kernel):
+        array_args[0] += sum(isinstance(a, np.ndarray) for a in args)
+        return _kernel(*args)
+    setattr(sp, name, counted)
+
+world = tb.World(gravity=(0, 0, -9.81))
+a = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0, 0, 1))
+b = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=2.0, position=(1, 0, 1))
+c = world.add_body(tb.Sphere(0.1), mass=0.5, position=(2, 0, 1))
+world.add_spring(tb.AxialSpring(a, None, (0, 0, 1.1), (0, 0, 2), stiffness=50.0, damping=1.0))
+world.add_spring(tb.MultiPointSpring([a, b, c], [(0.1, 0, 1), (1, 0.1, 1), (2, 0, 1.1)], stiffness=30.0,
+                                     damping=0.5))
+world.add_spring(tb.FrameSpring(b, c, (1.5, 0, 1), stiffness=40.0, damping=0.3, rotational_stiffness=2.0,
+                                rotational_damping=0.1))
+for _ in range(5):
+    world.step(1 / 240)
+array_args[0] = 0
+before = rtsys.get_allocation_stats().alloc
+sp.spring_loads(world._spring_arrays(), *(world._live()[k] for k in ("x", "q", "v", "w", "force", "torque")))
+print(json.dumps({"nrt_allocs": rtsys.get_allocation_stats().alloc - before, "array_args": array_args[0]}))
+"""
+
+
+def test_spring_loads_allocate_nothing_per_step():
+    # The load kernels keep their scratch in SpringArrays: a call allocates exactly the MemInfos of the array
+    # arguments it adapts (their count is measured by wrapping the kernels), nothing more. The cable kernel
+    # alone used to allocate eight scratch arrays per call, which this counts.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    out = subprocess.run([sys.executable, "-c", _ALLOC_CHILD], env=env, capture_output=True, text=True,
+                         timeout=600, check=True)
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    assert figures["array_args"] == 29   # 14 to the cable kernel, 15 to the frame kernel
+    assert figures["nrt_allocs"] == figures["array_args"]

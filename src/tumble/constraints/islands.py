@@ -116,3 +116,14 @@ def update_islands(pair_body, pair_contacts, inv_mass, extent, v, w, awake, slee
         a, b = pair_body[k, 0], pair_body[k, 1]
         pair_awake[k] = (inv_mass[a] != 0.0 and awake[a]) or (inv_mass[b] != 0.0 and awake[b])
     return sleeping
+
+
+@njit(cache=True, refcount=False)
+def clear_sleeping_loads(awake, force, torque):
+    """Zero the loads force, torque (n, 3) [N, N m] of the sleeping bodies (awake (n,) bool False): the step
+    skips them, so loads left on them would pile up until they wake."""
+    for i in range(awake.shape[0]):
+        if not awake[i]:
+            for k in range(3):
+                force[i, k] = 0.0
+                torque[i, k] = 0.0

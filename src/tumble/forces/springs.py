@@ -183,7 +183,7 @@ def _cable_max_points(cable_ptr):
 
 @njit(cache=True)
 def cable_loads(cable_ptr, point_body, point_local, cable_stiffness, cable_damping, cable_rest_length,
-                x, q, v, w, force_out, torque_out):
+                x, q, v, w, force_out, torque_out, work, work_len):
     """Accumulate every cable's loads into ``force_out`` and ``torque_out`` (n, 3) [N, N m], world frame.
 
     Point j of a cable (on body b_j, lever arm r_j from the COM) receives f_j = T w_j (``_cable_geometry``;
@@ -191,20 +191,14 @@ def cable_loads(cable_ptr, point_body, point_local, cable_stiffness, cable_dampi
     r_j × f_j about its COM. Loads on world points (b_j = −1) are dropped.
     Shapes: cable_ptr (c+1,) int64, points of cable i are cable_ptr[i] … cable_ptr[i+1]−1, in order along the
     cable; point_body (p,) int64; point_local (p, 3) [m] body frame (world frame for world points);
-    cable_stiffness [N/m], cable_damping [N s/m], cable_rest_length [m] (c,); x, v, w (n, 3); q (n, 4).
+    cable_stiffness [N/m], cable_damping [N s/m], cable_rest_length [m] (c,); x, v, w (n, 3); q (n, 4);
+    work (7, most, 3) and work_len (most,) scratch, most ≥ the points of the longest cable (``SpringArrays``
+    holds them, so a step allocates nothing).
     """
-    most = _cable_max_points(cable_ptr)
-    p = np.empty((most, 3))
-    r = np.empty((most, 3))
-    pd = np.empty((most, 3))
-    om = np.empty((most, 3))
-    seg_u = np.empty((most, 3))
-    seg_h = np.empty((most, 3))
-    seg_len = np.empty(most)
-    wv = np.empty((most, 3))
+    p, r, pd, om, seg_u, seg_h, wv = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     for c in range(cable_ptr.shape[0] - 1):
         tension = _cable_geometry(c, cable_ptr, point_body, point_local, cable_stiffness, cable_damping,
-                                  cable_rest_length, x, q, v, w, p, r, pd, om, seg_u, seg_h, seg_len, wv)
+                                  cable_rest_length, x, q, v, w, p, r, pd, om, seg_u, seg_h, work_len, wv)
         j0 = cable_ptr[c]
         for j in range(cable_ptr[c + 1] - j0):
             b = point_body[j0 + j]
@@ -443,17 +437,16 @@ def _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_dam
 
 @njit(cache=True)
 def frame_loads(frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
-                frame_rot_damping, x, q, v, w, force_out, torque_out):
+                frame_rot_damping, x, q, v, w, force_out, torque_out, vec, mat):
     """Accumulate every frame spring's wrench into ``force_out``, ``torque_out`` (n, 3) [N, N m], world frame.
 
     Body b gets f_B and r_B × f_B + τ_B; body a gets −f_B and −(p_B − x_a) × f_B − τ_B (``_frame_state``;
     ArtiSynth notes 0.22, (0.37)–(0.40)). Shapes: frame_body (f, 2) int64 (a, b; −1 = world);
     frame_pos (f, 2, 3) [m] frame origins in body coordinates; frame_rot (f, 2, 4) frame orientations in body
     coordinates (w, x, y, z); frame_stiffness [N/m], frame_damping [N s/m], frame_rot_stiffness [N m/rad],
-    frame_rot_damping [N m s/rad] (f, 3), diagonals in frame-A axes.
+    frame_rot_damping [N m s/rad] (f, 3), diagonals in frame-A axes; vec (14, 3) and mat (5, 3, 3) scratch
+    (``SpringArrays`` holds them, so a step allocates nothing).
     """
-    vec = np.empty((14, 3))
-    mat = np.empty((5, 3, 3))
     for s in range(frame_body.shape[0]):
         _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
                      frame_rot_damping, x, q, v, w, vec, mat)
@@ -981,6 +974,9 @@ class SpringArrays:
       [N m s/rad]: (f, 3), diagonals in frame-A axes;
       frame_block_start: first of the 4 f frame blocks (after all cable blocks).
     block_count: total number of 6×6 Jacobian blocks.
+    Scratch of the load kernels, made once here so that a step allocates nothing: cable_work (7, most, 3) and
+    cable_work_len (most,) with most the points of the longest cable (at least 2); frame_work_vec (14, 3) and
+    frame_work_mat (5, 3, 3).
     """
 
     cable_ptr: np.ndarray
@@ -999,6 +995,10 @@ class SpringArrays:
     frame_rot_damping: np.ndarray
     frame_block_start: int
     block_count: int
+    cable_work: np.ndarray
+    cable_work_len: np.ndarray
+    frame_work_vec: np.ndarray
+    frame_work_mat: np.ndarray
 
     @property
     def max_body(self) -> int:
@@ -1027,6 +1027,7 @@ def pack_springs(springs: Sequence[Spring]) -> SpringArrays:
     point_local = np.concatenate([r[1] for r in rows]).astype(FLOAT) if rows else np.zeros((0, 3))
     nf = len(frames)
     frame_start = int(cable_block_ptr[-1])
+    most = int(max(2, counts.max(initial=2)))
     return SpringArrays(
         cable_ptr=cable_ptr,
         cable_point_body=point_body,
@@ -1044,6 +1045,10 @@ def pack_springs(springs: Sequence[Spring]) -> SpringArrays:
         frame_rot_damping=np.array([f.rotational_damping for f in frames], dtype=FLOAT).reshape(nf, 3),
         frame_block_start=frame_start,
         block_count=frame_start + 4 * nf,
+        cable_work=np.empty((7, most, 3)),
+        cable_work_len=np.empty(most),
+        frame_work_vec=np.empty((14, 3)),
+        frame_work_mat=np.empty((5, 3, 3)),
     )
 
 
@@ -1069,9 +1074,9 @@ def spring_loads(springs: SpringArrays, x: np.ndarray, q: np.ndarray, v: np.ndar
             raise ValueError(f"{name} must be a float64 array of shape {x.shape}, got {getattr(arr, 'shape', arr)!r}")
     s = springs
     cable_loads(s.cable_ptr, s.cable_point_body, s.cable_point_local, s.cable_stiffness, s.cable_damping,
-                s.cable_rest_length, x, q, v, w, force_out, torque_out)
+                s.cable_rest_length, x, q, v, w, force_out, torque_out, s.cable_work, s.cable_work_len)
     frame_loads(s.frame_body, s.frame_pos, s.frame_rot, s.frame_stiffness, s.frame_damping, s.frame_rot_stiffness,
-                s.frame_rot_damping, x, q, v, w, force_out, torque_out)
+                s.frame_rot_damping, x, q, v, w, force_out, torque_out, s.frame_work_vec, s.frame_work_mat)
 
 
 def spring_jacobian_blocks(springs: SpringArrays, x: np.ndarray, q: np.ndarray, v: np.ndarray,
