@@ -148,7 +148,7 @@ class Joint:
     def compliance(self, compliance: Any) -> None:
         compliance = _checks.non_negative("compliance", compliance)
         if self._world is not None and compliance > 0.0:
-            self._world._refuse_for_constraint_forces(f"compliance={compliance!r}")
+            self._world._refuse_for_constraint_forces(f"compliance={compliance!r}", compliance=True)
         self._compliance = compliance
         if self._world is not None:
             self._world._joints.set_soft(self._index, self._compliance, self._damping)
@@ -200,14 +200,16 @@ class Joint:
         if self._world is not None:
             self._world._joints.set_break_force(self._index, self._break_force)
 
-    def _constraint_force_problem(self) -> str | None:
-        """What of this joint the ODE integrators and the event method cannot solve (they hold rigid equality
-        rows only, as constraint forces: solvers/joint_accel.py), as ``name=value``, or None."""
+    def _constraint_force_problem(self, event: bool) -> str | None:
+        """What of this joint the ODE integrators (``event`` False) or the event method (True) cannot solve, as
+        ``name=value``, or None. Both hold equality rows as constraint forces (solvers/joint_accel.py), not
+        limits or motors; the ODE integrators take a compliance as the spring it stands for, the event method
+        rigid joints only."""
         if self.limits is not None:
             return f"limits={self.limits!r}"
         if self.motor is not None:
             return f"motor={self.motor!r}"
-        if self.compliance > 0.0:
+        if event and self.compliance > 0.0:
             return f"compliance={self.compliance!r}"
         return None
 

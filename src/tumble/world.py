@@ -46,9 +46,9 @@ Spring = AxialSpring | MultiPointSpring | FrameSpring
 
 _ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
 """Integrators of the unconstrained ODE: they take contacts as a kick and hold rigid equality joints by
-constraint forces (solvers/joint_accel.py), not limits, motors or compliant joints."""
-_ODE_JOINTS_HINT = ("the ODE integrators (euler, rk4, adaptive) hold rigid equality joints only (no limits, "
-                    "motors or compliance); use 'splitting', 'symplectic_euler' or 'implicit_gyro'")
+constraint forces (solvers/joint_accel.py), compliant joints as springs, and no limits or motors."""
+_ODE_JOINTS_HINT = ("the ODE integrators (euler, rk4, adaptive) hold equality joints only (no limits or "
+                    "motors); use 'splitting', 'symplectic_euler' or 'implicit_gyro'")
 
 _OWN_FIELDS = ("mass", "inv_mass", "inertia_body", "inv_inertia_body", "principal_q", "principal_moments",
                "inv_principal_moments", "collide", "extent")
@@ -220,9 +220,9 @@ class World:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
         if code in _ODE_INTEGRATORS:
             for joint in self._joints.joints:
-                problem = joint._constraint_force_problem()
+                problem = joint._constraint_force_problem(event=False)
                 if problem is not None:
-                    raise ValueError(f"integrator={value!r} solves rigid equality joints only, but {joint!r} has "
+                    raise ValueError(f"integrator={value!r} solves equality joints only, but {joint!r} has "
                                      f"{problem}; {_ODE_JOINTS_HINT}")
         self._integrator = code
 
@@ -491,13 +491,14 @@ class World:
         self._force_fns.append(fn)
 
     # ------------------------------------------------------------------ joints
-    def _refuse_for_constraint_forces(self, what: str) -> None:
-        """ValueError naming ``what`` when the integrator is one of the ODE's, or the method the event-driven
-        one: they hold rigid equality joints only (by constraint forces)."""
+    def _refuse_for_constraint_forces(self, what: str, compliance: bool = False) -> None:
+        """ValueError naming ``what`` (a limit, a motor, or a ``compliance``) when the method is the event-driven
+        one, which holds rigid equality joints only, or, but for a compliance, when the integrator is one of
+        the ODE's, which hold equality joints (compliant ones as springs) by constraint forces."""
         if self._event is not None:
             raise ValueError(f"{what} with method='event': it holds rigid equality joints only (no limits, "
                              f"motors or compliance); use method='timestep'")
-        if self._integrator in _ODE_INTEGRATORS:
+        if self._integrator in _ODE_INTEGRATORS and not compliance:
             raise ValueError(f"{what} with integrator={self.integrator!r}: {_ODE_JOINTS_HINT}")
 
     def add_joint(self, joint: Joint) -> Joint:
@@ -505,9 +506,9 @@ class World:
         coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
         bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
         With the splitting, semi-implicit or implicit integrators joints are solved as impulses; with the ODE
-        integrators (euler, rk4, adaptive) and the event-driven method as constraint forces (rigid equality
-        joints only: no limits, motors or compliance; docs/joints.md). Jointed bodies share an island (they
-        sleep and wake together)."""
+        integrators (euler, rk4, adaptive) and the event-driven method as constraint forces (equality joints
+        only, no limits or motors; compliant ones with the ODE integrators only; docs/joints.md). Jointed
+        bodies share an island (they sleep and wake together)."""
         if not isinstance(joint, Joint):
             raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
         if joint._world is not None:
@@ -520,7 +521,7 @@ class World:
         inv_mass = self._body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
-        problem = joint._constraint_force_problem()
+        problem = joint._constraint_force_problem(event=self._event is not None)
         if problem is not None:
             self._refuse_for_constraint_forces(f"joint {problem}")
         joint._world = self

@@ -2,7 +2,8 @@
 0.5; solvers/joint_accel.py). The rows' rate term Ġu against central differences of the rows kernel, and the
 motion against closed forms: the exact pendulum period and its energy, a slider's g sin α, a hanging body's
 weight, a broken joint's free fall (the double pendulum's energy, a spinning pair's momentum and a chain
-swinging into the ground are in test_joints.py); and the refusals (limits, motors, compliance)."""
+swinging into the ground are in test_joints.py); a compliant joint as the spring it stands for (its sag, its
+period, the energy it stores beside a rigid joint); and the refusals (limits, motors)."""
 
 from __future__ import annotations
 
@@ -163,23 +164,24 @@ def test_euler_holds_the_joint_too():
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
-def test_limits_motors_and_compliance_are_refused_with_nothing_changed(integrator):
+def test_limits_and_motors_are_refused_with_nothing_changed(integrator):
     world = tb.World(integrator=integrator)
     a = world.add_body(tb.Sphere(0.1))
     b = world.add_body(tb.Sphere(0.1), position=(1, 0, 0))
     for joint, name in [(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0), limits=(-1, 1)), "limits"),
-                        (tb.SliderJoint(a, b, (0, 0, 0), (1, 0, 0), motor=(1.0, 5.0)), "motor"),
-                        (tb.BallJoint(a, b, (0, 0, 0), compliance=1e-3), "compliance")]:
+                        (tb.SliderJoint(a, b, (0, 0, 0), (1, 0, 0), motor=(1.0, 5.0)), "motor")]:
         with pytest.raises(ValueError, match=f"{name}=.*integrator='{integrator}'"):
             world.add_joint(joint)
     assert world.joints == ()
     hinge = world.add_joint(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0)))
-    for name, value in [("limits", (-1.0, 1.0)), ("motor", (1.0, 5.0)), ("compliance", 1e-3)]:
+    for name, value in [("limits", (-1.0, 1.0)), ("motor", (1.0, 5.0))]:
         before = getattr(hinge, name)
         with pytest.raises(ValueError, match=f"{name}="):
             setattr(hinge, name, value)
         assert getattr(hinge, name) == before
     hinge.damping = 2.0     # damping alone (no compliance) changes nothing in a rigid joint: allowed
+    hinge.compliance = 1e-3  # a compliance is a spring, which these integrators take as a force
+    assert world.add_joint(tb.BallJoint(a, b, (0, 0, 0), compliance=1e-3)).compliance == 1e-3
     # and a world whose joints have limits cannot switch to an ODE integrator
     other = tb.World()
     c = other.add_body(tb.Sphere(0.1))
@@ -187,3 +189,70 @@ def test_limits_motors_and_compliance_are_refused_with_nothing_changed(integrato
     with pytest.raises(ValueError, match="limits="):
         other.integrator = integrator
     assert other.integrator == "splitting"
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
+def test_compliant_joint_sags_by_m_g_c_and_reads_the_weight(integrator):
+    # A ball joint of compliance c at the COM of a hanging body is a spring k = 1/c along each point row
+    # (notes 0.11), here a force: the body settles m g c below the anchor and the joint reads its weight.
+    # m = 1 kg, c = 1e-4 m/N (ω = 100 rad/s, h ω = 0.42 at 1/240 s), damping 100 N·s/m (ζ = 0.5): after 2 s
+    # the transient is e^(−ζ ω t) = e^(−100) of the 1 mm sag, so the sag is exact to rounding (1e-12 m).
+    m, c = 1.0, 1e-4
+    world = tb.World(gravity=(0, 0, -G), integrator=integrator)
+    body = world.add_body(tb.Sphere(0.1), mass=m, position=(0, 0, 1))
+    joint = world.add_joint(tb.BallJoint(body, None, (0, 0, 1), compliance=c, damping=100.0))
+    for _ in range(480):
+        world.step(1 / 240)
+    assert 1.0 - body.position[2] == pytest.approx(m * G * c, abs=1e-12)
+    np.testing.assert_allclose(joint.force, [0.0, 0.0, m * G], atol=1e-9)
+
+
+def test_compliant_joint_oscillates_with_the_period_of_its_spring():
+    # Zero gravity, the body pulled 1 mm off its anchor: x(t) = δ cos(t / √(m c)) exactly (each point row is a
+    # linear spring along a world axis). rk4 on this linear oscillator is exactly x_n = δ Re R(i ω h)ⁿ with
+    # R(z) = 1 + z + z²/2 + z³/6 + z⁴/24, to rounding (2e-14 m measured over the 3000 steps); against the
+    # exact motion it lags by (ω h)⁵/120 rad per step, 2.5e-4 rad over the 3000 steps at ω h = 0.1, i.e.
+    # 2.5e-7 m of the 1 mm.
+    m, c, delta = 1.0, 1e-4, 1e-3
+    world = tb.World(gravity=(0, 0, 0), integrator="rk4")
+    body = world.add_body(tb.Sphere(0.1), mass=m)
+    world.add_joint(tb.BallJoint(body, None, (0, 0, 0), compliance=c))
+    body.position = (delta, 0, 0)
+    dt = 1e-3
+    xs = []
+    for _ in range(3000):
+        world.step(dt)
+        xs.append(body.position[0])
+    n = np.arange(1, 3001)
+    z = 1j * dt / np.sqrt(m * c)
+    growth = 1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24
+    np.testing.assert_allclose(xs, delta * (growth**n).real, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(xs, delta * np.cos(n * dt / np.sqrt(m * c)), rtol=0, atol=3e-7)
+
+
+def test_compliant_joint_beside_a_rigid_one_keeps_the_energy_and_the_rigid_joint():
+    # A rod (1 kg, 1 m) on a rigid hinge to the world, a 0.5 kg ball hung from its tip by an undamped ball
+    # joint of compliance 1e-4 (k = 1e4 N/m): the spring's multipliers are explicit, the rigid hinge's solved
+    # with them in a_free. The exact motion conserves kinetic + gravity + spring energy Σ ½ C²/c; rk4 at
+    # 1 ms (h ω = 0.14 for the ball) kept it to 1.1e-7 J of the swing's ~8 J kinetic energy, hence 1e-6 J.
+    # Leaving the spring out of the rigid rows' a_free (the hinge then fights it blind) drifts by 0.08 J.
+    c = 1e-4
+    world = tb.World(gravity=(0, 0, -G), integrator="rk4")
+    rod = world.add_body(tb.Box(1.0, 0.05, 0.05), mass=1.0, position=(0.5, 0, 0))
+    ball = world.add_body(tb.Sphere(0.05), mass=0.5, position=(1.0, 0, 0))
+    hinge = world.add_joint(tb.HingeJoint(rod, None, (0, 0, 0), (0, 1, 0)))
+    world.add_joint(tb.BallJoint(rod, ball, (1.0, 0, 0), compliance=c))
+
+    def energy():
+        tip = rod.position + quat_rotate(rod.orientation, np.array([0.5, 0.0, 0.0]))
+        return world.energy() + 0.5 * np.sum((tip - ball.position) ** 2) / c
+
+    e0 = energy()
+    stretch = 0.0
+    for _ in range(1500):
+        world.step(1e-3)
+        stretch = max(stretch, np.linalg.norm(rod.position + quat_rotate(rod.orientation, np.array([0.5, 0, 0]))
+                                              - ball.position))
+        assert hinge.error < 1e-9
+    assert stretch > 1e-4     # the spring did stretch: the ball's weight and the swing load it
+    assert abs(energy() - e0) < 1e-6

@@ -42,7 +42,7 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
         iinv = _world_inertia(live, q, extra)
         ja.free_accelerations(live["inv_mass"], iinv, w, live["force"], live["torque"], world._gravity, y, acc,
                               ang_acc)
-        ja.joint_constraint_forces(*data[:6], x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve, rate,
+        ja.joint_constraint_forces(*data[:7], x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve, rate,
                                    force, torque)
 
     def dydt(t: float, y: np.ndarray) -> np.ndarray:
@@ -87,7 +87,7 @@ def project_joint_velocities(world: World) -> None:
     what a contact kick or a velocity the user set asks of the joints, taken out."""
     live = world._live()
     data, solve, extra = _kernel_arrays(world)
-    ja.joint_velocity_projection(*data[:6], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
+    ja.joint_velocity_projection(*data[:7], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
                                  _world_inertia(live, live["q"], extra), *solve)
 
 

@@ -19,8 +19,14 @@ C = 0 (``joint_project``) and the velocities onto G u = 0, u ← u − M⁻¹ G�
 (``joint_velocity_projection``, the M-orthogonal projection, notes 0.5), which removes only the velocity
 along the constraint directions and so never adds kinetic energy.
 
-Only rigid equality rows take part: limits and motors (inequalities and targets) and soft joints (their
-impulses are the time-stepping solve's) are refused for these integrators by the world.
+A soft joint (compliance c > 0, damping d; notes 0.11) is what its rows' regularization stands for in the
+time-stepping solve, a spring k = 1/c with a damper d behind each equality row, and here it is exactly
+that, a force: its rows' multipliers are explicit, λ_r = −(C_r / c + d G_r u) [N or N·m] at the state
+(C_r the row's violation, ``joint_rows_one``), and they enter the rigid rows' right-hand side through
+a_free, so the rigid joints hold against them. The soft rows take no part in K or in the projections.
+
+Limits and motors (inequalities and targets, which need the time-stepping solve's active set) are refused
+for these integrators by the world.
 """
 
 from __future__ import annotations
@@ -113,46 +119,66 @@ def joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, out):
 
 
 @njit(cache=True, refcount=False)
-def _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, x, q, inv_mass, inv_inertia_world,
+def _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
                           structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor):
     """Rows and I⁻¹ arms of every joint at the pose (x, q) and the envelope Cholesky factor of K = G M⁻¹ Gᵀ
-    over the equality rows (``structure`` holds them alone: the world refuses limits and motors here)."""
+    over the rigid joints' equality rows (``structure`` holds equality rows alone: the world refuses limits
+    and motors here); a soft joint's rows (soft[j, 0] > 0) are identity rows of the factor, out of K."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     sigma[:] = 0.0
     for jj in range(kind.shape[0]):
         j = order[jj]
         joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
         joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_a, inv_b)
+        rigid = 1 if soft[j, 0] == 0.0 else 0
         for r in range(count[j]):
-            active[j, slots[j, r]] = 1
+            active[j, slots[j, r]] = rigid
         assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active,
                        factor)
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
 
 
 @njit(cache=True, refcount=False)
-def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, x, q, v, w, inv_mass, inv_inertia_world,
-                            acc, ang_acc, structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma,
-                            active, factor, rhs, rate, force, torque):
-    """The joints' constraint loads at the state (x, q, v, w) (module docstring): solves
-    (G M⁻¹ Gᵀ) λ = −(Ġ u + G a_free) and writes force (n, 3) [N] and torque (n, 3) [N·m about the COM], world
-    frame, = Gᵀ λ on each moving body (zero elsewhere); rhs (rows,) holds λ in the structure's row order.
+def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass,
+                            inv_inertia_world, acc, ang_acc, structure, lin, ang_a, ang_b, inv_a, inv_b, error,
+                            coordinate, sigma, active, factor, rhs, rate, force, torque):
+    """The joints' constraint loads at the state (x, q, v, w) (module docstring): the soft joints' spring
+    multipliers λ_s = −(C / c + d G u), then the rigid ones' from (G M⁻¹ Gᵀ) λ = −(Ġ u + G (a_free +
+    M⁻¹ G_sᵀ λ_s)); writes force (n, 3) [N] and torque (n, 3) [N·m about the COM], world frame, = Gᵀ λ of
+    all of them on each moving body (zero elsewhere); rhs (rows,) holds every λ in the structure's row order.
 
-    acc, ang_acc (n, 3): a_free, the bodies' accelerations under their loads alone [m/s², rad/s²];
-    inv_inertia_world (n, 3, 3) at q; rate (m, 8) scratch for Ġ u. The other arrays are ``JointSet``'s
-    scratch and structure, as ``joint_setup`` takes them."""
+    soft (m, 2): compliance c [m/N or rad/(N·m)] and damping d per joint, c = 0 for a rigid one.
+    acc, ang_acc (n, 3): a_free, the bodies' accelerations under their loads alone [m/s², rad/s²], to which
+    the soft joints' accelerations are added; inv_inertia_world (n, 3, 3) at q; rate (m, 8) scratch for Ġ u
+    (for a soft joint, its λ_s). The other arrays are ``JointSet``'s scratch and structure, as
+    ``joint_setup`` takes them."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, x, q, inv_mass, inv_inertia_world, structure,
-                          lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor)
-    for j in range(kind.shape[0]):
-        joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, rate)
+    _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
+                          structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor)
+    for j in range(kind.shape[0]):   # the soft joints' forces first: the rigid rows hold against them
+        c = soft[j, 0]
+        if c == 0.0 or flags[j] & BROKEN:
+            continue
         a, b = body[j, 0], body[j, 1]
-        broken = flags[j] & BROKEN
+        for r in range(count[j]):
+            s = slots[j, r]
+            rate[j, s] = -(error[j, s] / c + soft[j, 1] * _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w))
+        for r in range(count[j]):
+            _apply(j, slots[j, r], a, b, rate[j, slots[j, r]], lin, inv_a, inv_b, inv_mass, acc, ang_acc)
+    for j in range(kind.shape[0]):
+        a, b = body[j, 0], body[j, 1]
+        rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
+        if rigid:
+            joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, rate)
         for r in range(count[j]):
             s = slots[j, r]
             g = row0[j] + r
-            rhs[g] = 0.0 if broken else -(rate[j, s] + _row_velocity(j, s, a, b, lin, ang_a, ang_b, acc, ang_acc))
+            rhs[g] = -(rate[j, s] + _row_velocity(j, s, a, b, lin, ang_a, ang_b, acc, ang_acc)) if rigid else 0.0
     _solve(factor, start, ptr, rhs, 0, start.shape[0])
+    for j in range(kind.shape[0]):
+        if soft[j, 0] > 0.0 and not flags[j] & BROKEN:
+            for r in range(count[j]):
+                rhs[row0[j] + r] = rate[j, slots[j, r]]
     force[:] = 0.0
     torque[:] = 0.0
     for j in range(kind.shape[0]):
@@ -173,24 +199,25 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, x, q, v,
 
 
 @njit(cache=True, refcount=False)
-def joint_velocity_projection(kind, body, frame_a, frame_b, limit, flags, x, q, v, w, inv_mass, inv_inertia_world,
-                              structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor,
-                              rhs):
-    """u ← u − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G u at the pose (x, q): the velocities v, w (n, 3) made to meet the joints'
-    equality rows by the smallest change in the kinetic-energy norm (notes 0.5). Arrays as
+def joint_velocity_projection(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass,
+                              inv_inertia_world, structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma,
+                              active, factor, rhs):
+    """u ← u − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G u at the pose (x, q): the velocities v, w (n, 3) made to meet the rigid
+    joints' equality rows by the smallest change in the kinetic-energy norm (notes 0.5); a soft joint's rows
+    (soft (m, 2), compliance > 0) are a force, not a constraint, and take no part. Arrays as
     ``joint_constraint_forces``."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, x, q, inv_mass, inv_inertia_world, structure,
-                          lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor)
+    _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
+                          structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor)
     for j in range(kind.shape[0]):
         a, b = body[j, 0], body[j, 1]
-        broken = flags[j] & BROKEN
+        rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
         for r in range(count[j]):
             s = slots[j, r]
-            rhs[row0[j] + r] = 0.0 if broken else -_row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w)
+            rhs[row0[j] + r] = -_row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) if rigid else 0.0
     _solve(factor, start, ptr, rhs, 0, start.shape[0])
     for j in range(kind.shape[0]):
-        if flags[j] & BROKEN:
+        if flags[j] & BROKEN or soft[j, 0] > 0.0:
             continue
         a, b = body[j, 0], body[j, 1]
         for r in range(count[j]):
