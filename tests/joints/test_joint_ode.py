@@ -3,7 +3,9 @@
 motion against closed forms: the exact pendulum period and its energy, a slider's g sin α, a hanging body's
 weight, a broken joint's free fall (the double pendulum's energy, a spinning pair's momentum and a chain
 swinging into the ground are in test_joints.py); a compliant joint as the spring it stands for (its sag, its
-period, the energy it stores beside a rigid joint); and the refusals (limits, motors)."""
+period, the energy it stores beside a rigid joint); hinge and slider limits and motors (an impact on a limit,
+resting on it, a motor reaching its speed under load or giving way at its force); and the refusal of a ball
+joint's roll-pitch-yaw limits."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 from scipy.special import ellipk
 
 import tumble as tb
-from tumble.constraints.joint_rows import BALL, EQUALITY_ROWS, FIXED, HINGE, SLIDER, joint_rows
+from tumble.constraints.joint_rows import BALL, EQUALITY_ROWS, FIXED, HINGE, MOTOR_ROW, SLIDER, joint_rows
 from tumble.rotations import axis_angle_to_quat, quat_mul, quat_rotate
 from tumble.solvers.joint_accel import joint_rate_products
 
@@ -35,7 +37,8 @@ def _advance(x, q, v, w, eps):
 
 
 def _g_times_u(kind, body, frame_a, frame_b, x, q, v, w):
-    """G(x, q) u for every equality row (m, 8), from the rows kernel (constraints/joint_rows.py)."""
+    """G(x, q) u for every equality row and the coordinate's row (slot 7) (m, 8), from the rows kernel
+    (constraints/joint_rows.py)."""
     m = len(kind)
     lin, ang_a, ang_b = np.zeros((m, 8, 3)), np.zeros((m, 8, 3)), np.zeros((m, 8, 3))
     error, coordinate = np.zeros((m, 8)), np.zeros(m)
@@ -44,7 +47,7 @@ def _g_times_u(kind, body, frame_a, frame_b, x, q, v, w):
     out = np.zeros((m, 8))
     for j in range(m):
         a, b = body[j]
-        for r in range(EQUALITY_ROWS[kind[j]]):
+        for r in [*range(EQUALITY_ROWS[kind[j]]), MOTOR_ROW]:
             s = lin[j, r] @ v[a] + ang_a[j, r] @ w[a]
             if b >= 0:
                 s += -lin[j, r] @ v[b] + ang_b[j, r] @ w[b]
@@ -76,6 +79,9 @@ def test_rate_products_match_central_differences_of_the_rows(kind):
     rows = EQUALITY_ROWS[kind]
     np.testing.assert_allclose(rate[:, :rows], ((plus - minus) / (2 * eps))[:, :rows], rtol=0, atol=1e-7)
     assert np.abs(rate[:, :rows]).max() > 0.1 or kind == FIXED   # the check is not of zeros (fixed: lock rows)
+    # the coordinate's row (hinge angle, slider position), which the limits and motors use
+    np.testing.assert_allclose(rate[:, MOTOR_ROW], ((plus - minus) / (2 * eps))[:, MOTOR_ROW], rtol=0, atol=1e-7)
+    assert np.abs(rate[:, MOTOR_ROW]).max() > 0.1 or kind in (BALL, FIXED)
 
 
 def _rod_pendulum(integrator: str, theta0: float):
@@ -164,31 +170,125 @@ def test_euler_holds_the_joint_too():
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
-def test_limits_and_motors_are_refused_with_nothing_changed(integrator):
+def test_roll_pitch_yaw_limits_are_refused_with_nothing_changed(integrator):
     world = tb.World(integrator=integrator)
     a = world.add_body(tb.Sphere(0.1))
     b = world.add_body(tb.Sphere(0.1), position=(1, 0, 0))
-    for joint, name in [(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0), limits=(-1, 1)), "limits"),
-                        (tb.SliderJoint(a, b, (0, 0, 0), (1, 0, 0), motor=(1.0, 5.0)), "motor")]:
-        with pytest.raises(ValueError, match=f"{name}=.*integrator='{integrator}'"):
-            world.add_joint(joint)
+    rpy = [(-0.5, 0.5), None, None]
+    with pytest.raises(ValueError, match=f"limits=.*integrator='{integrator}'"):
+        world.add_joint(tb.BallJoint(a, b, (0, 0, 0), rpy_limits=rpy))
     assert world.joints == ()
-    hinge = world.add_joint(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0)))
-    for name, value in [("limits", (-1.0, 1.0)), ("motor", (1.0, 5.0))]:
-        before = getattr(hinge, name)
-        with pytest.raises(ValueError, match=f"{name}="):
-            setattr(hinge, name, value)
-        assert getattr(hinge, name) == before
-    hinge.damping = 2.0     # damping alone (no compliance) changes nothing in a rigid joint: allowed
-    hinge.compliance = 1e-3  # a compliance is a spring, which these integrators take as a force
-    assert world.add_joint(tb.BallJoint(a, b, (0, 0, 0), compliance=1e-3)).compliance == 1e-3
-    # and a world whose joints have limits cannot switch to an ODE integrator
+    ball = world.add_joint(tb.BallJoint(a, b, (0, 0, 0)))
+    with pytest.raises(ValueError, match="limits="):
+        ball.limits = rpy
+    assert ball.limits is None
+    # hinge and slider limits and motors, damping and a compliance are held
+    hinge = world.add_joint(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0), limits=(-1, 1), motor=(1.0, 5.0)))
+    hinge.limits, hinge.motor, hinge.damping, hinge.compliance = (-0.5, 0.5), (2.0, 3.0), 2.0, 1e-3
+    world.add_joint(tb.SliderJoint(b, None, (1, 0, 0), (1, 0, 0), limits=(-1, 1), motor=(1.0, 5.0)))
+    # and a world whose ball joint has roll-pitch-yaw limits cannot switch to an ODE integrator
     other = tb.World()
     c = other.add_body(tb.Sphere(0.1))
-    other.add_joint(tb.HingeJoint(c, None, (0, 0, 0), (0, 1, 0), limits=(-1, 1)))
+    other.add_joint(tb.BallJoint(c, None, (0, 0, 0), rpy_limits=rpy))
     with pytest.raises(ValueError, match="limits="):
         other.integrator = integrator
     assert other.integrator == "splitting"
+
+
+def _hinged_rod(integrator: str, limits, gravity=(0, 0, -G)) -> tuple[tb.World, tb.Body, tb.HingeJoint]:
+    """A rod (1 m, 1 kg, along x) hinged at its end to the world about y; I about the hinge = m L²/3 (+ the
+    cross-section's m (0.05²)/12)."""
+    world = tb.World(gravity=gravity, integrator=integrator)
+    rod = world.add_body(tb.Box(1.0, 0.05, 0.05), mass=1.0, position=(0.5, 0, 0))
+    hinge = world.add_joint(tb.HingeJoint(rod, None, (0, 0, 0), (0, 1, 0), limits=limits))
+    return world, rod, hinge
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
+def test_rod_falls_onto_its_limit_and_rests_there_on_its_weight(integrator):
+    # Released horizontal, the rod swings down onto its limit at 0.5 rad, stops dead there (the kick: an
+    # inelastic impact on the limit) and rests: the limit then holds the gravity torque m g (L/2) cos 0.5
+    # about the hinge, which the joint reads (acceleration-level solve, λ ≥ 0). The limit is never passed by
+    # more than the projection's tolerance (1e-10 rad; the issue allows 1e-3).
+    world, rod, hinge = _hinged_rod(integrator, (-0.5, 0.5))
+    worst = 0.0
+    for _ in range(480):
+        world.step(1 / 240)
+        worst = max(worst, hinge.angle - 0.5)
+    assert worst < 1e-9
+    assert hinge.angle == pytest.approx(0.5, abs=1e-9)
+    assert np.linalg.norm(rod.angular_velocity) < 1e-9
+    assert -hinge.torque[1] == pytest.approx(1.0 * G * 0.5 * np.cos(0.5), rel=1e-8)
+
+
+def test_rod_into_its_limit_stops_dead_and_leaves_it_when_pushed_back():
+    # Zero gravity: the rod turns at 1 rad/s into its limit at 0.3 rad. At the impact the limit's impulse
+    # stops it (0 after, not a rebound); then, turned back at 2 rad/s, it leaves the limit freely (the limit
+    # never pulls) and turns on at exactly 2 rad/s.
+    world, rod, hinge = _hinged_rod("rk4", (-1.0, 0.3), gravity=(0, 0, 0))
+    # the angle grows with a turn about +y (x toward −z, as gravity turns it in the test above)
+    rod.angular_velocity = (0, 1.0, 0)
+    rod.velocity = np.cross(rod.angular_velocity, rod.position)
+    for _ in range(120):
+        world.step(1 / 240)
+    assert hinge.angle == pytest.approx(0.3, abs=1e-9)
+    assert np.linalg.norm(rod.angular_velocity) < 1e-9
+    rod.angular_velocity = (0, -2.0, 0)
+    rod.velocity = np.cross(rod.angular_velocity, rod.position)
+    angle = hinge.angle
+    for _ in range(24):
+        world.step(1 / 240)
+    assert hinge.angle == pytest.approx(angle - 2.0 * 0.1, abs=1e-9)
+    assert rod.angular_velocity[1] == pytest.approx(-2.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "adaptive"])
+def test_slider_motor_reaches_its_speed_up_an_incline_and_holds_it_against_the_weight(integrator):
+    # A 1 kg block on a frictionless slider up a 30° incline, its motor asking 0.5 m/s up the axis with at
+    # most 100 N. The kick of the first step is capped at 100 N × dt = 0.417 N·s (the speed needs 0.5), so it
+    # saturates once, then reaches 0.5 m/s; from there the motor holds the speed by a force m g sin α
+    # (= 4.905 N, within its 100 N), which the joint reads along the axis.
+    alpha = np.radians(30.0)
+    axis = np.array([np.cos(alpha), 0.0, np.sin(alpha)])
+    world = tb.World(gravity=(0, 0, -G), integrator=integrator)
+    block = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0)
+    slider = world.add_joint(tb.SliderJoint(block, None, (0, 0, 0), axis, motor=(0.5, 100.0)))
+    world.step(1 / 240)
+    assert block.velocity @ axis < 0.5 - 0.05     # saturated in the first step
+    for _ in range(47):
+        world.step(1 / 240)
+    np.testing.assert_allclose(block.velocity, 0.5 * axis, rtol=0, atol=1e-9)
+    assert slider.force @ axis == pytest.approx(G * np.sin(alpha), rel=1e-8)
+
+
+def test_slider_motor_too_weak_for_the_load_gives_way_at_its_force():
+    # The same block, the motor now at most 2 N against the 4.905 N of gravity along the incline: it never
+    # reaches its speed and pushes with its whole force, so the block slides down at
+    # a = F/m − g sin α exactly at the step ends (the motor's impulse F dt enters each step's kick).
+    alpha = np.radians(30.0)
+    axis = np.array([np.cos(alpha), 0.0, np.sin(alpha)])
+    world = tb.World(gravity=(0, 0, -G), integrator="rk4")
+    block = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0)
+    world.add_joint(tb.SliderJoint(block, None, (0, 0, 0), axis, motor=(0.5, 2.0)))
+    for _ in range(240):
+        world.step(1 / 240)
+    np.testing.assert_allclose(block.velocity, (2.0 - G * np.sin(alpha)) * world.time * axis, rtol=0, atol=1e-9)
+
+
+def test_slider_limit_holds_a_block_sliding_down_its_incline():
+    alpha = np.radians(30.0)
+    axis = np.array([np.cos(alpha), 0.0, np.sin(alpha)])
+    world = tb.World(gravity=(0, 0, -G), integrator="rk4")
+    block = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0)
+    slider = world.add_joint(tb.SliderJoint(block, None, (0, 0, 0), axis, limits=(-0.2, 1.0)))
+    worst = 0.0
+    for _ in range(480):
+        world.step(1 / 240)
+        worst = max(worst, -0.2 - slider.position)
+    assert worst < 1e-9
+    assert slider.position == pytest.approx(-0.2, abs=1e-9)
+    assert np.linalg.norm(block.velocity) < 1e-9
+    assert slider.force @ axis == pytest.approx(G * np.sin(alpha), rel=1e-8)
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
@@ -256,3 +356,25 @@ def test_compliant_joint_beside_a_rigid_one_keeps_the_energy_and_the_rigid_joint
         assert hinge.error < 1e-9
     assert stretch > 1e-4     # the spring did stretch: the ball's weight and the swing load it
     assert abs(energy() - e0) < 1e-6
+
+
+def test_slider_limit_on_a_spinning_arm_holds_the_centripetal_force():
+    # Zero gravity: an arm (2 kg box along x) spins about z; a 0.5 kg block on a slider along the arm is
+    # flung outward onto the slider's upper limit and then turns with the arm as one rigid body about their
+    # common centre of mass. The limit then gives the block its centripetal force m ω² d (d: the block's
+    # distance from the common COM, along the arm), which the joint reads. The limit row's Ġ u is nonzero here
+    # (its axis turns with the arm), so it checks that term and its sign.
+    world = tb.World(gravity=(0, 0, 0), integrator="rk4")
+    arm = world.add_body(tb.Box(1.0, 0.1, 0.1), mass=2.0, angular_velocity=(0, 0, 3.0))
+    block = world.add_body(tb.Box(0.1, 0.1, 0.1), mass=0.5, position=(0.2, 0, 0), velocity=(0, 0.6, 0),
+                           angular_velocity=(0, 0, 3.0))
+    slider = world.add_joint(tb.SliderJoint(block, arm, (0.2, 0, 0), (1, 0, 0), limits=(-0.1, 0.3)))
+    for _ in range(720):
+        world.step(1 / 240)
+    assert slider.position == pytest.approx(0.3, abs=1e-9)
+    com = (2.0 * arm.position + 0.5 * block.position) / 2.5
+    omega = arm.angular_velocity[2]
+    np.testing.assert_allclose(block.angular_velocity, arm.angular_velocity, rtol=0, atol=1e-9)
+    axis = quat_rotate(arm.orientation, np.array([1.0, 0.0, 0.0]))
+    centripetal = 0.5 * omega**2 * np.linalg.norm(block.position - com)
+    assert slider.force @ axis == pytest.approx(-centripetal, rel=1e-6)

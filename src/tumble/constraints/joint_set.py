@@ -122,7 +122,7 @@ class JointSet:
         start, ptr = self._structure[2], self._structure[3]
         self._scratch = (np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)),
-                         np.zeros(m), np.zeros(m), np.zeros((m, 6)), np.zeros((m, ROW_SLOTS), dtype=np.int64),
+                         np.zeros(m), np.zeros(m), np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS), dtype=np.int64),
                          np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows),
                          np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)),
                          np.zeros((m, ROW_SLOTS)),
@@ -132,7 +132,8 @@ class JointSet:
         """(data, scratch, structure, ode_scratch) for the ODE integrators' constraint forces
         (solvers/joint_accel.py): ``kernel_args`` with the structure of the direct (envelope) solve whatever
         ``joint_solver`` says, and its own factor and right-hand side; ode_scratch = (factor, rhs, rate (m, 8),
-        x, q, v, w, inv_inertia_world, acc, ang_acc, force, torque, awake (n,) all True, impulse (m, 8))."""
+        x, q, v, w, inv_inertia_world, acc, ang_acc, force, torque, awake (n,) all True, impulse (m, 8), bias
+        (m, 8), limit_gap (m, 8), motor_hold (m, 2), lam (m, 8))."""
         data, scratch, structure = self.kernel_args(inv_mass)
         if self._ode is None:
             a = self._arrays
@@ -142,7 +143,9 @@ class JointSet:
             self._ode = (direct, (np.zeros(int(direct[3][-1]) if rows else 0), np.zeros(rows), np.zeros((m, ROW_SLOTS)),
                                   np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 3)),
                                   np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
-                                  np.zeros((n, 3)), np.ones(n, dtype=np.bool_), np.zeros((m, ROW_SLOTS))))
+                                  np.zeros((n, 3)), np.ones(n, dtype=np.bool_), np.zeros((m, ROW_SLOTS)),
+                                  np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS)), np.zeros((m, 2)),
+                                  np.zeros((m, ROW_SLOTS))))
         return data, scratch, self._ode[0], self._ode[1]
 
     def set_frames(self, j: int, frame_a: np.ndarray, frame_b: np.ndarray) -> None:

@@ -1,10 +1,13 @@
 """A step of an ODE integrator (euler, rk4, adaptive) in a world with joints (solvers/joint_accel.py).
 
-1. The velocities are projected onto the joints' rows, G u = 0 (ArtiSynth notes 0.5): this takes out what
-   the step's contact kick, or a velocity the user set, asks of the joints (the kick's own joint impulses
-   lie in the range of M⁻¹ Gᵀ, which the projection removes exactly).
+1. The joints' kick (``joint_velocity_kick``): the velocities are projected onto the joints' rows, G u = 0
+   (ArtiSynth notes 0.5), which takes out what the step's contact kick, or a velocity the user set, asks of
+   the joints (the kick's own joint impulses lie in the range of M⁻¹ Gᵀ, which the projection removes
+   exactly); with the limits (Ċ ≥ −C/h: an impact on a limit stops dead) and motors (toward their speed, by
+   at most force × h) by the time-stepping solve's active set.
 2. Baraff's state Y = (x, q, P, L) is integrated with the constraint loads Gᵀ λ added to Ṗ and L̇ at every
-   state the integrator evaluates (its ``dydt``).
+   state the integrator evaluates (its ``dydt``): the equality rows, a limit at its bound, a motor at its
+   speed, and the soft joints' spring forces.
 3. The positions are projected onto C = 0 (``joint_project``, ``World(joint_projection=...)`` Newton steps)
    and the velocities onto G u = 0 again.
    (``project_joints``; the event-driven method ends its steps with it too.)
@@ -33,7 +36,8 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
     docstring); the loads accumulated for the step are used and then cleared."""
     live = world._live()
     data, solve, extra = _kernel_arrays(world)
-    rate, x, q, v, w, acc, ang_acc, force, torque, impulse = (extra[2], *extra[3:7], *extra[8:12], extra[13])
+    rate, x, q, v, w, acc, ang_acc, force, torque, awake, impulse = (extra[2], *extra[3:7], *extra[8:14])
+    bias, limit_gap, motor_hold, lam = extra[14:18]
     n = live["x"].shape[0]
 
     def constraint_loads(y: np.ndarray) -> None:
@@ -42,8 +46,8 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
         iinv = _world_inertia(live, q, extra)
         ja.free_accelerations(live["inv_mass"], iinv, w, live["force"], live["torque"], world._gravity, y, acc,
                               ang_acc)
-        ja.joint_constraint_forces(*data[:7], x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve, rate,
-                                   force, torque)
+        ja.joint_constraint_forces(*data[:8], x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve, rate, bias,
+                                   limit_gap, motor_hold, lam, awake, force, torque)
 
     def dydt(t: float, y: np.ndarray) -> np.ndarray:
         ydot = np.empty_like(y)
@@ -55,13 +59,15 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
         per_body[:, 10:13] += torque   # L̇ = τ + Gᵀλ (angular part)
         return ydot
 
-    project_joint_velocities(world)
+    # the kick: what the joints ask of the velocities now, their limits and motors included
+    ja.joint_velocity_kick(*data[:8], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
+                           _world_inertia(live, live["q"], extra), *solve, bias, impulse, awake, dt)
     y1 = ode.ode(world.state_to_array(), world.time, world.time + dt, dydt, method=method)
     world.array_to_state(y1)
     project_joints(world)
     # the readings: λ at the end state, as the impulse λ dt over the step for JointSet's accumulator
     constraint_loads(world.state_to_array())
-    ja.rows_to_slots(solve[0], solve[-1], dt, impulse)
+    np.multiply(lam, dt, out=impulse)
     record_joint_impulses(world, impulse, dt)
     live["force"][...] = 0.0
     live["torque"][...] = 0.0

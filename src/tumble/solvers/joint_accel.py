@@ -25,16 +25,26 @@ that, a force: its rows' multipliers are explicit, λ_r = −(C_r / c + d G_r u)
 (C_r the row's violation, ``joint_rows_one``), and they enter the rigid rows' right-hand side through
 a_free, so the rigid joints hold against them. The soft rows take no part in K or in the projections.
 
-Limits and motors (inequalities and targets, which need the time-stepping solve's active set) are refused
-for these integrators by the world.
+Limits and motors of hinges and sliders: each step starts with a kick (``joint_velocity_kick``), the
+time-stepping solve's block and active set over the step (an impact on a limit stops dead; a motor moves
+toward its speed by at most its force × h), and in the derivative a limit at its bound and a motor at its
+speed are held at the acceleration level by the same block solve (``joint_constraint_forces``). A ball joint's
+roll-pitch-yaw limits are refused for these integrators by the world.
 """
 
 from __future__ import annotations
 
 from ..constraints.joint_rows import (
     BROKEN,
+    EQUALITY_ROWS,
     FIXED,
+    HAS_LIMIT,
+    HAS_MOTOR,
     HINGE,
+    LIMIT_ROW,
+    MOTOR_ROW,
+    NO_LIMIT,
+    ROW_SLOTS,
     SLIDER,
     _axis,
     _cross,
@@ -43,7 +53,25 @@ from ..constraints.joint_rows import (
 )
 from ..dynamics.state import STATE_SIZE
 from ..jit import njit
-from .joint_solve import _apply, _row_velocity, _solve, assemble_joint, cholesky_rows, joint_inverse_arms
+from .joint_solve import (
+    _apply,
+    _row_velocity,
+    _solve,
+    assemble_joint,
+    cholesky_rows,
+    joint_inverse_arms,
+    joint_iteration,
+)
+
+ENGAGED_GAP = 1e-9
+"""[m or rad] a limit whose coordinate is this close to its bound (or past it) is at the bound for the
+acceleration-level solve: the step's kick leaves an engaged limit at C = 0 to rounding, and the position
+projection puts one that the step carried past back on it."""
+ENGAGED_SPEED = 1e-9
+"""[m/s or rad/s] and not separating faster than this (the kick leaves an engaged limit at Ċ = 0)."""
+MOTOR_SPEED_TOLERANCE = 1e-9
+"""[m/s or rad/s] a motor this close to its target speed holds it by a force (the kick leaves an unsaturated
+motor at its speed to rounding); further off, it acts only in the kick, with its largest impulse."""
 
 
 @njit(cache=True, inline="always")
@@ -73,6 +101,11 @@ def joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, out):
     - slider rows, n_i·(p_b − p_a) with lin = −n_i, ang_a = −(r_a + d) × n_i, ang_b = r_b × n_i:
       −(ω_a × n_i)·(v_a − v_b) − ((ṗ_b − v_a) × n_i + (r_a + d) × (ω_a × n_i))·ω_a
       + ((ω_b × r_b) × n_i + r_b × (ω_a × n_i))·ω_b, with ṗ_b = v_b + ω_b × r_b.
+
+    And in slot 7 (``MOTOR_ROW``) the coordinate's row, which the limit and the motor use (the limit's row is
+    it or its negation, by the nearer bound): a hinge's ṡ = u·(ω_a − ω_b) with u fixed in a gives
+    (ω_a × u)·(ω_a − ω_b); a slider's s = u·(p_a − p_b) is the slider row along u negated; 0 for ball and
+    fixed joints.
 
     Shapes: body (m, 2); frame_a, frame_b (m, 7); x, v, w (n, 3); q (n, 4); out (m, 8)."""
     pa, fa, ra, va, wa = _side(body[j, 0], frame_a[j], x, q, v, w)
@@ -105,25 +138,35 @@ def joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, out):
         d0, d1, d2 = pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]
         wr = _cross(wb[0], wb[1], wb[2], rb[0], rb[1], rb[2])
         s0, s1, s2 = vb[0] + wr[0] - va[0], vb[1] + wr[1] - va[1], vb[2] + wr[2] - va[2]   # ṗ_b − v_a
-        for i in (1, 2):
+        for i in (1, 2, 0):     # the line rows along n₁, n₂, then the coordinate's row along u, negated
             n = _axis(fa, i)
             nd = _cross(wa[0], wa[1], wa[2], n[0], n[1], n[2])
             e = _cross(s0, s1, s2, n[0], n[1], n[2])
             f = _cross(ra[0] + d0, ra[1] + d1, ra[2] + d2, nd[0], nd[1], nd[2])
             g = _cross(wr[0], wr[1], wr[2], n[0], n[1], n[2])
             h = _cross(rb[0], rb[1], rb[2], nd[0], nd[1], nd[2])
-            out[j, r] = (-_dot(nd[0], nd[1], nd[2], va[0] - vb[0], va[1] - vb[1], va[2] - vb[2])
-                         - _dot(e[0] + f[0], e[1] + f[1], e[2] + f[2], wa[0], wa[1], wa[2])
-                         + _dot(g[0] + h[0], g[1] + h[1], g[2] + h[2], wb[0], wb[1], wb[2]))
-            r += 1
+            rate = (-_dot(nd[0], nd[1], nd[2], va[0] - vb[0], va[1] - vb[1], va[2] - vb[2])
+                    - _dot(e[0] + f[0], e[1] + f[1], e[2] + f[2], wa[0], wa[1], wa[2])
+                    + _dot(g[0] + h[0], g[1] + h[1], g[2] + h[2], wb[0], wb[1], wb[2]))
+            if i == 0:
+                out[j, MOTOR_ROW] = -rate
+            else:
+                out[j, r] = rate
+                r += 1
+    elif k == HINGE:
+        u = _axis(fa, 0)
+        ud = _cross(wa[0], wa[1], wa[2], u[0], u[1], u[2])
+        out[j, MOTOR_ROW] = _dot(ud[0], ud[1], ud[2], wa[0] - wb[0], wa[1] - wb[1], wa[2] - wb[2])
+    else:
+        out[j, MOTOR_ROW] = 0.0
 
 
 @njit(cache=True, refcount=False)
 def _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
                           structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor):
     """Rows and I⁻¹ arms of every joint at the pose (x, q) and the envelope Cholesky factor of K = G M⁻¹ Gᵀ
-    over the rigid joints' equality rows (``structure`` holds equality rows alone: the world refuses limits
-    and motors here); a soft joint's rows (soft[j, 0] > 0) are identity rows of the factor, out of K."""
+    over the rigid joints' equality rows; a soft joint's rows (soft[j, 0] > 0), and the limit and motor rows,
+    are identity rows of the factor, out of K."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     sigma[:] = 0.0
     for jj in range(kind.shape[0]):
@@ -132,53 +175,128 @@ def _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q
         joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_a, inv_b)
         rigid = 1 if soft[j, 0] == 0.0 else 0
         for r in range(count[j]):
-            active[j, slots[j, r]] = rigid
+            active[j, slots[j, r]] = rigid if slots[j, r] < EQUALITY_ROWS[kind[j]] else 0
         assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active,
                        factor)
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
 
 
 @njit(cache=True, refcount=False)
-def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass,
-                            inv_inertia_world, acc, ang_acc, structure, lin, ang_a, ang_b, inv_a, inv_b, error,
-                            coordinate, sigma, active, factor, rhs, rate, force, torque):
-    """The joints' constraint loads at the state (x, q, v, w) (module docstring): the soft joints' spring
-    multipliers λ_s = −(C / c + d G u), then the rigid ones' from (G M⁻¹ Gᵀ) λ = −(Ġ u + G (a_free +
-    M⁻¹ G_sᵀ λ_s)); writes force (n, 3) [N] and torque (n, 3) [N·m about the COM], world frame, = Gᵀ λ of
-    all of them on each moving body (zero elsewhere); rhs (rows,) holds every λ in the structure's row order.
+def _rows_at(kind, body, frame_a, frame_b, limit, flags, x, q, inv_inertia_world, structure, lin, ang_a, ang_b,
+             inv_a, inv_b, error, coordinate, sigma, active, impulse, bias):
+    """Every joint's rows and I⁻¹ arms at the pose (x, q), with sigma, active, impulse and bias cleared."""
+    order = structure[0]
+    sigma[:] = 0.0
+    for jj in range(kind.shape[0]):
+        j = order[jj]
+        joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
+        joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_a, inv_b)
+        for s in range(ROW_SLOTS):
+            active[j, s] = 0
+            impulse[j, s] = 0.0
+            bias[j, s] = 0.0
 
-    soft (m, 2): compliance c [m/N or rad/(N·m)] and damping d per joint, c = 0 for a rigid one.
-    acc, ang_acc (n, 3): a_free, the bodies' accelerations under their loads alone [m/s², rad/s²], to which
-    the soft joints' accelerations are added; inv_inertia_world (n, 3, 3) at q; rate (m, 8) scratch for Ġ u
-    (for a soft joint, its λ_s). The other arrays are ``JointSet``'s scratch and structure, as
-    ``joint_setup`` takes them."""
+
+@njit(cache=True, refcount=False)
+def _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor):
+    """K over the ``active`` rows assembled in the structure's order and factored (envelope Cholesky)."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
-                          structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor)
-    for j in range(kind.shape[0]):   # the soft joints' forces first: the rigid rows hold against them
-        c = soft[j, 0]
-        if c == 0.0 or flags[j] & BROKEN:
+    for jj in range(kind.shape[0]):
+        assemble_joint(order[jj], kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure,
+                       active, factor)
+    cholesky_rows(factor, start, ptr, 0, start.shape[0])
+
+
+@njit(cache=True, inline="always")
+def _limit_sign(j, lin, ang_a, ang_b):
+    """+1 when joint j's limit row is its coordinate's row (the lower bound is nearer), −1 when negated."""
+    d = 0.0
+    for c in range(3):
+        d += lin[j, LIMIT_ROW, c] * lin[j, MOTOR_ROW, c] + ang_a[j, LIMIT_ROW, c] * ang_a[j, MOTOR_ROW, c] \
+            + ang_b[j, LIMIT_ROW, c] * ang_b[j, MOTOR_ROW, c]
+    return 1.0 if d > 0.0 else -1.0
+
+
+@njit(cache=True, refcount=False)
+def joint_velocity_kick(kind, body, frame_a, frame_b, limit, flags, soft, motor, x, q, v, w, inv_mass,
+                        inv_inertia_world, structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active,
+                        factor, rhs, bias, impulse, awake, h):
+    """The velocities v, w (n, 3) made to meet the joints at the start of an ODE step of h [s], in place, by the
+    time-stepping solve's block with its active set (``joint_iteration``, direct): the rigid equality rows
+    to Ċ = 0 (the M-orthogonal projection, notes 0.5: what a contact kick or a velocity set by the user asks
+    of the joints), a limit to Ċ ≥ −C/h (it may reach its bound over the step, not pass it: an impact on
+    the limit stops dead), a motor toward its speed with an impulse of at most its force × h. Soft joints'
+    rows take no part (they are forces). impulse (m, 8) [N·s] receives the rows' impulses; bias (m, 8) is
+    scratch (cleared); awake (n,) all True. The other arrays as ``joint_constraint_forces``."""
+    _rows_at(kind, body, frame_a, frame_b, limit, flags, x, q, inv_inertia_world, structure, lin, ang_a, ang_b,
+             inv_a, inv_b, error, coordinate, sigma, active, impulse, bias)
+    for j in range(kind.shape[0]):
+        if flags[j] & BROKEN:
+            continue
+        if soft[j, 0] == 0.0:
+            for s in range(EQUALITY_ROWS[kind[j]]):
+                active[j, s] = 1
+        if flags[j] & HAS_MOTOR and motor[j, 1] > 0.0:
+            active[j, MOTOR_ROW] = 1    # impulse 0, inside its bounds; a limit comes in when violated
+    _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
+    joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b, inv_mass,
+                    awake, structure, active, factor, rhs, True, h, v, w)
+
+
+@njit(cache=True, refcount=False)
+def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, motor, x, q, v, w, inv_mass,
+                            inv_inertia_world, acc, ang_acc, structure, lin, ang_a, ang_b, inv_a, inv_b, error,
+                            coordinate, sigma, active, factor, rhs, rate, bias, limit_gap, motor_hold, lam, awake,
+                            force, torque):
+    """The joints' constraint loads at the state (x, q, v, w) (module docstring). First the soft joints'
+    spring multipliers λ_s = −(C / c + d G u), added to the accelerations; then, by the time-stepping solve's
+    block and active set (``joint_iteration``, direct) with accelerations for velocities and forces for
+    impulses, the rows kept at G u̇ + Ġ u = 0: the rigid equality rows, a limit at its bound (C ≤
+    ``ENGAGED_GAP``, Ċ ≤ ``ENGAGED_SPEED``) with λ ≥ 0 (it lets go when it would pull), a motor at its speed
+    (within ``MOTOR_SPEED_TOLERANCE``) with |λ| ≤ its largest force. A motor off its speed acts only in the
+    step's kick (``joint_velocity_kick``). Writes force (n, 3) [N] and torque (n, 3) [N·m about the COM],
+    world frame, = Gᵀ λ of all rows on each moving body (zero elsewhere), and λ (m, 8) [N or N·m] per slot.
+
+    soft (m, 2): compliance c [m/N or rad/(N·m)] and damping d per joint, c = 0 for a rigid one; motor (m, 2)
+    target speed and largest force or torque. acc, ang_acc (n, 3): a_free, the bodies' accelerations under
+    their loads alone [m/s², rad/s²], which become those with the joints; inv_inertia_world (n, 3, 3) at q;
+    rate, bias, limit_gap (m, 8), motor_hold (m, 2) scratch; awake (n,) all True. The other arrays are
+    ``JointSet``'s scratch and structure, as ``joint_setup`` takes them."""
+    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
+    _rows_at(kind, body, frame_a, frame_b, limit, flags, x, q, inv_inertia_world, structure, lin, ang_a, ang_b,
+             inv_a, inv_b, error, coordinate, sigma, active, lam, bias)
+    for j in range(kind.shape[0]):
+        for s in range(ROW_SLOTS):
+            limit_gap[j, s] = NO_LIMIT     # a limit not at its bound never enters (its target is −∞)
+        motor_hold[j, 0] = 0.0             # a motor at its speed keeps it: u̇ along its row = −Ġ u
+        motor_hold[j, 1] = 0.0             # and off its speed has no force here (bounds 0, 0)
+        if flags[j] & BROKEN:
             continue
         a, b = body[j, 0], body[j, 1]
-        for r in range(count[j]):
-            s = slots[j, r]
-            rate[j, s] = -(error[j, s] / c + soft[j, 1] * _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w))
-        for r in range(count[j]):
-            _apply(j, slots[j, r], a, b, rate[j, slots[j, r]], lin, inv_a, inv_b, inv_mass, acc, ang_acc)
-    for j in range(kind.shape[0]):
-        a, b = body[j, 0], body[j, 1]
-        rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
-        if rigid:
-            joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, rate)
-        for r in range(count[j]):
-            s = slots[j, r]
-            g = row0[j] + r
-            rhs[g] = -(rate[j, s] + _row_velocity(j, s, a, b, lin, ang_a, ang_b, acc, ang_acc)) if rigid else 0.0
-    _solve(factor, start, ptr, rhs, 0, start.shape[0])
-    for j in range(kind.shape[0]):
-        if soft[j, 0] > 0.0 and not flags[j] & BROKEN:
-            for r in range(count[j]):
-                rhs[row0[j] + r] = rate[j, slots[j, r]]
+        c = soft[j, 0]
+        joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, rate)
+        for s in range(EQUALITY_ROWS[kind[j]]):
+            if c > 0.0:     # the soft joints' forces first: the rigid rows hold against them
+                lam[j, s] = -(error[j, s] / c + soft[j, 1] * _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w))
+                _apply(j, s, a, b, lam[j, s], lin, inv_a, inv_b, inv_mass, acc, ang_acc)
+            else:
+                active[j, s] = 1
+                bias[j, s] = rate[j, s]
+        if flags[j] & HAS_LIMIT:
+            bias[j, LIMIT_ROW] = _limit_sign(j, lin, ang_a, ang_b) * rate[j, MOTOR_ROW]
+            speed = _row_velocity(j, LIMIT_ROW, a, b, lin, ang_a, ang_b, v, w)
+            if error[j, LIMIT_ROW] <= ENGAGED_GAP and speed <= ENGAGED_SPEED:
+                limit_gap[j, LIMIT_ROW] = 0.0
+                active[j, LIMIT_ROW] = 1
+        if flags[j] & HAS_MOTOR:
+            bias[j, MOTOR_ROW] = rate[j, MOTOR_ROW]
+            speed = _row_velocity(j, MOTOR_ROW, a, b, lin, ang_a, ang_b, v, w)
+            if motor[j, 1] > 0.0 and abs(speed - motor[j, 0]) <= MOTOR_SPEED_TOLERANCE:
+                motor_hold[j, 1] = motor[j, 1]
+                active[j, MOTOR_ROW] = 1
+    _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
+    joint_iteration(kind, body, flags, sigma, bias, limit_gap, motor_hold, lam, lin, ang_a, ang_b, inv_a, inv_b,
+                    inv_mass, awake, structure, active, factor, rhs, True, 1.0, acc, ang_acc)
     force[:] = 0.0
     torque[:] = 0.0
     for j in range(kind.shape[0]):
@@ -192,10 +310,9 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, x,
             ang = ang_a if side == 0 else ang_b
             for r in range(count[j]):
                 s = slots[j, r]
-                lam = rhs[row0[j] + r]
                 for c in range(3):
-                    force[i, c] += sign * lin[j, s, c] * lam
-                    torque[i, c] += ang[j, s, c] * lam
+                    force[i, c] += sign * lin[j, s, c] * lam[j, s]
+                    torque[i, c] += ang[j, s, c] * lam[j, s]
 
 
 @njit(cache=True, refcount=False)
@@ -214,7 +331,8 @@ def joint_velocity_projection(kind, body, frame_a, frame_b, limit, flags, soft, 
         rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
         for r in range(count[j]):
             s = slots[j, r]
-            rhs[row0[j] + r] = -_row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) if rigid else 0.0
+            held = rigid and s < EQUALITY_ROWS[kind[j]]
+            rhs[row0[j] + r] = -_row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) if held else 0.0
     _solve(factor, start, ptr, rhs, 0, start.shape[0])
     for j in range(kind.shape[0]):
         if flags[j] & BROKEN or soft[j, 0] > 0.0:
@@ -243,17 +361,6 @@ def free_accelerations(inv_mass, inv_inertia_world, w, force, torque, gravity, y
         for c in range(3):
             acc[i, c] = inv_mass[i] * force[i, c] + gravity[c]
             ang_acc[i, c] = inv[c, 0] * t0 + inv[c, 1] * t1 + inv[c, 2] * t2
-
-
-@njit(cache=True, refcount=False)
-def rows_to_slots(structure, rhs, scale, out):
-    """out (m, 8) = scale × the per-row values rhs (rows,) in the structure's row order, placed in each joint's
-    row slots (the other slots 0): λ [N] to the impulse λ dt [N·s] that ``joint_accumulate`` reads."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    out[:] = 0.0
-    for j in range(count.shape[0]):
-        for r in range(count[j]):
-            out[j, slots[j, r]] = scale * rhs[row0[j] + r]
 
 
 @njit(cache=True, refcount=False)

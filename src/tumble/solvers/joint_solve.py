@@ -413,6 +413,7 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
                 if s < equality:
                     res = vel + sigma[j] * impulse[j, s] + bias[j, s]
                 else:
+                    vel += bias[j, s]
                     target = _target(j, s, error, motor, h)
                     if not active[j, s]:
                         if attempt == 0 and _wants_in(j, s, impulse, vel, target, motor, h):
@@ -473,7 +474,7 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
                 s = slots[j, r]
                 if active[j, s]:
                     continue
-                vel = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w)
+                vel = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) + bias[j, s]
                 if _wants_in(j, s, impulse, vel, _target(j, s, error, motor, h), motor, h):
                     active[j, s] = 1
                     changed = min(changed, jj)
@@ -489,7 +490,9 @@ def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, 
                     inv_mass, awake, structure, active, factor, rhs, direct, h, v, w):
     """One iteration of the joints' rows on the velocities v, ω (n, 3), in place: the block of every joint's
     equality rows, engaged limits and unsaturated motors, all at once for ``direct``, joint by joint
-    otherwise (module docstring). sigma (m,), bias (m, 6) [m/s], error (m, 8) (the limit rows' C), motor
+    otherwise (module docstring). sigma (m,), bias (m, 8) [m/s] added to each row's velocity (a soft equality
+    row's b; 0 on the limit and motor rows here, which the ODE integrators' acceleration-level solve fills
+    with Ġ u: solvers/joint_accel.py), error (m, 8) (the limit rows' C), motor
     (m, 2) target speed and largest force or torque, impulse (m, 8) accumulated, active (m, 8) the rows in
     the block (changed in place with the factor). Joints of sleeping islands are skipped (their bodies are at
     rest and, joined only to each other, decouple from the rest of K). Returns the largest row velocity error
@@ -524,9 +527,9 @@ def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, motor, impulse
         joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b)
         c, d = soft[j, 0], soft[j, 1]
         sigma[j] = c / (h * (h + d * c)) if c > 0.0 else 0.0
-        for r in range(6):
-            bias[j, r] = error[j, r] / (h + d * c) if c > 0.0 else 0.0
         equality = EQUALITY_ROWS[kind[j]]
+        for r in range(ROW_SLOTS):
+            bias[j, r] = error[j, r] / (h + d * c) if c > 0.0 and r < equality else 0.0
         for r in range(count[j]):
             s = slots[j, r]
             if s < equality:
