@@ -23,7 +23,7 @@ from .conventions import PARALLEL_MIN_BODIES, Integrator
 from .dynamics import integrate, ode
 from .dynamics import state as _state
 from .dynamics import timestep as ts
-from .dynamics.implicit import implicit_spring_loads, implicit_step
+from .dynamics.implicit import implicit_spring_loads, implicit_step_unchecked
 from .dynamics.joint_ode import joint_ode_step
 from .forces.springs import spring_loads
 from .solvers.pivoting import MAX_LEMKE_SIZE
@@ -302,8 +302,9 @@ def _implicit_step(world: World, dt: float, method: str) -> None:
     """A step of an implicit integrator (dynamics/implicit.py) for a world without contacts and joints."""
     a = world._live()
     springs = world._spring_arrays() if world._springs else None
-    implicit_step(method, a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"], a["force"],
-                  a["torque"], world._gravity, springs, dt)
+    world._implicit_workspace = implicit_step_unchecked(method, a["mass"], a["inv_mass"], a["inertia_body"], a["x"],
+                                                        a["q"], a["v"], a["w"], a["force"], a["torque"],
+                                                        world._gravity, springs, dt, world._implicit_workspace)
     a["force"][...] = 0.0
     a["torque"][...] = 0.0
 
@@ -319,10 +320,9 @@ def _spring_stage(world: World, dt: float, implicit: bool) -> None:
     a = world._live()
     springs = world._spring_arrays()
     if implicit:
-        force, torque = implicit_spring_loads(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"],
-                                              a["w"], springs, dt)
-        a["force"] += force
-        a["torque"] += torque
+        world._implicit_workspace = implicit_spring_loads(a["mass"], a["inv_mass"], a["inertia_body"], a["x"],
+                                                          a["q"], a["v"], a["w"], springs, dt, a["force"],
+                                                          a["torque"], world._implicit_workspace)
     else:
         spring_loads(springs, a["x"], a["q"], a["v"], a["w"], a["force"], a["torque"])
     if world._sleeping:

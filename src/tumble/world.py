@@ -184,6 +184,7 @@ class World:
         ("point", body, point (3,) [m] in the body's frame as made, mass [kg]); ``detach`` takes its entry
         out (the world is then as if it had not been made)."""
         self._packed_springs: SpringArrays | None = None
+        self._implicit_workspace: Any = None   # dynamics/implicit.py's DenseWorkspace, kept between steps
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None

@@ -89,23 +89,13 @@ _CHILD = textwrap.dedent("""
     import numpy as np
     from numba.core.runtime import rtsys
     sys.path.insert(0, sys.argv[1])
+    sys.path.insert(0, sys.argv[2])
     from test_thin_step import _grid_pile, _wrap_kernels, DT
+    from nrt_counting import counting
 
-    # Numba's runtime counts one allocation per array argument a kernel adapts from Python (a MemInfo for
-    # the borrowed buffer): count those arguments, so that any further allocation shows.
+    # the kernels' array arguments, counted (tests/nrt_counting.py), so that any further allocation shows
     array_args = [0]
-    def arrays_in(value):
-        if isinstance(value, np.ndarray):
-            return 1
-        if isinstance(value, tuple):
-            return sum(arrays_in(v) for v in value)
-        return 0
-    def wrap(kernel):
-        def counted(*args):
-            array_args[0] += arrays_in(args)
-            return kernel(*args)
-        return counted
-    _wrap_kernels(setattr, wrap)
+    _wrap_kernels(setattr, lambda kernel: counting(kernel, array_args))
     figures = {}
     for per_side in (6, 12):
         world = _grid_pile(per_side, sleep=False)
@@ -133,8 +123,8 @@ def test_steady_state_steps_allocate_no_arrays(tmp_path: Path):
     env = dict(os.environ, NUMBA_NRT_STATS="1")
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
-    out = subprocess.run([sys.executable, str(script), str(Path(__file__).parent)], env=env, capture_output=True,
-                         text=True, timeout=600, check=True)
+    out = subprocess.run([sys.executable, str(script), str(Path(__file__).parent), str(Path(__file__).parents[1])],
+                         env=env, capture_output=True, text=True, timeout=600, check=True)
     small, large = json.loads(out.stdout.strip().splitlines()[-1]).values()
     assert large["contacts"] > 1000  # 288 boxes touching the ground and each other
     # No kernel allocates an array in 20 steady-state steps: Numba's allocations are exactly the array

@@ -8,7 +8,7 @@ from spring_helpers import random_quat
 
 import tumble.dynamics.implicit as implicit
 from tumble.dynamics.implicit import implicit_step
-from tumble.forces import AxialSpring, FrameSpring, pack_springs
+from tumble.forces import AxialSpring, FrameSpring, MultiPointSpring, pack_springs
 
 REST = 1.0
 
@@ -169,14 +169,18 @@ def test_fixed_body_stays_put_and_stiff_frame_spring_is_stable():
 
 
 def test_sparse_solve_matches_dense(monkeypatch):
-    # A chain of 60 bodies (over DENSE_MAX_BODIES) stepped by the sparse path and, with the threshold raised,
-    # by the dense one: both are LU solves of the same system, so they agree to rounding.
+    # A chain of 60 bodies (over DENSE_MAX_BODIES) stepped by the sparse path (NumPy/SciPy assembly, SuperLU)
+    # and, with the threshold raised, by the dense kernel (its own assembly and LU, implicit_dense_step): two
+    # implementations of the same system, so they agree to rounding. Axial, multi-point and frame springs.
     rng = np.random.default_rng(5)
     n = 60
     x = np.c_[np.arange(n, dtype=float), np.zeros(n), np.zeros(n)]
     q = random_quat(rng, n)
     springs = [AxialSpring(None, 0, [-1.0, 0.0, 0.0], x[0], 1e4, 1.0)]
     springs += [AxialSpring(i, i + 1, x[i] + rng.normal(size=3) * 0.1, x[i + 1], 1e4, 1.0) for i in range(n - 1)]
+    springs += [MultiPointSpring([3, 7, 12], [x[3], x[7] + [0, 0.2, 0], x[12]], 5e3, 2.0),
+                FrameSpring(20, 21, x[20] + [0.5, 0.1, 0], 3e3, 1.0, 50.0, 0.5),
+                FrameSpring(None, 40, x[40], [1e3, 2e3, 3e3], 0.5, [10.0, 20.0, 30.0], 0.2)]
     for s in springs:
         s.bind(x, q)
     packed = pack_springs(springs)
@@ -193,6 +197,16 @@ def test_sparse_solve_matches_dense(monkeypatch):
             results.append(np.concatenate([st["x"], st["q"], st["v"], st["w"]], axis=1))
     for sparse, dense in zip(results[:3], results[3:], strict=True):
         assert np.allclose(sparse, dense, rtol=0.0, atol=1e-10)
+    # the springs' implicit loads (for a step with contacts or joints) the same way
+    loads = []
+    for limit in (50, 1000):
+        monkeypatch.setattr(implicit, "DENSE_MAX_BODIES", limit)
+        force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+        implicit.implicit_spring_loads(base["mass"], base["inv_mass"], base["inertia_body"], base["x"], base["q"],
+                                       base["v"], base["w"], packed, 1e-2, force, torque)
+        loads.append(np.concatenate([force, torque], axis=1))
+    assert np.abs(loads[0]).max() > 1.0
+    assert np.allclose(loads[0], loads[1], rtol=0.0, atol=1e-8 * np.abs(loads[0]).max())
 
 
 def test_bad_input_is_rejected_before_anything_changes():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tumble as tb
+from tumble.forces.springs import SpringArrays
 
 DT = 1.0 / 240.0
 G = 9.81
@@ -55,7 +56,8 @@ def test_joints_and_springs_round_trip_exactly(tmp_path):
                           strict=False):
         np.testing.assert_array_equal(y, x, err_msg=name)
     for name, value in vars(world._spring_arrays()).items():
-        np.testing.assert_array_equal(getattr(loaded._spring_arrays(), name), value, err_msg=name)
+        if name not in SpringArrays.SCRATCH:   # the kernels' scratch holds whatever the last step left
+            np.testing.assert_array_equal(getattr(loaded._spring_arrays(), name), value, err_msg=name)
     # The joints' readings at the saved state: the creation zero is kept.
     new = loaded.joints
     assert new[0].angle == joints[0].angle and new[2].position == joints[2].position

@@ -236,7 +236,8 @@ def cable_energy(cable_ptr, point_body, point_local, cable_stiffness, cable_rest
 
 @njit(cache=True)
 def cable_jacobian_blocks(cable_ptr, point_body, point_local, cable_stiffness, cable_damping, cable_rest_length,
-                          cable_block_ptr, x, q, v, w, block_row_out, block_col_out, K_out, D_out):
+                          cable_block_ptr, x, q, v, w, block_row_out, block_col_out, K_out, D_out, work, work_len,
+                          m33, m36, v3):
     """Position and velocity Jacobian blocks of every cable (ArtiSynth notes 0.12, 0.12.1, 0.14).
 
     Point level (P_k world point k, T the tension, w_j = u_j − u_{j−1}, N_s = P⊥_s / l_s, h_s = N_s ė_s):
@@ -250,26 +251,14 @@ def cable_jacobian_blocks(cable_ptr, point_body, point_local, cable_stiffness, c
     The last K term is the turning of the lever arm in τ_j = r_j × f_j. Cable c of p points writes p² blocks
     at cable_block_ptr[c] + j p + k: block_row_out = b_j, block_col_out = b_k (−1 for world points),
     K_out, D_out (nb, 6, 6) [N/m, N/rad, N m/m, N m/rad] and [N s/m, …].
+    Scratch (``SpringArrays``' own, so that a call allocates nothing): work (7, most, 3), work_len (most,),
+    m33 (7, 3, 3), m36 (2, 3, 6), v3 (3,).
     """
-    most = _cable_max_points(cable_ptr)
-    p = np.empty((most, 3))
-    r = np.empty((most, 3))
-    pd = np.empty((most, 3))
-    om = np.empty((most, 3))
-    seg_u = np.empty((most, 3))
-    seg_h = np.empty((most, 3))
-    seg_len = np.empty(most)
-    wv = np.empty((most, 3))
-    kp = np.empty((3, 3))
-    dp = np.empty((3, 3))
-    rj = np.empty((3, 3))
-    rk = np.empty((3, 3))
-    wk = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    tmp2 = np.empty((3, 3))
-    xk = np.empty((3, 6))
-    yk = np.empty((3, 6))
-    fj = np.empty(3)
+    p, r, pd, om, seg_u, seg_h, wv = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
+    seg_len = work_len
+    kp, dp, rj, rk, wk, tmp, tmp2 = m33[0], m33[1], m33[2], m33[3], m33[4], m33[5], m33[6]
+    xk, yk = m36[0], m36[1]
+    fj = v3
     for c in range(cable_ptr.shape[0] - 1):
         tension = _cable_geometry(c, cable_ptr, point_body, point_local, cable_stiffness, cable_damping,
                                   cable_rest_length, x, q, v, w, p, r, pd, om, seg_u, seg_h, seg_len, wv)
@@ -516,7 +505,7 @@ def _inv_left_jacobian(phi, theta, out):
 @njit(cache=True)
 def frame_jacobian_blocks(frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
                           frame_rot_damping, frame_block_start, x, q, v, w, block_row_out, block_col_out,
-                          K_out, D_out):
+                          K_out, D_out, vec, mat, blocks, m33, v3):
     """Exact world-coordinate position and velocity Jacobians of every frame spring (ArtiSynth notes 0.22.3).
 
     Variations (world; slots 0 δx_a, 1 δθ_a, 2 δx_b, 3 δθ_b; [a]× the cross-product matrix):
@@ -530,21 +519,16 @@ def frame_jacobian_blocks(frame_body, frame_pos, frame_rot, frame_stiffness, fra
       ∂τ_B/∂ω_a = D_rw = −∂τ_B/∂ω_b.
     Exact for any configuration with |φ| < π (the rotation vector, and so the torque, jumps at π).
     Spring s writes four blocks at frame_block_start + 4 s: (a, a), (a, b), (b, a), (b, b). Shapes as in
-    ``frame_loads``; K_out, D_out (nb, 6, 6).
+    ``frame_loads``; K_out, D_out (nb, 6, 6). Scratch (``SpringArrays``' own): vec (14, 3), mat (5, 3, 3),
+    blocks (6, 4, 3, 3), m33 (4, 3, 3), v3 (3,).
     """
-    vec = np.empty((14, 3))
-    mat = np.empty((5, 3, 3))
-    dF = np.zeros((4, 3, 3))   # ∂f_B / slot
-    dT = np.zeros((4, 3, 3))   # ∂τ_B / slot
-    de = np.zeros((4, 3, 3))   # ∂e / slot (also ∂ė/∂u)
-    dTa = np.zeros((4, 3, 3))
-    dTb = np.zeros((4, 3, 3))
-    ds = np.zeros((4, 3, 3))
-    m1 = np.empty((3, 3))
-    m2 = np.empty((3, 3))
-    m3 = np.empty((3, 3))
-    jinv = np.empty((3, 3))
-    y = np.empty(3)
+    blocks[:] = 0.0
+    dF = blocks[0]    # ∂f_B / slot
+    dT = blocks[1]    # ∂τ_B / slot
+    de = blocks[2]    # ∂e / slot (also ∂ė/∂u)
+    dTa, dTb, ds = blocks[3], blocks[4], blocks[5]
+    m1, m2, m3, jinv = m33[0], m33[1], m33[2], m33[3]
+    y = v3
     for s in range(frame_body.shape[0]):
         theta = _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping,
                              frame_rot_stiffness, frame_rot_damping, x, q, v, w, vec, mat)
@@ -974,9 +958,10 @@ class SpringArrays:
       [N m s/rad]: (f, 3), diagonals in frame-A axes;
       frame_block_start: first of the 4 f frame blocks (after all cable blocks).
     block_count: total number of 6×6 Jacobian blocks.
-    Scratch of the load kernels, made once here so that a step allocates nothing: cable_work (7, most, 3) and
-    cable_work_len (most,) with most the points of the longest cable (at least 2); frame_work_vec (14, 3) and
-    frame_work_mat (5, 3, 3).
+    Scratch of the load and Jacobian kernels, made once here so that a step allocates nothing: cable_work
+    (7, most, 3) and cable_work_len (most,) with most the points of the longest cable (at least 2);
+    frame_work_vec (14, 3) and frame_work_mat (5, 3, 3); jacobian_m33 (7, 3, 3), jacobian_m36 (2, 3, 6),
+    jacobian_v3 (3,), frame_jacobian_blocks (6, 4, 3, 3).
     """
 
     cable_ptr: np.ndarray
@@ -999,6 +984,14 @@ class SpringArrays:
     cable_work_len: np.ndarray
     frame_work_vec: np.ndarray
     frame_work_mat: np.ndarray
+    jacobian_m33: np.ndarray
+    jacobian_m36: np.ndarray
+    jacobian_v3: np.ndarray
+    frame_jacobian_blocks: np.ndarray
+
+    SCRATCH = ("cable_work", "cable_work_len", "frame_work_vec", "frame_work_mat", "jacobian_m33", "jacobian_m36",
+               "jacobian_v3", "frame_jacobian_blocks")
+    """The fields that are the kernels' scratch, not the springs' data."""
 
     @property
     def max_body(self) -> int:
@@ -1049,6 +1042,10 @@ def pack_springs(springs: Sequence[Spring]) -> SpringArrays:
         cable_work_len=np.empty(most),
         frame_work_vec=np.empty((14, 3)),
         frame_work_mat=np.empty((5, 3, 3)),
+        jacobian_m33=np.empty((7, 3, 3)),
+        jacobian_m36=np.empty((2, 3, 6)),
+        jacobian_v3=np.empty(3),
+        frame_jacobian_blocks=np.zeros((6, 4, 3, 3)),
     )
 
 
@@ -1092,10 +1089,12 @@ def spring_jacobian_blocks(springs: SpringArrays, x: np.ndarray, q: np.ndarray, 
     K = np.empty((nb, 6, 6))
     D = np.empty((nb, 6, 6))
     cable_jacobian_blocks(s.cable_ptr, s.cable_point_body, s.cable_point_local, s.cable_stiffness,
-                          s.cable_damping, s.cable_rest_length, s.cable_block_ptr, x, q, v, w, row, col, K, D)
+                          s.cable_damping, s.cable_rest_length, s.cable_block_ptr, x, q, v, w, row, col, K, D,
+                          s.cable_work, s.cable_work_len, s.jacobian_m33, s.jacobian_m36, s.jacobian_v3)
     frame_jacobian_blocks(s.frame_body, s.frame_pos, s.frame_rot, s.frame_stiffness, s.frame_damping,
                           s.frame_rot_stiffness, s.frame_rot_damping, s.frame_block_start, x, q, v, w,
-                          row, col, K, D)
+                          row, col, K, D, s.frame_work_vec, s.frame_work_mat, s.frame_jacobian_blocks,
+                          s.jacobian_m33, s.jacobian_v3)
     return row, col, K, D
 
 
