@@ -94,7 +94,7 @@ def project_joint_velocities(world: World) -> None:
     live = world._live()
     data, solve, extra = _kernel_arrays(world)
     ja.joint_velocity_projection(*data[:7], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
-                                 _world_inertia(live, live["q"], extra), *solve)
+                                 _world_inertia(live, live["q"], extra), *solve, extra[13], extra[14])
 
 
 def project_joints(world: World) -> None:

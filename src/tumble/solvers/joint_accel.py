@@ -162,37 +162,19 @@ def joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, out):
 
 
 @njit(cache=True, refcount=False)
-def _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
-                          structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor):
-    """Rows and I⁻¹ arms of every joint at the pose (x, q) and the envelope Cholesky factor of K = G M⁻¹ Gᵀ
-    over the rigid joints' equality rows; a soft joint's rows (soft[j, 0] > 0), and the limit and motor rows,
-    are identity rows of the factor, out of K."""
-    order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    sigma[:] = 0.0
-    for jj in range(kind.shape[0]):
-        j = order[jj]
-        joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
-        joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_a, inv_b)
-        rigid = 1 if soft[j, 0] == 0.0 else 0
-        for r in range(count[j]):
-            active[j, slots[j, r]] = rigid if slots[j, r] < EQUALITY_ROWS[kind[j]] else 0
-        assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active,
-                       factor)
-    cholesky_rows(factor, start, ptr, 0, start.shape[0])
-
-
-@njit(cache=True, refcount=False)
-def _rows_at(kind, body, frame_a, frame_b, limit, flags, x, q, inv_inertia_world, structure, lin, ang_a, ang_b,
-             inv_a, inv_b, error, coordinate, sigma, active, impulse, bias):
-    """Every joint's rows and I⁻¹ arms at the pose (x, q), with sigma, active, impulse and bias cleared."""
+def _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
+             ang_b, inv_a, inv_b, error, coordinate, sigma, active, impulse, bias):
+    """Every joint's rows and I⁻¹ arms at the pose (x, q); sigma, impulse and bias cleared, and ``active`` the
+    rigid joints' equality rows (not a soft or broken joint's, nor the limit and motor rows)."""
     order = structure[0]
     sigma[:] = 0.0
     for jj in range(kind.shape[0]):
         j = order[jj]
         joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
         joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_a, inv_b)
+        rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
         for s in range(ROW_SLOTS):
-            active[j, s] = 0
+            active[j, s] = 1 if rigid and s < EQUALITY_ROWS[kind[j]] else 0
             impulse[j, s] = 0.0
             bias[j, s] = 0.0
 
@@ -228,15 +210,10 @@ def joint_velocity_kick(kind, body, frame_a, frame_b, limit, flags, soft, motor,
     the limit stops dead), a motor toward its speed with an impulse of at most its force × h. Soft joints'
     rows take no part (they are forces). impulse (m, 8) [N·s] receives the rows' impulses; bias (m, 8) is
     scratch (cleared); awake (n,) all True. The other arrays as ``joint_constraint_forces``."""
-    _rows_at(kind, body, frame_a, frame_b, limit, flags, x, q, inv_inertia_world, structure, lin, ang_a, ang_b,
-             inv_a, inv_b, error, coordinate, sigma, active, impulse, bias)
+    _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
+             ang_b, inv_a, inv_b, error, coordinate, sigma, active, impulse, bias)
     for j in range(kind.shape[0]):
-        if flags[j] & BROKEN:
-            continue
-        if soft[j, 0] == 0.0:
-            for s in range(EQUALITY_ROWS[kind[j]]):
-                active[j, s] = 1
-        if flags[j] & HAS_MOTOR and motor[j, 1] > 0.0:
+        if not flags[j] & BROKEN and flags[j] & HAS_MOTOR and motor[j, 1] > 0.0:
             active[j, MOTOR_ROW] = 1    # impulse 0, inside its bounds; a limit comes in when violated
     _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
     joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b, inv_mass,
@@ -263,8 +240,8 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
     rate, bias, limit_gap (m, 8), motor_hold (m, 2) scratch; awake (n,) all True. The other arrays are
     ``JointSet``'s scratch and structure, as ``joint_setup`` takes them."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    _rows_at(kind, body, frame_a, frame_b, limit, flags, x, q, inv_inertia_world, structure, lin, ang_a, ang_b,
-             inv_a, inv_b, error, coordinate, sigma, active, lam, bias)
+    _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
+             ang_b, inv_a, inv_b, error, coordinate, sigma, active, lam, bias)
     for j in range(kind.shape[0]):
         for s in range(ROW_SLOTS):
             limit_gap[j, s] = NO_LIMIT     # a limit not at its bound never enters (its target is −∞)
@@ -280,7 +257,6 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
                 lam[j, s] = -(error[j, s] / c + soft[j, 1] * _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w))
                 _apply(j, s, a, b, lam[j, s], lin, inv_a, inv_b, inv_mass, acc, ang_acc)
             else:
-                active[j, s] = 1
                 bias[j, s] = rate[j, s]
         if flags[j] & HAS_LIMIT:
             bias[j, LIMIT_ROW] = _limit_sign(j, lin, ang_a, ang_b) * rate[j, MOTOR_ROW]
@@ -318,21 +294,20 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
 @njit(cache=True, refcount=False)
 def joint_velocity_projection(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass,
                               inv_inertia_world, structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma,
-                              active, factor, rhs):
+                              active, factor, rhs, impulse, bias):
     """u ← u − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G u at the pose (x, q): the velocities v, w (n, 3) made to meet the rigid
     joints' equality rows by the smallest change in the kinetic-energy norm (notes 0.5); a soft joint's rows
-    (soft (m, 2), compliance > 0) are a force, not a constraint, and take no part. Arrays as
-    ``joint_constraint_forces``."""
+    (soft (m, 2), compliance > 0) are a force, not a constraint, and take no part; impulse, bias (m, 8)
+    scratch. Arrays as ``joint_constraint_forces``."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    _factor_equality_rows(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
-                          structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, factor)
+    _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
+             ang_b, inv_a, inv_b, error, coordinate, sigma, active, impulse, bias)
+    _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
     for j in range(kind.shape[0]):
         a, b = body[j, 0], body[j, 1]
-        rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
         for r in range(count[j]):
             s = slots[j, r]
-            held = rigid and s < EQUALITY_ROWS[kind[j]]
-            rhs[row0[j] + r] = -_row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) if held else 0.0
+            rhs[row0[j] + r] = -_row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) if active[j, s] else 0.0
     _solve(factor, start, ptr, rhs, 0, start.shape[0])
     for j in range(kind.shape[0]):
         if flags[j] & BROKEN or soft[j, 0] > 0.0:
