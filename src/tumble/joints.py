@@ -133,7 +133,7 @@ class Joint:
                 raise ValueError(f"limits need a hinge, slider or ball joint, got a fixed joint: {limits!r}")
             limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
         if self._world is not None and limits is not None:
-            self._world._refuse_for_constraint_forces(f"limits={limits!r}", ode_ok=self.kind != BALL)
+            self._world._refuse_for_constraint_forces(f"limits={limits!r}")
         self._limits = limits
         if self._world is not None:
             self._world._joints.set_limits(self._index, self)
@@ -148,7 +148,7 @@ class Joint:
     def compliance(self, compliance: Any) -> None:
         compliance = _checks.non_negative("compliance", compliance)
         if self._world is not None and compliance > 0.0:
-            self._world._refuse_for_constraint_forces(f"compliance={compliance!r}", ode_ok=True)
+            self._world._refuse_for_constraint_forces(f"compliance={compliance!r}")
         self._compliance = compliance
         if self._world is not None:
             self._world._joints.set_soft(self._index, self._compliance, self._damping)
@@ -179,7 +179,7 @@ class Joint:
                 raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
             motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
         if self._world is not None and motor is not None:
-            self._world._refuse_for_constraint_forces(f"motor={motor!r}", ode_ok=True)
+            self._world._refuse_for_constraint_forces(f"motor={motor!r}")
         self._motor = motor
         if self._world is not None:
             self._world._joints.set_motor(self._index, motor)
@@ -200,16 +200,16 @@ class Joint:
         if self._world is not None:
             self._world._joints.set_break_force(self._index, self._break_force)
 
-    def _constraint_force_problem(self, event: bool) -> str | None:
-        """What of this joint the ODE integrators (``event`` False) or the event method (True) cannot solve, as
-        ``name=value``, or None. Both hold the joints by constraint forces (solvers/joint_accel.py): the ODE
-        integrators hinge and slider limits and motors too, and a compliance as the spring it stands for,
-        but not a ball joint's roll-pitch-yaw limits; the event method rigid equality joints only."""
-        if self.limits is not None and (event or self.kind == BALL):
+    def _constraint_force_problem(self) -> str | None:
+        """What of this joint the event method cannot solve, as ``name=value``, or None: it holds rigid
+        equality joints only, by constraint forces (solvers/joint_accel.py, constraints/joint_dense.py). (The
+        ODE integrators hold every joint: limits and motors too, and a compliance as the spring it stands
+        for.)"""
+        if self.limits is not None:
             return f"limits={self.limits!r}"
-        if self.motor is not None and event:
+        if self.motor is not None:
             return f"motor={self.motor!r}"
-        if event and self.compliance > 0.0:
+        if self.compliance > 0.0:
             return f"compliance={self.compliance!r}"
         return None
 

@@ -44,12 +44,6 @@ ForceCallback = Callable[["World", float], None]
 
 Spring = AxialSpring | MultiPointSpring | FrameSpring
 
-_ODE_INTEGRATORS = (Integrator.EULER, Integrator.RK4, Integrator.ADAPTIVE)
-"""Integrators of the unconstrained ODE: they take contacts as a kick and hold rigid equality joints by
-constraint forces (solvers/joint_accel.py), compliant joints as springs, hinge and slider limits and motors,
-not a ball joint's roll-pitch-yaw limits."""
-_ODE_JOINTS_HINT = ("the ODE integrators (euler, rk4, adaptive) hold no roll-pitch-yaw limits of a ball joint; "
-                    "use 'splitting', 'symplectic_euler' or 'implicit_gyro'")
 
 _OWN_FIELDS = ("mass", "inv_mass", "inertia_body", "inv_inertia_body", "principal_q", "principal_moments",
                "inv_principal_moments", "collide", "extent")
@@ -220,12 +214,6 @@ class World:
     @integrator.setter
     def integrator(self, value: str) -> None:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
-        if code in _ODE_INTEGRATORS:
-            for joint in self._joints.joints:
-                problem = joint._constraint_force_problem(event=False)
-                if problem is not None:
-                    raise ValueError(f"integrator={value!r} cannot hold {joint!r}, which has "
-                                     f"{problem}; {_ODE_JOINTS_HINT}")
         self._integrator = code
 
     # ------------------------------------------------------------------ bodies
@@ -493,24 +481,20 @@ class World:
         self._force_fns.append(fn)
 
     # ------------------------------------------------------------------ joints
-    def _refuse_for_constraint_forces(self, what: str, ode_ok: bool = False) -> None:
+    def _refuse_for_constraint_forces(self, what: str) -> None:
         """ValueError naming ``what`` (limits, a motor or a compliance) when the method is the event-driven one,
-        which holds rigid equality joints only, or, unless ``ode_ok``, when the integrator is one of the ODE's
-        (they hold equality joints, compliant ones, and hinge and slider limits and motors, not a ball joint's
-        roll-pitch-yaw limits)."""
+        which holds rigid equality joints only."""
         if self._event is not None:
             raise ValueError(f"{what} with method='event': it holds rigid equality joints only (no limits, "
                              f"motors or compliance); use method='timestep'")
-        if self._integrator in _ODE_INTEGRATORS and not ode_ok:
-            raise ValueError(f"{what} with integrator={self.integrator!r}: {_ODE_JOINTS_HINT}")
 
     def add_joint(self, joint: Joint) -> Joint:
         """Add ``joint`` (a ``BallJoint``, ``HingeJoint``, ``SliderJoint`` or ``FixedJoint`` made with world
         coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
         bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
         With the splitting, semi-implicit or implicit integrators joints are solved as impulses; with the ODE
-        integrators (euler, rk4, adaptive) and the event-driven method as constraint forces (the ODE
-        integrators: no roll-pitch-yaw limits; the event method: rigid equality joints only; docs/joints.md).
+        integrators (euler, rk4, adaptive) and the event-driven method as constraint forces (the event
+        method: rigid equality joints only; docs/joints.md).
         Jointed bodies share an island (they sleep and wake together)."""
         if not isinstance(joint, Joint):
             raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
@@ -524,7 +508,7 @@ class World:
         inv_mass = self._body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
-        problem = joint._constraint_force_problem(event=self._event is not None)
+        problem = joint._constraint_force_problem()
         if problem is not None:
             self._refuse_for_constraint_forces(f"joint {problem}")
         joint._world = self

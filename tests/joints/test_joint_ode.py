@@ -4,8 +4,8 @@ motion against closed forms: the exact pendulum period and its energy, a slider'
 weight, a broken joint's free fall (the double pendulum's energy, a spinning pair's momentum and a chain
 swinging into the ground are in test_joints.py); a compliant joint as the spring it stands for (its sag, its
 period, the energy it stores beside a rigid joint); hinge and slider limits and motors (an impact on a limit,
-resting on it, a motor reaching its speed under load or giving way at its force); and the refusal of a ball
-joint's roll-pitch-yaw limits."""
+resting on it, a motor reaching its speed under load or giving way at its force); a ball joint's
+roll-pitch-yaw limits (their rows' Ġ u, a rod resting on its pitch limit); nothing refused."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 from scipy.special import ellipk
 
 import tumble as tb
-from tumble.constraints.joint_rows import BALL, EQUALITY_ROWS, FIXED, HINGE, MOTOR_ROW, SLIDER, joint_rows
+from tumble.constraints.joint_rows import BALL, EQUALITY_ROWS, FIXED, HAS_LIMIT, HINGE, MOTOR_ROW, SLIDER, joint_rows
 from tumble.rotations import axis_angle_to_quat, quat_mul, quat_rotate
-from tumble.solvers.joint_accel import joint_rate_products
+from tumble.solvers.joint_accel import joint_rate_products, rpy_rate_products
 
 G = 9.81
 
@@ -27,6 +27,17 @@ def _random_frames(rng, m):
     q = rng.normal(size=(m, 4))
     frames[:, 3:] = q / np.linalg.norm(q, axis=1, keepdims=True)
     return frames
+
+
+def _random_joints(rng):
+    """Three bodies at random poses and velocities and six joints between them and the world, with random
+    frames: (x, q, v, w, body (6, 2), frame_a, frame_b (6, 7))."""
+    x = rng.normal(size=(3, 3))
+    q = rng.normal(size=(3, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    v, w = rng.normal(size=(3, 3)), rng.normal(scale=2.0, size=(3, 3))
+    body = np.array([[0, 1], [1, 2], [2, 0], [0, -1], [1, -1], [2, 1]], dtype=np.int64)
+    return x, q, v, w, body, _random_frames(rng, 6), _random_frames(rng, 6)
 
 
 def _advance(x, q, v, w, eps):
@@ -62,14 +73,9 @@ def test_rate_products_match_central_differences_of_the_rows(kind):
     # random frames, poses and velocities, with body b a body or the world. Central differences at ε = 1e-5
     # err by O(ε²) ~ 1e-10 and by rounding ~1e-16/ε ~ 1e-11 of the terms (order 10 here), so 1e-7 absolute.
     rng = np.random.default_rng(kind)
-    n, m = 3, 6
-    x = rng.normal(size=(n, 3))
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    v, w = rng.normal(size=(n, 3)), rng.normal(scale=2.0, size=(n, 3))
+    x, q, v, w, body, frame_a, frame_b = _random_joints(rng)
+    m = len(body)
     kinds = np.full(m, kind, dtype=np.int64)
-    body = np.array([[0, 1], [1, 2], [2, 0], [0, -1], [1, -1], [2, 1]], dtype=np.int64)
-    frame_a, frame_b = _random_frames(rng, m), _random_frames(rng, m)
     rate = np.zeros((m, 8))
     for j in range(m):
         joint_rate_products(j, kinds, body, frame_a, frame_b, x, q, v, w, rate)
@@ -170,29 +176,79 @@ def test_euler_holds_the_joint_too():
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
-def test_roll_pitch_yaw_limits_are_refused_with_nothing_changed(integrator):
+def test_every_joint_option_is_held_and_a_world_with_them_switches_to_an_ode_integrator(integrator):
+    # Limits (hinge, slider, roll-pitch-yaw), motors, damping and a compliance are all held by these
+    # integrators: nothing is refused, at creation, on assignment, or on switching integrators.
     world = tb.World(integrator=integrator)
     a = world.add_body(tb.Sphere(0.1))
     b = world.add_body(tb.Sphere(0.1), position=(1, 0, 0))
-    rpy = [(-0.5, 0.5), None, None]
-    with pytest.raises(ValueError, match=f"limits=.*integrator='{integrator}'"):
-        world.add_joint(tb.BallJoint(a, b, (0, 0, 0), rpy_limits=rpy))
-    assert world.joints == ()
-    ball = world.add_joint(tb.BallJoint(a, b, (0, 0, 0)))
-    with pytest.raises(ValueError, match="limits="):
-        ball.limits = rpy
-    assert ball.limits is None
-    # hinge and slider limits and motors, damping and a compliance are held
+    rpy = [(-0.5, 0.5), None, (-1.0, 1.0)]
+    ball = world.add_joint(tb.BallJoint(a, b, (0, 0, 0), rpy_limits=rpy, compliance=1e-3))
     hinge = world.add_joint(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0), limits=(-1, 1), motor=(1.0, 5.0)))
     hinge.limits, hinge.motor, hinge.damping, hinge.compliance = (-0.5, 0.5), (2.0, 3.0), 2.0, 1e-3
+    ball.limits = [None, (-0.2, 0.2), None]
     world.add_joint(tb.SliderJoint(b, None, (1, 0, 0), (1, 0, 0), limits=(-1, 1), motor=(1.0, 5.0)))
-    # and a world whose ball joint has roll-pitch-yaw limits cannot switch to an ODE integrator
+    world.step(1 / 240)
     other = tb.World()
     c = other.add_body(tb.Sphere(0.1))
     other.add_joint(tb.BallJoint(c, None, (0, 0, 0), rpy_limits=rpy))
-    with pytest.raises(ValueError, match="limits="):
-        other.integrator = integrator
-    assert other.integrator == "splitting"
+    other.integrator = integrator
+    assert other.integrator == integrator
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_roll_pitch_yaw_limit_rate_products_match_central_differences(seed):
+    # The limit rows of a ball joint (slots 3–5, signed by the nearer bound) and their Ġ u
+    # (``rpy_rate_products``), against (G(t + ε) u − G(t − ε) u) / 2ε from the rows kernel at poses moved
+    # along the velocities; random frames, poses, velocities and limits. The rows carry 1/cos θ and the rates
+    # 1/cos² θ, so the terms reach ~100 and the differences' truncation error (ε² times the third derivative)
+    # grows with them (measured 8e-8 relative at ε = 1e-5): 1e-6 relative, 1e-7 absolute.
+    rng = np.random.default_rng(seed)
+    x, q, v, w, body, frame_a, frame_b = _random_joints(rng)
+    m = len(body)
+    kinds = np.full(m, BALL, dtype=np.int64)
+    limit = np.sort(rng.uniform(-3.0, 3.0, size=(m, 3, 2)), axis=2).reshape(m, 6)
+    flags = np.full(m, HAS_LIMIT, dtype=np.int64)
+
+    def g_times_u(xx, qq):
+        lin, ang_a, ang_b = np.zeros((m, 8, 3)), np.zeros((m, 8, 3)), np.zeros((m, 8, 3))
+        error, coordinate = np.zeros((m, 8)), np.zeros(m)
+        joint_rows(kinds, body, frame_a, frame_b, limit, flags, xx, qq, lin, ang_a, ang_b, error, coordinate)
+        out = np.zeros((m, 3))
+        for j in range(m):
+            a, b = body[j]
+            for k in range(3):
+                out[j, k] = ang_a[j, 3 + k] @ w[a] + (ang_b[j, 3 + k] @ w[b] if b >= 0 else 0.0)
+        return out, error
+
+    _, error = g_times_u(x, q)
+    assert np.all(error[:, 3:6] < 1e29)     # every row on (none within gimbal lock here)
+    rate = np.zeros((m, 8))
+    for j in range(m):
+        rpy_rate_products(j, body, frame_a, frame_b, limit, x, q, v, w, rate)
+    eps = 1e-5
+    plus, _ = g_times_u(*_advance(x, q, v, w, eps))
+    minus, _ = g_times_u(*_advance(x, q, v, w, -eps))
+    np.testing.assert_allclose(rate[:, 3:6], (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-7)
+    assert np.abs(rate[:, 3:6]).max() > 0.1
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "adaptive"])
+def test_ball_jointed_rod_rests_on_its_pitch_limit(integrator):
+    # A rod hung from a ball joint at its end, released horizontal: it swings about y, its pitch θ (R =
+    # Rz(φ) Ry(θ) Rx(ψ) of the rod's frame relative to the world's) growing to the limit 0.5 rad, where it
+    # stops and rests; the limit row then holds the gravity torque m g (L/2) cos 0.5 about y.
+    world = tb.World(gravity=(0, 0, -G), integrator=integrator)
+    rod = world.add_body(tb.Box(1.0, 0.05, 0.05), mass=1.0, position=(0.5, 0, 0))
+    ball = world.add_joint(tb.BallJoint(rod, None, (0, 0, 0), rpy_limits=[None, (-0.5, 0.5), None]))
+    worst = 0.0
+    for _ in range(480):
+        world.step(1 / 240)
+        worst = max(worst, ball.rpy[1] - 0.5)
+    assert worst < 1e-9
+    np.testing.assert_allclose(ball.rpy, [0.0, 0.5, 0.0], atol=1e-9)
+    assert np.linalg.norm(rod.angular_velocity) < 1e-9
+    assert -ball.torque[1] == pytest.approx(1.0 * G * 0.5 * np.cos(0.5), rel=1e-8)
 
 
 def _hinged_rod(integrator: str, limits, gravity=(0, 0, -G)) -> tuple[tb.World, tb.Body, tb.HingeJoint]:
@@ -378,3 +434,40 @@ def test_slider_limit_on_a_spinning_arm_holds_the_centripetal_force():
     axis = quat_rotate(arm.orientation, np.array([1.0, 0.0, 0.0]))
     centripetal = 0.5 * omega**2 * np.linalg.norm(block.position - com)
     assert slider.force @ axis == pytest.approx(-centripetal, rel=1e-6)
+
+
+def test_spinning_ball_jointed_rod_precesses_steadily_on_its_pitch_limit():
+    # A rod (1 × 0.3 × 0.3 m, 1 kg) hung from a ball joint at its end, set at its pitch limit (0.5 rad below
+    # the horizontal), turning about the vertical at Ω = 2 rad/s and spinning about its own axis â at s =
+    # 3 rad/s. With the pitch held, yaw and roll are free and no load turns them, so the motion is a steady
+    # precession: ω = Ω ẑ + s â, yaw Ω t, roll s t. The limit gives the torque about the pivot that keeps it,
+    # Ω ẑ × L − r × m g (L = I ω about the pivot: I∥ = m (0.3² + 0.3²)/12 along â, I⊥ = m (L² + 0.3²)/12 +
+    # m (L/2)² across; Euler's equations). The pitch row's axis turns with the yaw and ω has a part along that
+    # turning, so the row's Ġ u is not zero here (without the spin it would be).
+    omega, spin = 2.0, 3.0
+    world = tb.World(gravity=(0, 0, -G), integrator="rk4")
+    rod = world.add_body(tb.Box(1.0, 0.3, 0.3), mass=1.0, position=(0.5, 0, 0))
+    ball = world.add_joint(tb.BallJoint(rod, None, (0, 0, 0), rpy_limits=[None, (-0.5, 0.5), None]))
+    tilt = axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), 0.5)
+    axis = quat_rotate(tilt, np.array([1.0, 0.0, 0.0]))
+    rod.orientation = tilt
+    rod.position = 0.5 * axis
+    rod.angular_velocity = np.array([0.0, 0.0, omega]) + spin * axis
+    rod.velocity = np.cross(rod.angular_velocity, rod.position)
+    for _ in range(480):
+        world.step(1 / 240)
+        assert abs(ball.rpy[1] - 0.5) < 1e-9
+    t = world.time
+
+    def wrapped(angle):
+        return angle - 2 * np.pi * round(angle / (2 * np.pi))
+
+    np.testing.assert_allclose(ball.rpy, [wrapped(omega * t), 0.5, wrapped(spin * t)], atol=1e-8)
+    axis = quat_rotate(rod.orientation, np.array([1.0, 0.0, 0.0]))
+    w = np.array([0.0, 0.0, omega]) + spin * axis
+    np.testing.assert_allclose(rod.angular_velocity, w, atol=1e-9)
+    i_perp, i_axis = (1.0 + 0.09) / 12 + 0.25, 0.18 / 12
+    along = w @ axis
+    momentum = i_axis * along * axis + i_perp * (w - along * axis)
+    torque = np.cross([0.0, 0.0, omega], momentum) - np.cross(0.5 * axis, [0.0, 0.0, -G])
+    np.testing.assert_allclose(ball.torque, torque, rtol=0, atol=1e-7)

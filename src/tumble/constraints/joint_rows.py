@@ -219,15 +219,7 @@ def _rpy_limit_rows(j, fa, fb, limit, lin, ang_a, ang_b, error):
     Ry(θ) Rx(ψ) frame a's orientation relative to frame b, the rates are (φ̇, θ̇, ψ̇) = H⁻¹ R_bᵀ (ω_a − ω_b)
     (notes (0.2)); angle k's row is row k of H⁻¹ R_bᵀ, its C the distance to the nearer bound. Within
     ``RPY_SINGULAR_COS`` of gimbal lock (θ = ±π/2) the rows are left inactive."""
-    rw, rx, ry, rz = qmul_t(fb[0], -fb[1], -fb[2], -fb[3], fa[0], fa[1], fa[2], fa[3])
-    r00 = 1.0 - 2.0 * (ry * ry + rz * rz)
-    r10 = 2.0 * (rx * ry + rw * rz)
-    r20 = 2.0 * (rx * rz - rw * ry)
-    r21 = 2.0 * (ry * rz + rw * rx)
-    r22 = 1.0 - 2.0 * (rx * rx + ry * ry)
-    phi = np.arctan2(r10, r00)
-    theta = -np.arcsin(min(1.0, max(-1.0, r20)))
-    psi = np.arctan2(r21, r22)
+    phi, theta, psi = rpy_angles(fa, fb)
     cf, sf, ct, st = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta)
     for k in range(3):
         slot = RPY_ROWS + k
@@ -235,17 +227,42 @@ def _rpy_limit_rows(j, fa, fb, limit, lin, ang_a, ang_b, error):
             _set(lin, ang_a, ang_b, j, slot, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             error[j, slot] = NO_LIMIT
             continue
-        if k == 0:
-            h0, h1, h2, angle = cf * st / ct, sf * st / ct, 1.0, phi
-        elif k == 1:
-            h0, h1, h2, angle = -sf, cf, 0.0, theta
-        else:
-            h0, h1, h2, angle = cf / ct, sf / ct, 0.0, psi
+        h0, h1, h2 = rpy_rate_row(k, cf, sf, ct, st)
         g0, g1, g2 = qrot_t(fb[0], fb[1], fb[2], fb[3], h0, h1, h2)    # R_b hₖ: the row in the world
+        angle = phi if k == 0 else (theta if k == 1 else psi)
         lo, hi = limit[j, 2 * k], limit[j, 2 * k + 1]
-        if angle - lo <= hi - angle:
+        if rpy_lower_nearer(angle, lo, hi):
             _set(lin, ang_a, ang_b, j, slot, 0.0, 0.0, 0.0, g0, g1, g2, -g0, -g1, -g2)
             error[j, slot] = angle - lo
         else:
             _set(lin, ang_a, ang_b, j, slot, 0.0, 0.0, 0.0, -g0, -g1, -g2, g0, g1, g2)
             error[j, slot] = hi - angle
+
+
+@njit(cache=True, inline="always")
+def rpy_angles(fa, fb):
+    """(φ, θ, ψ) [rad] of frame a relative to frame b (orientations fa, fb (4,), world): R_bᵀ R_a =
+    Rz(φ) Ry(θ) Rx(ψ) (ArtiSynth notes 0.4)."""
+    rw, rx, ry, rz = qmul_t(fb[0], -fb[1], -fb[2], -fb[3], fa[0], fa[1], fa[2], fa[3])
+    r00 = 1.0 - 2.0 * (ry * ry + rz * rz)
+    r10 = 2.0 * (rx * ry + rw * rz)
+    r20 = 2.0 * (rx * rz - rw * ry)
+    r21 = 2.0 * (ry * rz + rw * rx)
+    r22 = 1.0 - 2.0 * (rx * rx + ry * ry)
+    return np.arctan2(r10, r00), -np.arcsin(min(1.0, max(-1.0, r20))), np.arctan2(r21, r22)
+
+
+@njit(cache=True, inline="always")
+def rpy_rate_row(k, cf, sf, ct, st):
+    """Row k of H⁻¹ (notes (0.2)), (φ̇, θ̇, ψ̇) = H⁻¹ ω in frame b's axes, from cos and sin of φ and θ."""
+    if k == 0:
+        return cf * st / ct, sf * st / ct, 1.0
+    if k == 1:
+        return -sf, cf, 0.0
+    return cf / ct, sf / ct, 0.0
+
+
+@njit(cache=True, inline="always")
+def rpy_lower_nearer(angle, lo, hi):
+    """Whether a roll, pitch or yaw limit row is the lower bound's (else the upper's, negated)."""
+    return angle - lo <= hi - angle

@@ -61,7 +61,8 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
 
     # the kick: what the joints ask of the velocities now, their limits and motors included
     ja.joint_velocity_kick(*data[:8], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
-                           _world_inertia(live, live["q"], extra), *solve, bias, impulse, awake, dt)
+                           _world_inertia(live, live["q"], extra), *solve, bias, impulse, awake, dt, limit_gap,
+                           motor_hold)
     y1 = ode.ode(world.state_to_array(), world.time, world.time + dt, dydt, method=method)
     world.array_to_state(y1)
     project_joints(world)

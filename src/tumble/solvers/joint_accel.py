@@ -25,16 +25,20 @@ that, a force: its rows' multipliers are explicit, λ_r = −(C_r / c + d G_r u)
 (C_r the row's violation, ``joint_rows_one``), and they enter the rigid rows' right-hand side through
 a_free, so the rigid joints hold against them. The soft rows take no part in K or in the projections.
 
-Limits and motors of hinges and sliders: each step starts with a kick (``joint_velocity_kick``), the
-time-stepping solve's block and active set over the step (an impact on a limit stops dead; a motor moves
-toward its speed by at most its force × h), and in the derivative a limit at its bound and a motor at its
-speed are held at the acceleration level by the same block solve (``joint_constraint_forces``). A ball joint's
-roll-pitch-yaw limits are refused for these integrators by the world.
+Limits (hinge, slider, a ball joint's roll-pitch-yaw) and motors: each step starts with a kick
+(``joint_velocity_kick``), the time-stepping solve's block and active set over the step (an impact on a
+limit stops dead; a motor moves toward its speed by at most its force × h), which also fixes for the step
+which limits are at their bound and which motors at their speed; in the derivative those are held at the
+acceleration level by the same block solve (``joint_constraint_forces``), with the rate products of their
+rows (``joint_rate_products``, ``rpy_rate_products``).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..constraints.joint_rows import (
+    BALL,
     BROKEN,
     EQUALITY_ROWS,
     FIXED,
@@ -45,14 +49,21 @@ from ..constraints.joint_rows import (
     MOTOR_ROW,
     NO_LIMIT,
     ROW_SLOTS,
+    RPY_ROWS,
     SLIDER,
     _axis,
     _cross,
     _frame,
     joint_rows_one,
+    limit_rows,
+    rpy_angles,
+    rpy_lower_nearer,
+    rpy_rate_row,
 )
+from ..conventions import RPY_SINGULAR_COS
 from ..dynamics.state import STATE_SIZE
 from ..jit import njit
+from ..math3d import qrot_inv_t, qrot_t
 from .joint_solve import (
     _apply,
     _row_velocity,
@@ -162,6 +173,49 @@ def joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, out):
 
 
 @njit(cache=True, refcount=False)
+def rpy_rate_products(j, body, frame_a, frame_b, limit, x, q, v, w, out):
+    """out[j, 3 + k] = Ġ u of a ball joint's roll-pitch-yaw limit row k (notes 0.4), signed as the row is
+    (``_rpy_limit_rows``: the nearer bound's). The row is g_k = R_b h_k(φ, θ) with h_k row k of H⁻¹ (notes
+    (0.2)) and Ċ = ± g_k · ω_rel, ω_rel = ω_a − ω_b; its rate along the motion is
+    ġ_k · ω_rel = (ω_b × g_k) · ω_rel + (∂h_k/∂φ φ̇ + ∂h_k/∂θ θ̇) · R_bᵀ ω_rel, with (φ̇, θ̇) = (h_0, h_1) · R_bᵀ ω_rel.
+    Zero within ``RPY_SINGULAR_COS`` of gimbal lock, where the rows are off. Shapes as ``joint_rate_products``,
+    limit (m, 6)."""
+    pa, fa, ra, va, wa = _side(body[j, 0], frame_a[j], x, q, v, w)
+    pb, fb, rb, vb, wb = _side(body[j, 1], frame_b[j], x, q, v, w)
+    phi, theta, psi = rpy_angles(fa, fb)
+    cf, sf, ct, st = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta)
+    if abs(ct) < RPY_SINGULAR_COS:
+        for k in range(3):
+            out[j, RPY_ROWS + k] = 0.0
+        return
+    r0, r1, r2 = wa[0] - wb[0], wa[1] - wb[1], wa[2] - wb[2]
+    l0, l1, l2 = qrot_inv_t(fb[0], fb[1], fb[2], fb[3], r0, r1, r2)     # ω_rel in frame b's axes
+    h = rpy_rate_row(0, cf, sf, ct, st)
+    phi_rate = _dot(h[0], h[1], h[2], l0, l1, l2)
+    h = rpy_rate_row(1, cf, sf, ct, st)
+    theta_rate = _dot(h[0], h[1], h[2], l0, l1, l2)
+    inv_c2 = 1.0 / (ct * ct)
+    for k in range(3):
+        if k == 0:      # h_0 = (cφ tθ, sφ tθ, 1)
+            d0 = -sf * st / ct * phi_rate + cf * inv_c2 * theta_rate
+            d1 = cf * st / ct * phi_rate + sf * inv_c2 * theta_rate
+            angle = phi
+        elif k == 1:    # h_1 = (−sφ, cφ, 0)
+            d0, d1 = -cf * phi_rate, -sf * phi_rate
+            angle = theta
+        else:           # h_2 = (cφ / cθ, sφ / cθ, 0)
+            d0 = -sf / ct * phi_rate + cf * st * inv_c2 * theta_rate
+            d1 = cf / ct * phi_rate + sf * st * inv_c2 * theta_rate
+            angle = psi
+        hk = rpy_rate_row(k, cf, sf, ct, st)
+        g0, g1, g2 = qrot_t(fb[0], fb[1], fb[2], fb[3], hk[0], hk[1], hk[2])
+        t0, t1, t2 = _cross(wb[0], wb[1], wb[2], g0, g1, g2)
+        rate = _dot(t0, t1, t2, r0, r1, r2) + d0 * l0 + d1 * l1
+        sign = 1.0 if rpy_lower_nearer(angle, limit[j, 2 * k], limit[j, 2 * k + 1]) else -1.0
+        out[j, RPY_ROWS + k] = sign * rate
+
+
+@njit(cache=True, refcount=False)
 def _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
              ang_b, inv_a, inv_b, error, coordinate, sigma, active, impulse, bias):
     """Every joint's rows and I⁻¹ arms at the pose (x, q); sigma, impulse and bias cleared, and ``active`` the
@@ -202,14 +256,20 @@ def _limit_sign(j, lin, ang_a, ang_b):
 @njit(cache=True, refcount=False)
 def joint_velocity_kick(kind, body, frame_a, frame_b, limit, flags, soft, motor, x, q, v, w, inv_mass,
                         inv_inertia_world, structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active,
-                        factor, rhs, bias, impulse, awake, h):
+                        factor, rhs, bias, impulse, awake, h, limit_gap, motor_hold):
     """The velocities v, w (n, 3) made to meet the joints at the start of an ODE step of h [s], in place, by the
     time-stepping solve's block with its active set (``joint_iteration``, direct): the rigid equality rows
     to Ċ = 0 (the M-orthogonal projection, notes 0.5: what a contact kick or a velocity set by the user asks
     of the joints), a limit to Ċ ≥ −C/h (it may reach its bound over the step, not pass it: an impact on
     the limit stops dead), a motor toward its speed with an impulse of at most its force × h. Soft joints'
     rows take no part (they are forces). impulse (m, 8) [N·s] receives the rows' impulses; bias (m, 8) is
-    scratch (cleared); awake (n,) all True. The other arrays as ``joint_constraint_forces``."""
+    scratch (cleared); awake (n,) all True. The other arrays as ``joint_constraint_forces``.
+
+    Then the rows the step's derivative holds, fixed for the whole step as the event method fixes its
+    resting contacts (an rk4 stage's predicted pose leaves a limit at its bound off it by ~(ω h)², which a
+    per-stage test would take for leaving it): limit_gap (m, 8) is 0 on a limit at its bound after the kick
+    (C ≤ ``ENGAGED_GAP``, Ċ ≤ ``ENGAGED_SPEED``), NO_LIMIT elsewhere; motor_hold (m, 2) is (0, its force)
+    for a motor at its speed (within ``MOTOR_SPEED_TOLERANCE``), (0, 0) for one off it."""
     _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
              ang_b, inv_a, inv_b, error, coordinate, sigma, active, impulse, bias)
     for j in range(kind.shape[0]):
@@ -218,6 +278,24 @@ def joint_velocity_kick(kind, body, frame_a, frame_b, limit, flags, soft, motor,
     _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
     joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_a, inv_b, inv_mass,
                     awake, structure, active, factor, rhs, True, h, v, w)
+    for j in range(kind.shape[0]):
+        for s in range(ROW_SLOTS):
+            limit_gap[j, s] = NO_LIMIT     # a limit not at its bound never enters (its target is −∞)
+        motor_hold[j, 0] = 0.0             # a motor at its speed keeps it: u̇ along its row = −Ġ u
+        motor_hold[j, 1] = 0.0             # and off its speed has no force in the derivative (bounds 0, 0)
+        if flags[j] & BROKEN:
+            continue
+        a, b = body[j, 0], body[j, 1]
+        if flags[j] & HAS_LIMIT:
+            first, end = limit_rows(kind[j])
+            for s in range(first, end):
+                speed = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w)
+                if error[j, s] <= ENGAGED_GAP and speed <= ENGAGED_SPEED:
+                    limit_gap[j, s] = 0.0
+        if flags[j] & HAS_MOTOR:
+            speed = _row_velocity(j, MOTOR_ROW, a, b, lin, ang_a, ang_b, v, w)
+            if motor[j, 1] > 0.0 and abs(speed - motor[j, 0]) <= MOTOR_SPEED_TOLERANCE:
+                motor_hold[j, 1] = motor[j, 1]
 
 
 @njit(cache=True, refcount=False)
@@ -228,25 +306,21 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
     """The joints' constraint loads at the state (x, q, v, w) (module docstring). First the soft joints'
     spring multipliers λ_s = −(C / c + d G u), added to the accelerations; then, by the time-stepping solve's
     block and active set (``joint_iteration``, direct) with accelerations for velocities and forces for
-    impulses, the rows kept at G u̇ + Ġ u = 0: the rigid equality rows, a limit at its bound (C ≤
-    ``ENGAGED_GAP``, Ċ ≤ ``ENGAGED_SPEED``) with λ ≥ 0 (it lets go when it would pull), a motor at its speed
-    (within ``MOTOR_SPEED_TOLERANCE``) with |λ| ≤ its largest force. A motor off its speed acts only in the
-    step's kick (``joint_velocity_kick``). Writes force (n, 3) [N] and torque (n, 3) [N·m about the COM],
+    impulses, the rows kept at G u̇ + Ġ u = 0: the rigid equality rows, a limit at its bound with λ ≥ 0 (it
+    lets go when it would pull), a motor at its speed with |λ| ≤ its largest force; which limits and motors
+    those are, the step's kick decided (``joint_velocity_kick``'s limit_gap and motor_hold). A motor off its
+    speed acts only in the kick. Writes force (n, 3) [N] and torque (n, 3) [N·m about the COM],
     world frame, = Gᵀ λ of all rows on each moving body (zero elsewhere), and λ (m, 8) [N or N·m] per slot.
 
     soft (m, 2): compliance c [m/N or rad/(N·m)] and damping d per joint, c = 0 for a rigid one; motor (m, 2)
     target speed and largest force or torque. acc, ang_acc (n, 3): a_free, the bodies' accelerations under
     their loads alone [m/s², rad/s²], which become those with the joints; inv_inertia_world (n, 3, 3) at q;
-    rate, bias, limit_gap (m, 8), motor_hold (m, 2) scratch; awake (n,) all True. The other arrays are
-    ``JointSet``'s scratch and structure, as ``joint_setup`` takes them."""
+    rate, bias (m, 8) scratch; limit_gap (m, 8), motor_hold (m, 2) from the kick; awake (n,) all True. The
+    other arrays are ``JointSet``'s scratch and structure, as ``joint_setup`` takes them."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     _rows_at(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_inertia_world, structure, lin, ang_a,
              ang_b, inv_a, inv_b, error, coordinate, sigma, active, lam, bias)
     for j in range(kind.shape[0]):
-        for s in range(ROW_SLOTS):
-            limit_gap[j, s] = NO_LIMIT     # a limit not at its bound never enters (its target is −∞)
-        motor_hold[j, 0] = 0.0             # a motor at its speed keeps it: u̇ along its row = −Ġ u
-        motor_hold[j, 1] = 0.0             # and off its speed has no force here (bounds 0, 0)
         if flags[j] & BROKEN:
             continue
         a, b = body[j, 0], body[j, 1]
@@ -259,17 +333,15 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
             else:
                 bias[j, s] = rate[j, s]
         if flags[j] & HAS_LIMIT:
-            bias[j, LIMIT_ROW] = _limit_sign(j, lin, ang_a, ang_b) * rate[j, MOTOR_ROW]
-            speed = _row_velocity(j, LIMIT_ROW, a, b, lin, ang_a, ang_b, v, w)
-            if error[j, LIMIT_ROW] <= ENGAGED_GAP and speed <= ENGAGED_SPEED:
-                limit_gap[j, LIMIT_ROW] = 0.0
-                active[j, LIMIT_ROW] = 1
+            if kind[j] == BALL:
+                rpy_rate_products(j, body, frame_a, frame_b, limit, x, q, v, w, rate)
+            first, end = limit_rows(kind[j])
+            for s in range(first, end):
+                bias[j, s] = rate[j, s] if kind[j] == BALL else _limit_sign(j, lin, ang_a, ang_b) * rate[j, MOTOR_ROW]
+                active[j, s] = 1 if limit_gap[j, s] == 0.0 else 0
         if flags[j] & HAS_MOTOR:
             bias[j, MOTOR_ROW] = rate[j, MOTOR_ROW]
-            speed = _row_velocity(j, MOTOR_ROW, a, b, lin, ang_a, ang_b, v, w)
-            if motor[j, 1] > 0.0 and abs(speed - motor[j, 0]) <= MOTOR_SPEED_TOLERANCE:
-                motor_hold[j, 1] = motor[j, 1]
-                active[j, MOTOR_ROW] = 1
+            active[j, MOTOR_ROW] = 1 if motor_hold[j, 1] > 0.0 else 0
     _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
     joint_iteration(kind, body, flags, sigma, bias, limit_gap, motor_hold, lam, lin, ang_a, ang_b, inv_a, inv_b,
                     inv_mass, awake, structure, active, factor, rhs, True, 1.0, acc, ang_acc)
