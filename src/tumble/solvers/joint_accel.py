@@ -324,11 +324,12 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
         if flags[j] & BROKEN:
             continue
         a, b = body[j, 0], body[j, 1]
-        c = soft[j, 0]
+        compliance = soft[j, 0]
         joint_rate_products(j, kind, body, frame_a, frame_b, x, q, v, w, rate)
         for s in range(EQUALITY_ROWS[kind[j]]):
-            if c > 0.0:     # the soft joints' forces first: the rigid rows hold against them
-                lam[j, s] = -(error[j, s] / c + soft[j, 1] * _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w))
+            if compliance > 0.0:     # the soft joints' forces first: the rigid rows hold against them
+                spring = error[j, s] / compliance
+                lam[j, s] = -(spring + soft[j, 1] * _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w))
                 _apply(j, s, a, b, lam[j, s], lin, inv_a, inv_b, inv_mass, acc, ang_acc)
             else:
                 bias[j, s] = rate[j, s]
