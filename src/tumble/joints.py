@@ -128,6 +128,13 @@ class Joint:
             bounds = (math.pi, math.pi / 2, math.pi)   # pitch stays clear of the gimbal lock at ±π/2
             limits = tuple(None if pair is None else _pair(f"rpy_limits[{k}]", pair, bounds[k], k == 1)
                            for k, pair in enumerate(limits))
+            if limits[1] is None and (limits[0] is not None or limits[2] is not None):
+                # Near pitch ±π/2 roll and yaw lose their meaning (they turn about one axis) and jump by up to
+                # π as the joint passes: a hanging 3-link chain with a roll or yaw limit alone blew up to NaN
+                # there. With any pitch limit inside (−π/2, π/2), even ±1.55, it stays finite and held.
+                raise ValueError(f"rpy_limits with a roll or yaw limit need a pitch limit too, within "
+                                 f"(-pi/2, pi/2), which keeps the joint off the gimbal lock where roll and yaw "
+                                 f"are undefined; got {limits!r}")
         elif limits is not None:
             if self.kind == FIXED:
                 raise ValueError(f"limits need a hinge, slider or ball joint, got a fixed joint: {limits!r}")

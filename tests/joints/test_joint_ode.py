@@ -182,7 +182,7 @@ def test_every_joint_option_is_held_and_a_world_with_them_switches_to_an_ode_int
     world = tb.World(integrator=integrator)
     a = world.add_body(tb.Sphere(0.1))
     b = world.add_body(tb.Sphere(0.1), position=(1, 0, 0))
-    rpy = [(-0.5, 0.5), None, (-1.0, 1.0)]
+    rpy = [(-0.5, 0.5), (-1.0, 1.0), (-1.0, 1.0)]
     ball = world.add_joint(tb.BallJoint(a, b, (0, 0, 0), rpy_limits=rpy, compliance=1e-3))
     hinge = world.add_joint(tb.HingeJoint(a, None, (0, 0, 0), (0, 1, 0), limits=(-1, 1), motor=(1.0, 5.0)))
     hinge.limits, hinge.motor, hinge.damping, hinge.compliance = (-0.5, 0.5), (2.0, 3.0), 2.0, 1e-3

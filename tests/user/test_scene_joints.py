@@ -28,7 +28,7 @@ def _mechanism() -> tuple[tb.World, list[tb.Joint]]:
     joints = [
         world.add_joint(tb.HingeJoint(rod, base, (0, 0, 3), (0, 1, 0), limits=(-1.0, 1.2), motor=(0.5, 2.0),
                                       name="shoulder")),
-        world.add_joint(tb.BallJoint(arm, rod, (0, 0, 2), rpy_limits=((-0.5, 0.5), None, (-1.0, 1.0)),
+        world.add_joint(tb.BallJoint(arm, rod, (0, 0, 2), rpy_limits=((-0.5, 0.5), (-1.2, 1.2), (-1.0, 1.0)),
                                      compliance=1e-6, damping=0.1)),
         world.add_joint(tb.SliderJoint(cart, None, (1.0, 0, 2.0), (1, 0, 0), limits=(-0.2, 0.4), motor=(0.3, 5.0),
                                        break_force=1e4)),
