@@ -334,7 +334,8 @@ def implicit_dense_step(method, mass, inv_mass, inertia_body, x, q, v, w, force,
 
 
 class _System:
-    """M, K, D and the load f of the moving bodies at one state, dense or sparse (module docstring)."""
+    """M, K, D (sparse) and the load f of the moving bodies at one state: the path for more than
+    ``DENSE_MAX_BODIES`` moving bodies (fewer take ``implicit_dense_step``)."""
 
     def __init__(self, mass: np.ndarray, inertia_body: np.ndarray, moving: np.ndarray, x: np.ndarray,
                  q: np.ndarray, v: np.ndarray, w: np.ndarray, force: np.ndarray, torque: np.ndarray,
@@ -345,7 +346,6 @@ class _System:
         size = 6 * nm
         body_dof = np.full(n, -1, dtype=np.int64)
         body_dof[self.moving_idx] = 6 * np.arange(nm, dtype=np.int64)
-        self.dense = nm <= DENSE_MAX_BODIES
         inertia_w = np.empty((n, 3, 3))
         inertia_world(inertia_body, q, inertia_w, np.empty((3, 3)))
         spring_f = np.zeros((n, 3))
@@ -365,22 +365,11 @@ class _System:
         else:
             row = col = np.zeros(0, dtype=np.int64)
             kb = db = np.zeros((0, 6, 6))
-        if self.dense:
-            self.M = np.zeros((size, size))
-            scatter_blocks(diag, diag, mass_blocks, body_dof, 1.0, self.M)
-            self.D = np.zeros((size, size))
-            scatter_blocks(row, col, db, body_dof, 1.0, self.D)
-            self.K = np.zeros((size, size)) if need_k else None
-            if need_k:
-                scatter_blocks(row, col, kb, body_dof, 1.0, self.K)
-        else:
-            self.M = _sparse_blocks(diag, diag, mass_blocks, body_dof, size)
-            self.D = _sparse_blocks(row, col, db, body_dof, size)
-            self.K = _sparse_blocks(row, col, kb, body_dof, size) if need_k else None
+        self.M = _sparse_blocks(diag, diag, mass_blocks, body_dof, size)
+        self.D = _sparse_blocks(row, col, db, body_dof, size)
+        self.K = _sparse_blocks(row, col, kb, body_dof, size) if need_k else None
 
-    def solve(self, a: np.ndarray | sp.spmatrix, b: np.ndarray) -> np.ndarray:
-        if self.dense:
-            return np.linalg.solve(a, b)
+    def solve(self, a: sp.spmatrix, b: np.ndarray) -> np.ndarray:
         return spla.spsolve(sp.csc_matrix(a), b)
 
 
@@ -505,8 +494,6 @@ def implicit_step_unchecked(method: str, mass: np.ndarray, inv_mass: np.ndarray,
     sys = _System(mass, inertia_body, moving, x, q, v, w, force, torque, gravity, springs,
                   need_k=method != "bridson_marino")
     idx = sys.moving_idx
-    if idx.size == 0:
-        return None
     M, K, D, f, u = sys.M, sys.K, sys.D, sys.f, sys.u
     if method == "implicit_euler":
         u_new = sys.solve(M - h * D - (h * h) * K, M @ u + h * (f - D @ u))
