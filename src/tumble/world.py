@@ -770,11 +770,11 @@ class World:
         for body in _spring_bodies(spring):
             if not isinstance(body, Body) or body._world is not self or body._index < 0:
                 raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
-        live = self._live()
-        spring.bind(live["x"], live["q"])
-        if self._event is not None:
+        if self._event is not None:     # before bind: a refused spring is left as it was given
             raise ValueError("springs act in method='timestep' only (the event-driven method's ODE does not "
                              "take their loads yet)")
+        live = self._live()
+        spring.bind(live["x"], live["q"])
         self._springs.append(spring)
         self._packed_springs = None
         self._edges = None
