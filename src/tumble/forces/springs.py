@@ -1020,7 +1020,7 @@ def pack_springs(springs: Sequence[Spring]) -> SpringArrays:
     point_local = np.concatenate([r[1] for r in rows]).astype(FLOAT) if rows else np.zeros((0, 3))
     nf = len(frames)
     frame_start = int(cable_block_ptr[-1])
-    most = int(max(2, counts.max(initial=2)))
+    most = int(counts.max(initial=2))   # at least 2: an empty scene still gets usable scratch
     return SpringArrays(
         cable_ptr=cable_ptr,
         cable_point_body=point_body,
