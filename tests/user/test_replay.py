@@ -255,8 +255,10 @@ def _body_attributes(dom: str) -> dict[str, str]:
 
 def test_browser_plays_and_draws_every_instance(tmp_path: Path) -> None:
     _chromium()
-    # 100 s of run: the page cannot reach its end (and loop) within the longest budget below.
-    times, positions, orientations, bodies = _random_run(9, 201, 100.0, seed=2)
+    # 100 s of run in 2001 frames: the page cannot reach its end (and loop) within the longest budget below,
+    # and one frame is 0.05 s, so a few ticks move it on (with 201 frames, 0.5 s each, a loaded CI machine
+    # rendered twice without leaving frame 0 in 30 s of virtual time).
+    times, positions, orientations, bodies = _random_run(9, 2001, 100.0, seed=2)
     bodies[0]["name"] = IMG_NAME
     bodies[1]["parts"] = [{"type": "plane", "position": [0, 0, 0], "orientation": [1, 0, 0, 0]}]  # not drawn
     drawn = sum(len(b["parts"]) for b in bodies) - 1
@@ -272,8 +274,8 @@ def test_browser_plays_and_draws_every_instance(tmp_path: Path) -> None:
             break
     assert "data-error" not in attrs, attrs.get("data-error")
     assert attrs["data-ready"] == "1" and int(attrs["data-renders"]) >= 2
-    assert 0 < int(attrs["data-frame"]) < 200  # the frames advanced (and did not reach the end)
-    assert attrs["data-frames"] == "201" and attrs["data-bodies"] == "9"
+    assert 0 < int(attrs["data-frame"]) < 2000  # the frames advanced (and did not reach the end)
+    assert attrs["data-frames"] == "2001" and attrs["data-bodies"] == "9"
     assert int(attrs["data-drawn"]) == int(attrs["data-instances"]) == drawn
     # The hostile name is shown as text: no img element appeared and the title is untouched.
     assert re.search(r"<img\b", dom, re.I) is None and "pwned" not in re.search(r"<title>(.*?)</title>", dom).group(1)
