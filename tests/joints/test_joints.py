@@ -241,6 +241,34 @@ def test_motor_driving_into_a_limit_rests_on_it(solver):
     assert np.abs(rod.angular_velocity).max() < 1e-9
 
 
+@pytest.mark.parametrize("solver", ["direct", "pgs"])
+def test_a_motor_waits_out_of_the_block_while_its_limit_holds_the_hinge(solver):
+    # The motor's row and the limit's are the hinge angle's row up to sign: both in the block would make K
+    # singular (solvers/joint_solve.py, ``motor_yields_to_limit``). Zero gravity, the rod driven onto its
+    # bound at 0.2 rad by a motor (2 rad/s, 3 N·m), as above: at rest there, the motor sits out of the block
+    # at its largest impulse into the limit, F h = 3 N·m × (1/240 s / 4 sub-steps), and the limit's impulse
+    # balances it; reversed, the motor pushes away at once, −F h, and the limit lets go (impulse 0). (The
+    # active set alone reaches the same end, through singular solves and more passes: this checks the split,
+    # not the rule's saving.)
+    from tumble.constraints.joint_rows import LIMIT_ROW, MOTOR_ROW
+    world = tb.World(gravity=(0, 0, 0), joint_solver=solver)
+    rod = world.add_body(tb.Box(1.0, 0.1, 0.1), mass=1.0, position=(0.5, 0, 0))
+    joint = world.add_joint(tb.HingeJoint(rod, None, (0, 0, 0), (0, 1, 0), limits=(-0.2, 0.2), motor=(2.0, 3.0)))
+    h = 1 / 240 / 4
+    for _ in range(240):
+        world.step(1 / 240)
+    data, scratch, _ = world._joints.kernel_args(np.ones(1))
+    impulse, active = data[8], scratch[9]
+    assert active[0, LIMIT_ROW] == 1 and active[0, MOTOR_ROW] == 0
+    assert impulse[0, MOTOR_ROW] == pytest.approx(3.0 * h, rel=1e-12)
+    assert impulse[0, LIMIT_ROW] == pytest.approx(3.0 * h, rel=1e-9)
+    joint.motor = (-2.0, 3.0)
+    world.step(1 / 240)
+    assert active[0, LIMIT_ROW] == 0
+    assert impulse[0, MOTOR_ROW] == pytest.approx(-3.0 * h, rel=1e-12)
+    assert impulse[0, LIMIT_ROW] == 0.0
+
+
 def test_slider_limit_holds_and_carries_the_weight():
     # A body on a vertical slider with limits (−0.3, 0) m falls to −0.3 and rests there: the joint force is
     # m g up.

@@ -45,7 +45,6 @@ from ..constraints.joint_rows import (
     HAS_LIMIT,
     HAS_MOTOR,
     HINGE,
-    LIMIT_ROW,
     MOTOR_ROW,
     NO_LIMIT,
     ROW_SLOTS,
@@ -72,6 +71,8 @@ from .joint_solve import (
     cholesky_rows,
     joint_inverse_arms,
     joint_iteration,
+    limit_sign,
+    motor_yields_to_limit,
 )
 
 ENGAGED_GAP = 1e-9
@@ -243,16 +244,6 @@ def _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, in
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
 
 
-@njit(cache=True, inline="always")
-def _limit_sign(j, lin, ang_a, ang_b):
-    """+1 when joint j's limit row is its coordinate's row (the lower bound is nearer), −1 when negated."""
-    d = 0.0
-    for c in range(3):
-        d += lin[j, LIMIT_ROW, c] * lin[j, MOTOR_ROW, c] + ang_a[j, LIMIT_ROW, c] * ang_a[j, MOTOR_ROW, c] \
-            + ang_b[j, LIMIT_ROW, c] * ang_b[j, MOTOR_ROW, c]
-    return 1.0 if d > 0.0 else -1.0
-
-
 @njit(cache=True, refcount=False)
 def joint_velocity_kick(kind, body, frame_a, frame_b, limit, flags, soft, motor, x, q, v, w, inv_mass,
                         inv_inertia_world, structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active,
@@ -338,11 +329,15 @@ def joint_constraint_forces(kind, body, frame_a, frame_b, limit, flags, soft, mo
                 rpy_rate_products(j, body, frame_a, frame_b, limit, x, q, v, w, rate)
             first, end = limit_rows(kind[j])
             for s in range(first, end):
-                bias[j, s] = rate[j, s] if kind[j] == BALL else _limit_sign(j, lin, ang_a, ang_b) * rate[j, MOTOR_ROW]
+                bias[j, s] = rate[j, s] if kind[j] == BALL else limit_sign(j, lin, ang_a, ang_b) * rate[j, MOTOR_ROW]
                 active[j, s] = 1 if limit_gap[j, s] == 0.0 else 0
         if flags[j] & HAS_MOTOR:
             bias[j, MOTOR_ROW] = rate[j, MOTOR_ROW]
             active[j, MOTOR_ROW] = 1 if motor_hold[j, 1] > 0.0 else 0
+        # a motor held at zero speed on a limit at its bound: the limit holds the coordinate
+        delta = motor_yields_to_limit(j, kind, flags, active, limit_gap, motor_hold, lam, lin, ang_a, ang_b, 1.0)
+        if delta != 0.0:
+            _apply(j, MOTOR_ROW, a, b, delta, lin, inv_a, inv_b, inv_mass, acc, ang_acc)
     _factor_active(kind, body, flags, sigma, lin, ang_a, ang_b, inv_a, inv_b, inv_mass, structure, active, factor)
     joint_iteration(kind, body, flags, sigma, bias, limit_gap, motor_hold, lam, lin, ang_a, ang_b, inv_a, inv_b,
                     inv_mass, awake, structure, active, factor, rhs, True, 1.0, acc, ang_acc)

@@ -34,6 +34,8 @@ the bounds (a limit that would pull, a motor past its force) holds that row at t
 the block and solves again; a row out of the block whose velocity the solve leaves violated (a limit being
 passed, a saturated motor that should let go) comes in. Each change factors the block again from the first
 joint that changed (``refactor``); the warm start decides the active set at the start of each sub-step.
+A hinge's or slider's motor and limit act on the same row, so while the limit is in the block the motor waits
+out of it at a bound (``motor_yields_to_limit``); after ``BULK_PASSES`` the rows change one per pass.
 (Before, the limits and motors were Gauss–Seidel rows after the block: a hinge limit's row, a torque about
 the centre of mass, and the point rows trade the error back and forth, each exchange leaving 1 − I_com/I_pivot
 of it (0.75 for a rod), and the iteration's convergence test read the equality rows alone: a rod hitting its
@@ -87,10 +89,17 @@ about 250-fold, 3e-6 → 1e-8 → 4e-11 m, so two steps usually end under 1e-10 
 checks; at 1e-12 it ran two full passes every sub-step, for errors a hundred times below any tolerance
 the tests ask for (the joint error stays below 1e-9 m)."""
 
-ACTIVE_SET_PASSES = 8
+ACTIVE_SET_PASSES = 32
 """Most solves of a block per iteration while its limits and motors enter or leave it (each change factors
-the block again from the first joint that changed). A limit hit or left takes two; more means rows that
-keep trading places, and the last pass then clamps their impulses as Gauss–Seidel would."""
+the block again from the first joint that changed). A limit hit or left takes two; a 5-link chain whose
+seven limit and motor rows engage together takes up to 9 (tests/joints/test_joint_ode.py). If the last pass
+is reached, it clamps the impulses as Gauss–Seidel would, which leaves the block's other rows unsolved: with
+8 passes that chain's joints came apart by 1e-4 m under rk4."""
+
+BULK_PASSES = 2
+"""Passes in which every row that should change does so at once (a chain hitting many limits in one step
+settles in two); after them one row changes per pass, the first in the block's order (Murty's least-index
+rule, which ends for the positive-definite K here, where exchanging all at once is not sure to)."""
 
 ACTIVATION_TOLERANCE = 1e-10
 """[m/s or rad/s] a limit or saturated motor out of the block is brought in when the velocities violate it by
@@ -367,6 +376,45 @@ def _wants_in(j, s, impulse, vel, target, motor, h):
 
 
 @njit(cache=True, inline="always")
+def limit_sign(j, lin, ang_a, ang_b):
+    """+1 when hinge or slider j's limit row is its coordinate's row (the lower bound is nearer), −1 when it is
+    that row negated (the upper bound: constraints/joint_rows.py)."""
+    d = 0.0
+    for c in range(3):
+        d += lin[j, LIMIT_ROW, c] * lin[j, MOTOR_ROW, c] + ang_a[j, LIMIT_ROW, c] * ang_a[j, MOTOR_ROW, c] \
+            + ang_b[j, LIMIT_ROW, c] * ang_b[j, MOTOR_ROW, c]
+    return 1.0 if d > 0.0 else -1.0
+
+
+@njit(cache=True, inline="always")
+def motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h):
+    """While hinge or slider j's limit row is in the block, hold its motor out of it at the bound that drives
+    the coordinate from the velocity the limit asks (σ τ: σ the limit row's sign, τ its target) toward the
+    motor's target speed, or into the limit when they agree. Returns the change of the motor's impulse (0
+    when nothing changed), which the caller applies to the velocities.
+
+    The two rows are one row up to sign (the coordinate's), so with both in the block K is singular but for
+    ``REGULARIZATION``: the solve splits the impulse between them arbitrarily, into opposite impulses of
+    order 1e10 times their disagreement. The active set then had to clamp the motor, and a chain whose limits
+    entered one after another ran out of ``ACTIVE_SET_PASSES`` first: the last pass clamped the motor and
+    applied the limit's 9e6 N·s (a 5-link chain under rk4 went to NaN at t = 0.77 s). Held by this rule, a
+    motor reversed on its limit pushes away from it at once; the limit then lets go (its impulse would pull)
+    and the motor comes back in as any saturated motor does."""
+    if kind[j] == BALL or not active[j, LIMIT_ROW] or not flags[j] & HAS_MOTOR:
+        return 0.0
+    sign = limit_sign(j, lin, ang_a, ang_b)
+    push = motor[j, 0] - sign * _target(j, LIMIT_ROW, error, motor, h)
+    if push == 0.0:
+        push = -sign
+    lo, hi = _bounds(j, MOTOR_ROW, motor, h)
+    held = hi if push > 0.0 else lo
+    delta = held - impulse[j, MOTOR_ROW]
+    impulse[j, MOTOR_ROW] = held
+    active[j, MOTOR_ROW] = 0
+    return delta
+
+
+@njit(cache=True, inline="always")
 def _unilateral_awake(j, flags, body, awake):
     """Whether joint j is whole, awake, and has a limit or a motor."""
     f = flags[j]
@@ -398,6 +446,7 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
     residual = 0.0
     for attempt in range(ACTIVE_SET_PASSES):
         final = attempt == ACTIVE_SET_PASSES - 1
+        single = attempt >= BULK_PASSES
         for jj in range(p0, p1):
             j = order[jj]
             a, b = body[j, 0], body[j, 1]
@@ -429,13 +478,13 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
         changed = p1
         for jj in range(p0, p1):
             j = order[jj]
-            if not _unilateral_awake(j, flags, body, awake):
+            if not _unilateral_awake(j, flags, body, awake) or (single and changed < p1):
                 continue
             a, b = body[j, 0], body[j, 1]
             for r in range(EQUALITY_ROWS[kind[j]], count[j]):
                 s = slots[j, r]
                 g = row0[j] + r
-                if not active[j, s]:
+                if not active[j, s] or (single and changed < p1):
                     continue
                 lo, hi = _bounds(j, s, motor, h)
                 new = impulse[j, s] + rhs[g]
@@ -467,16 +516,21 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
         # a limit the velocities now pass, or a saturated motor that should let go: into the block, again
         for jj in range(p0, p1):
             j = order[jj]
-            if not _unilateral_awake(j, flags, body, awake):
+            if not _unilateral_awake(j, flags, body, awake) or (single and changed < p1):
                 continue
             a, b = body[j, 0], body[j, 1]
             for r in range(EQUALITY_ROWS[kind[j]], count[j]):
                 s = slots[j, r]
-                if active[j, s]:
+                if active[j, s] or (single and changed < p1):
                     continue
                 vel = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) + bias[j, s]
                 if _wants_in(j, s, impulse, vel, _target(j, s, error, motor, h), motor, h):
                     active[j, s] = 1
+                    changed = min(changed, jj)
+                # a motor stays out while its limit holds the coordinate, at the bound that rule asks
+                delta = motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h)
+                if delta != 0.0:
+                    _apply(j, MOTOR_ROW, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
                     changed = min(changed, jj)
         if changed == p1:
             break
@@ -538,6 +592,7 @@ def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, motor, impulse
             lo, hi = _bounds(j, s, motor, h)
             impulse[j, s] = min(max(impulse[j, s], lo), hi)
             active[j, s] = 1 if lo < impulse[j, s] < hi else 0
+        motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h)  # warm start
         assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure,
                        active, factor)
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
