@@ -105,7 +105,7 @@ def project_joints(world: World) -> None:
     live = world._live()
     data, (structure, *scratch), extra = _kernel_arrays(world)
     joint_project(*data[:7], live["x"], live["q"], live["inv_mass"], _world_inertia(live, live["q"], extra),
-                  structure, True, *scratch, world._settings.joint_projection)
+                  structure, True, *scratch, world._settings.joint_projection, extra[8], extra[9])
     project_joint_velocities(world)
 
 

@@ -119,6 +119,7 @@ def _joints_project(joints, body, isettings):
         x, q, inv_mass, inv_inertia_world = body[0], body[1], body[4], body[5]
         js.joint_project(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
                          structure, isettings[I_JOINT_SOLVER] == js.DIRECT, lin, ang_a, ang_b, inv_a, inv_b, error,
-                         coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION])
+                         coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION], scratch[12],
+                         scratch[14])
 
     return impl
