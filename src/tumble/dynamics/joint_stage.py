@@ -98,7 +98,7 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
                                    inv_b, inv_mass, awake, structure, active, factor, rhs, direct, h, v, w)
         if integrate_positions and direct and isettings[I_JOINT_PROJECTION] > 0:
             js.joint_shake(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct,
-                           h, lin, inv_a, inv_b, impulse, active, factor, rhs, predict_x, predict_q, predict_w,
+                           h, lin, inv_a, inv_b, error, impulse, active, factor, rhs, predict_x, predict_q, predict_w,
                            predict_lin, predict_error, predict_coordinate, isettings[I_JOINT_PROJECTION], scheme,
                            principal_q, principal_moments, inv_principal_moments)
         js.joint_accumulate(jbody, lin, ang_a, impulse, frame_a, q, wrench)
