@@ -147,6 +147,8 @@ def _step(world: World, dt: float) -> None:
             joint_ode_step(world, dt, _ODE_METHOD[Integrator(kind)])
         else:
             _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
+        if pairs and world._settings.correction == "split":
+            _kick_pseudo_move(world, dt)
     else:
         _contact_step(world, dt, kind, True)
         if joints:
@@ -280,6 +282,16 @@ def _contact_kick(world: World, dt: float) -> None:
     a["torque"][...] = torque
     a["v"][...] = v0 + (a["v"] - v_loads)
     a["w"][...] = w0 + (a["w"] - w_loads)
+
+
+def _kick_pseudo_move(world: World, dt: float) -> None:
+    """For the ODE integrators with the split-impulse correction: move the bodies by the pseudo-velocities the
+    kick's solve found (the splitting step's position pass, ``timestep._apply_pseudo``), after the ODE's step:
+    positions only, so no kinetic energy is added. Without it nothing pushed two moving bodies apart: a sphere
+    started 20 mm into a box resting on the ground stayed 20 mm in with rk4."""
+    a = world._live()
+    ts._apply_pseudo(a["principal_q"], a["principal_moments"], a["inv_principal_moments"], a["x"], a["q"], a["w"],
+                     a["v_pseudo"], a["w_pseudo"], dt)
 
 
 def _step_state_ode(world: World, dt: float, method: str) -> None:

@@ -65,6 +65,24 @@ def test_ode_integrators_take_the_contact_impulses_as_a_kick(integrator):
     assert np.mean(forces) == pytest.approx(1.5 * G, rel=0.01)
 
 
+@pytest.mark.parametrize("integrator", ["euler", "rk4", "adaptive"])
+def test_ode_integrators_push_two_bodies_out_of_each_other(integrator):
+    """A 3 kg sphere (r 5 cm) started 20 mm into a 1 kg box lying on the ground. The ODE integrators' kick solves
+    velocities only; the split impulse's pseudo-velocities from the same solve now move the bodies after the
+    ODE's step (step._kick_pseudo_move), as the splitting step's position pass does. After 1 s the pair is
+    within 0.5 mm (measured 0.12 mm; the splitting step: 0.10 mm; before, 20 mm: nothing pushed two moving
+    bodies apart), and the push, a move of positions, gave no velocity: kinetic energy below 1e-2 J (the
+    kick's hop of the resting pair, measured 1e-3 J)."""
+    world = tb.World(integrator=integrator)
+    world.add_ground()
+    world.add_body(tb.Box(0.3, 0.3, 0.1), mass=1.0, position=(0, 0, 0.05))
+    ball = world.add_body(tb.Sphere(0.05), mass=3.0, position=(0, 0, 0.13))
+    _steps(world, 1.0)
+    assert world.contacts().depth.max() < 0.5e-3
+    assert ball.position[2] == pytest.approx(0.15, abs=1e-3)
+    assert world.kinetic_energy() < 1e-2
+
+
 def _bounce_apexes(e: float, seconds: float = 3.0) -> tuple[list[float], np.ndarray]:
     world = tb.World()
     world.add_ground(friction=0.0, restitution=e)

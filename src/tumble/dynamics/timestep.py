@@ -114,8 +114,6 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
                                                           directions, body_stage, hs, isettings, integrate_positions)
         iterations += done
         status = max(status, ended)   # the worst sub-step: failed > max_iterations > converged
-        if not integrate_positions:
-            break
         if not soft:
             v_pseudo[:] = 0.0
             w_pseudo[:] = 0.0
@@ -124,6 +122,9 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
                 si.pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a,
                                 inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs,
                                 settings[S_BAUMGARTE], settings[S_SLOP])
+        if not integrate_positions:
+            break       # (the ODE integrators apply the pseudo-velocities after their step: step._contact_kick)
+        if not soft:
             si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v_pseudo,
                                   w_pseudo, hs)
         si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, hs)
