@@ -143,12 +143,14 @@ def _step(world: World, dt: float) -> None:
     elif kind in _ODE_METHOD:
         if pairs:
             _contact_kick(world, dt)
-        if joints:
-            joint_ode_step(world, dt, _ODE_METHOD[Integrator(kind)])
+        push = pairs > 0 and world._settings.correction == "split"
+        if joints:   # the push before the joints' projection, which then keeps the joints shut
+            joint_ode_step(world, dt, _ODE_METHOD[Integrator(kind)],
+                           (lambda: _kick_pseudo_move(world, dt)) if push else None)
         else:
             _step_state_ode(world, dt, _ODE_METHOD[Integrator(kind)])
-        if pairs and world._settings.correction == "split":
-            _kick_pseudo_move(world, dt)
+            if push:
+                _kick_pseudo_move(world, dt)
     else:
         _contact_step(world, dt, kind, True)
         if joints:

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,9 +32,11 @@ if TYPE_CHECKING:
     from ..world import World
 
 
-def joint_ode_step(world: World, dt: float, method: str) -> None:
+def joint_ode_step(world: World, dt: float, method: str, before_projection: Callable[[], None] | None = None) -> None:
     """Advance ``world`` by ``dt`` [s] with the ODE ``method`` and its joints' constraint loads (module
-    docstring); the loads accumulated for the step are used and then cleared."""
+    docstring); the loads accumulated for the step are used and then cleared. ``before_projection``, if given,
+    runs after the ODE's step and before the joints' projection (the contacts' position correction, which
+    would otherwise pull the joints apart after they were projected)."""
     live = world._live()
     data, solve, extra = _kernel_arrays(world)
     rate, x, q, v, w, acc, ang_acc, force, torque, awake, impulse = (extra[2], *extra[3:7], *extra[8:14])
@@ -65,6 +68,8 @@ def joint_ode_step(world: World, dt: float, method: str) -> None:
                            motor_hold)
     y1 = ode.ode(world.state_to_array(), world.time, world.time + dt, dydt, method=method)
     world.array_to_state(y1)
+    if before_projection is not None:
+        before_projection()
     project_joints(world)
     # the readings: λ at the end state, as the impulse λ dt over the step for JointSet's accumulator
     constraint_loads(world.state_to_array())
