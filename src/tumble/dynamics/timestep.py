@@ -61,9 +61,11 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     ``scheme``: Integrator code of the velocity and position stages (SPLITTING, SYMPLECTIC_EULER or
     IMPLICIT_GYRO). ``solver``: the settings tuple of the velocity solve (solvers/velocity_solve.py; its type
     picks the solver, so each solver compiles its own specialization of this kernel). ``integrate_positions``
-    False stops after the velocity solve (the ODE integrators then take the contact impulses as an initial
-    kick). stats_out (4,): contacts, the solver's iterations summed over the sub-steps, the last sub-step's
-    residual [m/s], and the worst sub-step's status (velocity_solve.STATUS_*).
+    False stops after the velocity solve and, with the split correction, its pseudo sweep (the ODE integrators
+    then take the contact impulses as an initial kick, and move the bodies by the pseudo-velocities v_pseudo,
+    w_pseudo after their step: step._kick_pseudo_move). stats_out (4,): contacts, the solver's iterations
+    summed over the sub-steps, the last sub-step's residual [m/s], and the worst sub-step's status
+    (velocity_solve.STATUS_*).
     """
     (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
      inv_inertia_world, v_pseudo, w_pseudo, awake) = body
