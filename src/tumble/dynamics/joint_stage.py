@@ -115,11 +115,12 @@ def _joints_project(joints, body, isettings):
     def impl(joints, body, isettings):
         data, scratch, structure = joints
         kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
-        lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs = scratch[:12]
+        (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs, predict_x, _,
+         predict_w) = scratch[:15]
         x, q, inv_mass, inv_inertia_world = body[0], body[1], body[4], body[5]
         js.joint_project(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
                          structure, isettings[I_JOINT_SOLVER] == js.DIRECT, lin, ang_a, ang_b, inv_a, inv_b, error,
-                         coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION], scratch[12],
-                         scratch[14])
+                         coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION], predict_x,
+                         predict_w)   # (SHAKE's prediction is spent by now: its arrays hold the moves)
 
     return impl

@@ -125,7 +125,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
                                 inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs,
                                 settings[S_BAUMGARTE], settings[S_SLOP])
         if not integrate_positions:
-            break       # (the ODE integrators apply the pseudo-velocities after their step: step._contact_kick)
+            break       # (the ODE integrators apply the pseudo-velocities after their step: step._kick_pseudo_move)
         if not soft:
             si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v_pseudo,
                                   w_pseudo, hs)

@@ -530,17 +530,17 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
             a, b = body[j, 0], body[j, 1]
             for r in range(EQUALITY_ROWS[kind[j]], count[j]):
                 s = slots[j, r]
-                if active[j, s] or (single and changed < p1):
+                if active[j, s] or (single and changed < p1) or (s == MOTOR_ROW and active[j, LIMIT_ROW]):
                     continue
                 vel = _row_velocity(j, s, a, b, lin, ang_a, ang_b, v, w) + bias[j, s]
                 if _wants_in(j, s, impulse, vel, _target(j, s, error, motor, h), motor, h):
                     active[j, s] = 1
                     changed = min(changed, jj)
-                # a motor stays out while its limit holds the coordinate, at the bound that rule asks
-                delta = motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h)
-                if delta != 0.0:
-                    _apply(j, MOTOR_ROW, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
-                    changed = min(changed, jj)
+            # a motor waits out of the block while its limit holds the coordinate, at the bound the rule asks
+            delta = motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h)
+            if delta != 0.0:
+                _apply(j, MOTOR_ROW, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
+                changed = min(changed, jj)
         if changed == p1:
             break
         refactor(changed, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
