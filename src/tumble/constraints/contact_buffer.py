@@ -23,7 +23,7 @@ import numpy as np
 
 from ..arrays import ArrayGroup, Field
 from ..collision.sat import MAX_CONTACTS, WITNESS_NONE
-from ..conventions import FLOAT
+from ..conventions import FLOAT, GeomType
 from ..jit import njit
 
 PAIR_FIELDS: tuple[Field, ...] = (
@@ -37,6 +37,9 @@ PAIR_FIELDS: tuple[Field, ...] = (
     Field("pair_restitution", FLOAT, (), "-", "-", "broadphase", "e = max(ea, eb) (API.md)", state=True),
     Field("pair_awake", np.bool_, (), "-", "-", "islands",
           "the pair has an awake moving body: the solver visits it (constraints/islands.py)", state=True),
+    Field("pair_radius", FLOAT, (2,), "m", "-", "broadphase",
+          "rounding radius of each shape (sphere, capsule; 0 for the others): the part of a contact's arm "
+          "that keeps its world direction while the body turns (contact_rows.refresh_rows)", state=True),
 )
 
 SLOT_FIELDS: tuple[Field, ...] = (
@@ -136,13 +139,28 @@ class ContactBuffer:
         self.slots.restore(snap["slots"])
 
 
+_SPHERE, _CAPSULE = int(GeomType.SPHERE), int(GeomType.CAPSULE)
+
+
+@njit(cache=True, inline="always")
+def rounding_radius(geom_type, size0):
+    """The radius r [m] by which a shape is a point or segment grown by a sphere (a sphere, a capsule; its
+    first size entry), 0 for the other shapes. A contact on such a surface lies at r along the normal from
+    the core, whichever way the body turns: a ball rolls on the point below its centre, not on the
+    material point that touched at the start of the step (contact_rows.refresh_rows)."""
+    if geom_type == _SPHERE or geom_type == _CAPSULE:
+        return size0
+    return 0.0
+
+
 @njit(cache=True)
-def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, inv_mass, awake, old_key, old_witness,
-              old_contacts, old_slots, pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction,
-              pair_restitution, pair_awake, slots):
+def set_pairs(pairs, geom_count, geom_body, geom_type, geom_size, body_friction, body_restitution, inv_mass, awake,
+              old_key, old_witness, old_contacts, old_slots, pair_key, pair_geom, pair_body, pair_witness,
+              pair_contacts, pair_friction, pair_restitution, pair_awake, pair_radius, slots):
     """Fill the pair rows from the broadphase's sorted pairs (m, 2), carrying each pair's witness from the
     last step by a merge on the sorted keys (new pairs get WITNESS_NONE), and combine the materials:
-    μ = √(μa μb), e = max(ea, eb) (API.md).
+    μ = √(μa μb), e = max(ea, eb) (API.md). ``pair_radius`` takes each shape's rounding radius
+    (``rounding_radius``).
 
     A pair with no awake moving body (both asleep, or asleep on a fixed body) has not moved since the last
     step: it keeps last step's contacts (old_contacts, and old_slots = (point, normal, depth, kind,
@@ -162,6 +180,8 @@ def set_pairs(pairs, geom_count, geom_body, body_friction, body_restitution, inv
         pair_contacts[k] = 0
         pair_friction[k] = np.sqrt(body_friction[ba] * body_friction[bb])
         pair_restitution[k] = max(body_restitution[ba], body_restitution[bb])
+        pair_radius[k, 0] = rounding_radius(geom_type[a], geom_size[a, 0])
+        pair_radius[k, 1] = rounding_radius(geom_type[b], geom_size[b, 0])
         pair_awake[k] = True
         while j < n_old and old_key[j] < key:
             j += 1

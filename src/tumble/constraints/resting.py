@@ -46,7 +46,8 @@ class ContactSet:
 
     body_a, body_b, geom_a, geom_b, kind, feature (c,) int64 (kind: detect.KIND_NAMES codes); point, normal
     (c, 3) [m], world; depth (c,) [m];
-    restitution, friction (c,): the pair's combined material (API.md)."""
+    restitution, friction (c,): the pair's combined material (API.md); radius (c, 2) [m]: the rounding
+    radius of A's and B's shape (contact_buffer.rounding_radius: a sphere's or capsule's, else 0)."""
 
     body_a: np.ndarray
     body_b: np.ndarray
@@ -59,6 +60,7 @@ class ContactSet:
     feature: np.ndarray
     restitution: np.ndarray
     friction: np.ndarray
+    radius: np.ndarray
 
     def __len__(self) -> int:
         return int(self.depth.shape[0])
@@ -103,7 +105,8 @@ def gather(buffer) -> ContactSet:
                       kind=s.live("kind")[slot].copy(),
                       feature=s.live("feature")[slot].copy(),
                       restitution=p.live("pair_restitution")[pair].copy(),
-                      friction=p.live("pair_friction")[pair].copy())
+                      friction=p.live("pair_friction")[pair].copy(),
+                      radius=p.live("pair_radius")[pair].copy())
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -292,12 +295,37 @@ def _sphere_normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polyt
     return np.where(sphere_a[:, None], out, -out)
 
 
+def core_points(cs: ContactSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The points (c, 3) of A and B whose motion the separation follows, and the distance D (c,) between
+    them along n.
+
+    Baraff's d̈ (9-4) follows the two material points that touch, which is exact for polytopes (a vertex,
+    an edge, a face). A rounded shape (a sphere, a capsule: radius r > 0 in ``cs.radius``) touches at the
+    point r along the normal from its core, whichever material point is there: its separation is
+    d = n · (c_a − c_b) − r_a − r_b for its core point c (the sphere's centre, A's at the contact point
+    + (r_a − depth/2) n, B's at − (r_b − depth/2) n). Differentiating twice with n · n = 1:
+
+        d̈ = n · (c̈_a − c̈_b) + 2 ṅ · (ċ_a − ċ_b) − D |ṅ|²,   c_a − c_b = D n,
+
+    so a ball rolling at ω feels no centripetal ω² r of the material point at its bottom (which made the
+    resting force m (g − ω² r), and none at all above ω² r = g). A side that is not rounded keeps the
+    contact point itself (D then counts only the rounded side's offset)."""
+    offset_a = np.where(cs.radius[:, 0] > 0.0, cs.radius[:, 0] - 0.5 * cs.depth, 0.0)
+    offset_b = np.where(cs.radius[:, 1] > 0.0, cs.radius[:, 1] - 0.5 * cs.depth, 0.0)
+    return (cs.point + offset_a[:, None] * cs.normal, cs.point - offset_b[:, None] * cs.normal,
+            offset_a + offset_b)
+
+
 def resting_offset(cs: ContactSet, ndot: np.ndarray, free: np.ndarray, x: np.ndarray, v: np.ndarray,
                    w: np.ndarray) -> np.ndarray:
-    """b (c,) of d̈ = A f + b (9-9; Appendix D's ``compute_b_vector``): n · (p̈_a − p̈_b) without the contact
-    forces (``free`` (c, 3), from ``free_acceleration``) plus 2 ṅ · (ṗ_a − ṗ_b) (9-4). (A = J M⁻¹ Jᵀ.)"""
-    return (np.einsum("ij,ij->i", cs.normal, free)
-            + 2.0 * np.einsum("ij,ij->i", ndot, relative_velocity(cs, x, v, w)))
+    """b (c,) of d̈ = A f + b (9-9; Appendix D's ``compute_b_vector``): n · (c̈_a − c̈_b) without the contact
+    forces (``free`` (c, 3), from ``free_acceleration``) plus 2 ṅ · (ċ_a − ċ_b) (9-4) − D |ṅ|², at the core
+    points c of ``core_points`` (the contact point itself on a shape that is not rounded). (A = J M⁻¹ Jᵀ.)"""
+    core_a, core_b, gap = core_points(cs)
+    velocity = (v[cs.body_a] + cross(w[cs.body_a], core_a - x[cs.body_a])
+                - v[cs.body_b] - cross(w[cs.body_b], core_b - x[cs.body_b]))
+    return (np.einsum("ij,ij->i", cs.normal, free) + 2.0 * np.einsum("ij,ij->i", ndot, velocity)
+            - gap * np.einsum("ij,ij->i", ndot, ndot))
 
 
 def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndarray, force: np.ndarray,
@@ -312,19 +340,21 @@ def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndar
 def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
                       w: np.ndarray, force: np.ndarray, torque: np.ndarray,
                       extra: np.ndarray | None = None) -> np.ndarray:
-    """p̈_a − p̈_b (c, 3) at each contact point without the contact forces (Appendix D: the loads, with
-    gravity in ``force``, and the velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r of (C-10), (C-12)); ``extra``
-    (n, 6): accelerations added to the bodies' (the joints' response to the loads, method "event")."""
+    """c̈_a − c̈_b (c, 3) at each contact's core points (``core_points``: the contact point on a shape that is
+    not rounded) without the contact forces (Appendix D: the loads, with gravity in ``force``, and the
+    velocity terms ω × (ω × r) + I⁻¹ (L × ω) × r of (C-10), (C-12)); ``extra`` (n, 6): accelerations added
+    to the bodies' (the joints' response to the loads, method "event")."""
     du = body_accelerations(inv_mass, inv_inertia, w, force, torque)
     if extra is not None:
         du = du + extra
     lin, alpha = du[:, :3], du[:, 3:]
 
-    def point_acceleration(body: np.ndarray) -> np.ndarray:   # (C-12)
-        r = cs.point - x[body]
+    def point_acceleration(body: np.ndarray, point: np.ndarray) -> np.ndarray:   # (C-12)
+        r = point - x[body]
         return lin[body] + cross(alpha[body], r) + cross(w[body], cross(w[body], r))
 
-    return point_acceleration(cs.body_a) - point_acceleration(cs.body_b)
+    core_a, core_b, _ = core_points(cs)
+    return point_acceleration(cs.body_a, core_a) - point_acceleration(cs.body_b, core_b)
 
 
 def relative_velocity(cs: ContactSet, x: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
