@@ -154,8 +154,8 @@ class CollisionDetector:
         m = pairs.shape[0]
         buffer.resize(m)
         p = buffer.pair_arrays()
-        set_pairs(pairs, g, gl["geom_body"], gl["geom_type"], gl["geom_size"], body["friction"], body["restitution"],
-                  body["inv_mass"], body["awake"],
+        set_pairs(pairs, g, gl["geom_body"], gl["geom_type"], gl["geom_size"], gl["geom_quat"], body["friction"],
+                  body["restitution"], body["inv_mass"], body["awake"],
                   old.pairs.live("pair_key"), old.pairs.live("pair_witness"), old.pairs.live("pair_contacts"),
                   old.narrowphase_out(), *p, buffer.narrowphase_out())
         t2 = time.perf_counter()

@@ -40,6 +40,10 @@ PAIR_FIELDS: tuple[Field, ...] = (
     Field("pair_radius", FLOAT, (2,), "m", "-", "broadphase",
           "rounding radius of each shape (sphere, capsule; 0 for the others): the part of a contact's arm "
           "that keeps its world direction while the body turns (contact_rows.refresh_rows)", state=True),
+    Field("pair_ellipsoid", FLOAT, (2, 7), "m, -", "shape", "broadphase",
+          "each shape's semi-axes (a, b, c) and orientation in its body's axes (w, x, y, z) if it is an "
+          "ellipsoid, zeros otherwise: its contact point is its support point, re-found as it turns "
+          "(contact_rows.contact_from_core)", state=True),
 )
 
 SLOT_FIELDS: tuple[Field, ...] = (
@@ -139,7 +143,7 @@ class ContactBuffer:
         self.slots.restore(snap["slots"])
 
 
-_SPHERE, _CAPSULE = int(GeomType.SPHERE), int(GeomType.CAPSULE)
+_SPHERE, _CAPSULE, _ELLIPSOID = int(GeomType.SPHERE), int(GeomType.CAPSULE), int(GeomType.ELLIPSOID)
 
 
 @njit(cache=True, inline="always")
@@ -154,13 +158,14 @@ def rounding_radius(geom_type, size0):
 
 
 @njit(cache=True)
-def set_pairs(pairs, geom_count, geom_body, geom_type, geom_size, body_friction, body_restitution, inv_mass, awake,
-              old_key, old_witness, old_contacts, old_slots, pair_key, pair_geom, pair_body, pair_witness,
-              pair_contacts, pair_friction, pair_restitution, pair_awake, pair_radius, slots):
+def set_pairs(pairs, geom_count, geom_body, geom_type, geom_size, geom_quat, body_friction, body_restitution,
+              inv_mass, awake, old_key, old_witness, old_contacts, old_slots, pair_key, pair_geom, pair_body,
+              pair_witness, pair_contacts, pair_friction, pair_restitution, pair_awake, pair_radius, pair_ellipsoid,
+              slots):
     """Fill the pair rows from the broadphase's sorted pairs (m, 2), carrying each pair's witness from the
     last step by a merge on the sorted keys (new pairs get WITNESS_NONE), and combine the materials:
     μ = √(μa μb), e = max(ea, eb) (API.md). ``pair_radius`` takes each shape's rounding radius
-    (``rounding_radius``).
+    (``rounding_radius``), ``pair_ellipsoid`` an ellipsoid's semi-axes and orientation in its body.
 
     A pair with no awake moving body (both asleep, or asleep on a fixed body) has not moved since the last
     step: it keeps last step's contacts (old_contacts, and old_slots = (point, normal, depth, kind,
@@ -182,6 +187,13 @@ def set_pairs(pairs, geom_count, geom_body, geom_type, geom_size, body_friction,
         pair_restitution[k] = max(body_restitution[ba], body_restitution[bb])
         pair_radius[k, 0] = rounding_radius(geom_type[a], geom_size[a, 0])
         pair_radius[k, 1] = rounding_radius(geom_type[b], geom_size[b, 0])
+        for side in range(2):
+            g = a if side == 0 else b
+            ellipsoid = geom_type[g] == _ELLIPSOID
+            for c in range(3):
+                pair_ellipsoid[k, side, c] = geom_size[g, c] if ellipsoid else 0.0
+            for c in range(4):
+                pair_ellipsoid[k, side, 3 + c] = geom_quat[g, c] if ellipsoid else 0.0
         pair_awake[k] = True
         while j < n_old and old_key[j] < key:
             j += 1

@@ -27,9 +27,10 @@ fixed body (whose point carries no dynamics; a box sliding down a fixed incline 
 acceleration to rounding, where the midpoint put its friction ½ v h ahead and erred by 3e-6), the midpoint
 between equal masses. The directions n, t1, t2 are kept as prepared (any direction conserves L at a common
 point; the normal comes from the narrowphase).
-A rounded shape (a sphere, a capsule) is carried differently: it touches at ``core_offset`` along the normal
-from its core (a sphere's centre, a point of a capsule's segment), whichever of its material points is there,
-so its anchor is the core point and the offset is added along the step's normal. Carried as a material point,
+A rounded shape (a sphere, a capsule) and an ellipsoid are carried differently: each touches at a point its
+shape gives relative to its core (``contact_from_core``: r along the normal from a sphere's centre or a
+capsule's segment, an ellipsoid's support point), whichever of its material points is there, so its anchor
+is the core point and that vector is added at the current orientation. Carried as a material point,
 a ball rolling at ω turned its contact point ω h r behind its centre over a step, and its weight, acting
 there, braked it (4 m/s → 3.2 m/s in 2 s on level ground).
 Before rows were rebuilt (each body's arm from its own stale point, I⁻¹ from the start of the step), two
@@ -42,7 +43,7 @@ import numpy as np
 
 from ..collision.sat import MAX_CONTACTS
 from ..jit import njit
-from ..math3d import qrot_inv_t, qrot_t
+from ..math3d import qmul_t, qrot_inv_t, qrot_t
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that
@@ -115,25 +116,50 @@ def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent
 
 
 @njit(cache=True, inline="always")
-def core_offset(radius, depth):
-    """How far [m] a contact point lies from the core of a rounded shape (``contact_buffer.rounding_radius``
-    r > 0) along the normal: the point is midway between the two surfaces, so r − depth/2; 0 for a shape
-    that is not rounded (its contact point is a material point). A's core lies at +offset along n from the
-    point (n points from B toward A), B's at −offset."""
-    return radius - 0.5 * depth if radius > 0.0 else 0.0
+def contact_from_core(rounding, k, side, q, body, nx, ny, nz, depth):
+    """p − c [m] (world): the vector from the core point c of side ``side`` (0: the pair's A, 1: B) of pair k
+    to the contact point p, at the body orientation q[body], for a contact with normal n (B → A) and ``depth``.
+
+    ``rounding`` = (pair_radius (m, 2), pair_ellipsoid (m, 2, 7)) (contact_buffer). The surface of A that
+    faces B is met along u = −n (B's along u = +n), and p lies midway between the two surfaces:
+    p = s_A + (depth/2) n, p = s_B − (depth/2) n. s − c is
+    - on a shape rounded by r (a sphere about its centre, a capsule about its segment): r u, whatever the
+      body's turn;
+    - on an ellipsoid (semi-axes S, axes R in world): its support point R S² Rᵀ u / |S Rᵀ u|, which moves
+      over its surface as it turns;
+    - on any other shape (a polytope): the contact is a material point, c = p: returns zero.
+    """
+    radius, ellipsoid = rounding
+    sign = -1.0 if side == 0 else 1.0
+    ux, uy, uz = sign * nx, sign * ny, sign * nz
+    half = -0.5 * sign * depth
+    a = ellipsoid[k, side, 0]
+    if a > 0.0:
+        b, c = ellipsoid[k, side, 1], ellipsoid[k, side, 2]
+        sw, sx, sy, sz = qmul_t(q[body, 0], q[body, 1], q[body, 2], q[body, 3], ellipsoid[k, side, 3],
+                                ellipsoid[k, side, 4], ellipsoid[k, side, 5], ellipsoid[k, side, 6])
+        mx, my, mz = qrot_inv_t(sw, sx, sy, sz, ux, uy, uz)
+        norm = np.sqrt((a * mx) ** 2 + (b * my) ** 2 + (c * mz) ** 2)
+        ox, oy, oz = qrot_t(sw, sx, sy, sz, a * a * mx / norm, b * b * my / norm, c * c * mz / norm)
+        return ox + half * nx, oy + half * ny, oz + half * nz
+    r = radius[k, side]
+    if r > 0.0:
+        return r * ux + half * nx, r * uy + half * ny, r * uz + half * nz
+    return 0.0, 0.0, 0.0
 
 
 @njit(cache=True, refcount=False)
-def refresh_rows(pair_body, pair_contacts, pair_awake, pair_radius, normal, depth, tangent, anchor_a, anchor_b, x, q,
+def refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, tangent, anchor_a, anchor_b, x, q,
                  inv_mass, inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
                  pseudo_impulse, w, withdraw, only_needed, pair_restitution, approach, normal_accel,
                  restitution_threshold, h):
     """Rebuild the rows of every awake pair for the bodies' current pose (module docstring: one common point).
 
     Each contact's anchors (``prepare_rows``) are carried by their bodies to p_a = x_a + R(q_a) anchor_a
-    − c_a n and p_b = x_b + R(q_b) anchor_b + c_b n, with c the ``core_offset`` of a rounded shape (0 for
-    the others, whose anchor is the material contact point); the impulse then acts at their inverse-mass
-    weighted average p' (module docstring) on both bodies,
+    + e_a and p_b = x_b + R(q_b) anchor_b + e_b, with e the ``contact_from_core`` vector of a rounded shape
+    or an ellipsoid at the current orientation (zero for the others, whose anchor is the material contact
+    point; ``rounding`` as there); the impulse then acts at their inverse-mass weighted average p' (module
+    docstring) on both bodies,
     r_a = p' − x_a, r_b = p' − x_b, so that it changes no angular momentum (Baraff II (8-12)), and the
     effective masses ((8-18)) use ``inv_inertia_world`` at the current orientations (the caller refreshes
     it). The directions and impulses are kept. Asleep pairs have not moved: they keep their rows.
@@ -167,7 +193,6 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, pair_radius, normal, dept
         a, b = pair_body[k, 0], pair_body[k, 1]
         ima, imb = inv_mass[a], inv_mass[b]
         ia, ib = inv_inertia_world[a], inv_inertia_world[b]
-        radius_a, radius_b = pair_radius[k, 0], pair_radius[k, 1]
         dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
         wa = ima / (ima + imb)   # weights of the common point (module docstring); a pair has a moving body
         wb = 1.0 - wa
@@ -180,11 +205,12 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, pair_radius, normal, dept
                 sb0, sb1, sb2 = sb0 - lam * ang_b[s, 0, 0], sb1 - lam * ang_b[s, 0, 1], sb2 - lam * ang_b[s, 0, 2]
             ua0, ua1, ua2 = qrot_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3], anchor_a[s, 0], anchor_a[s, 1], anchor_a[s, 2])
             ub0, ub1, ub2 = qrot_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3], anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2])
-            # a rounded surface touches at its core's offset along n, however the body has turned
-            ca, cb = core_offset(radius_a, depth[s]), core_offset(radius_b, depth[s])
+            # a rounded surface or an ellipsoid touches where its shape says, however the body has turned
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            ua0, ua1, ua2 = ua0 - ca * nx, ua1 - ca * ny, ua2 - ca * nz
-            ub0, ub1, ub2 = ub0 + cb * nx, ub1 + cb * ny, ub2 + cb * nz
+            ea0, ea1, ea2 = contact_from_core(rounding, k, 0, q, a, nx, ny, nz, depth[s])
+            eb0, eb1, eb2 = contact_from_core(rounding, k, 1, q, b, nx, ny, nz, depth[s])
+            ua0, ua1, ua2 = ua0 + ea0, ua1 + ea1, ua2 + ea2
+            ub0, ub1, ub2 = ub0 + eb0, ub1 + eb1, ub2 + eb2
             # r_a = p' − x_a = wa u_a + wb (u_b + x_b − x_a), r_b = p' − x_b = wa (u_a − (x_b − x_a)) + wb u_b
             ma0, ma1, ma2 = wa * ua0 + wb * ub0, wa * ua1 + wb * ub1, wa * ua2 + wb * ub2
             _set_rows(s, ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz, ma0 - wa * dx, ma1 - wa * dy,
@@ -200,7 +226,7 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, pair_radius, normal, dept
 
 
 @njit(cache=True, refcount=False)
-def prepare_rows(pair_key, pair_body, pair_contacts, pair_radius, point, normal, depth, feature, normal_impulse,
+def prepare_rows(pair_key, pair_body, pair_contacts, rounding, point, normal, depth, feature, normal_impulse,
                  friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
                  tangent_k, approach, normal_accel, separation, source, old_key, old_contacts, old_feature,
                  old_point, old_normal_impulse, old_friction_impulse, match_distance, x, q, v, w, v_start, w_start,
@@ -213,9 +239,9 @@ def prepare_rows(pair_key, pair_body, pair_contacts, pair_radius, point, normal,
     step's pair keys (sorted), slot counts, feature ids, points and impulses; match_distance [m] bounds the
     fallback match by position. Both arms end at the contact point (module docstring: one common point),
     which is also stored in each body's axes (anchor_a, anchor_b (S, 3); q the bodies' orientations) for
-    ``refresh_rows``: the material point of a shape that is not rounded, the core point (the point less its
-    ``core_offset`` along the normal) of a rounded one (``pair_radius`` (m, 2)). Returns the number of
-    contacts.
+    ``refresh_rows``: the material point of a polytope, the core point (the point less its
+    ``contact_from_core`` vector; ``rounding`` as there) of a rounded shape or an ellipsoid. Returns the
+    number of contacts.
     """
     jo = 0
     n_old = old_key.shape[0]
@@ -277,11 +303,12 @@ def prepare_rows(pair_key, pair_body, pair_contacts, pair_radius, point, normal,
             tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2] = t2x, t2y, t2z
             ra0, ra1, ra2 = point[s, 0] - x[a, 0], point[s, 1] - x[a, 1], point[s, 2] - x[a, 2]
             rb0, rb1, rb2 = point[s, 0] - x[b, 0], point[s, 1] - x[b, 1], point[s, 2] - x[b, 2]
-            ca, cb = core_offset(pair_radius[k, 0], depth[s]), core_offset(pair_radius[k, 1], depth[s])
+            ea0, ea1, ea2 = contact_from_core(rounding, k, 0, q, a, nx, ny, nz, depth[s])
+            eb0, eb1, eb2 = contact_from_core(rounding, k, 1, q, b, nx, ny, nz, depth[s])
             anchor_a[s, 0], anchor_a[s, 1], anchor_a[s, 2] = qrot_inv_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3],
-                                                                        ra0 + ca * nx, ra1 + ca * ny, ra2 + ca * nz)
+                                                                        ra0 - ea0, ra1 - ea1, ra2 - ea2)
             anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2] = qrot_inv_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3],
-                                                                        rb0 - cb * nx, rb1 - cb * ny, rb2 - cb * nz)
+                                                                        rb0 - eb0, rb1 - eb1, rb2 - eb2)
             _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, inv_inertia_world[a], inv_inertia_world[b], ima, imb,
                       normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k)
             approach[s] = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_start, w_start)

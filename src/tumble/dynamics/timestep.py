@@ -70,7 +70,8 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
     (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
      inv_inertia_world, v_pseudo, w_pseudo, awake) = body
     (pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution, pair_awake,
-     pair_radius) = pairs
+     pair_radius, pair_ellipsoid) = pairs
+    rounding = (pair_radius, pair_ellipsoid)
     (point, normal, depth, kind, feature, normal_impulse, friction_impulse, tangent, tangent_impulse, ang_a, ang_b,
      inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
      pseudo_impulse, anchor_a, anchor_b) = slots
@@ -84,7 +85,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
             w_pseudo[i, c] = w[i, c]
     velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
                    torque, gravity, hs, inv_inertia_world, awake, substeps == 1)
-    count = prepare_rows(pair_key, pair_body, pair_contacts, pair_radius, point, normal, depth, feature, normal_impulse,
+    count = prepare_rows(pair_key, pair_body, pair_contacts, rounding, point, normal, depth, feature, normal_impulse,
                          friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
                          tangent_k, approach, normal_accel, separation, recycled_from, old_key, old_contacts,
                          old_feature, old_point, old_normal_impulse, old_friction_impulse, settings[S_MATCH_DISTANCE],
@@ -143,7 +144,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
         # stale I⁻¹: two boxes colliding in zero gravity changed L by 0.65 % with 4 sub-steps (1e-14 with 1).
         inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
         relax = soft and isettings[I_RELAX_ITERATIONS] > 0
-        refresh_rows(pair_body, pair_contacts, pair_awake, pair_radius, normal, depth, tangent, anchor_a, anchor_b, x,
+        refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, tangent, anchor_a, anchor_b, x,
                      q, inv_mass, inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
                      pseudo_impulse, w, moved, sub == substeps - 1 and not relax, pair_restitution, approach,
                      normal_accel, settings[S_RESTITUTION_THRESHOLD], hs)
