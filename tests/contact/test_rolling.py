@@ -188,3 +188,36 @@ def test_a_sliding_ball_starts_to_roll_at_five_sevenths(options):
         expected = v0 - mu * G * t if t < t_star else 5.0 / 7.0 * v0
         assert ball.velocity[0] == pytest.approx(expected, abs=1e-9)
     assert ball.angular_velocity[1] * RADIUS == pytest.approx(5.0 / 7.0 * v0, abs=1e-9)
+
+
+def test_event_method_ball_slides_off_a_dome():
+    """A frictionless ball (r = 0.1 m, 1 kg) nudged at v0 = 0.05 m/s from the top of a fixed sphere (R = 1 m)
+    slides over it on the circle of radius L = R + r: energy gives v² = v0² + 2 g L (1 − cos θ), and the
+    contact must supply the centripetal m v²/L, so N = m g cos θ − m v²/L = m g (3 cos θ − 2) − m v0²/L, which
+    vanishes at cos θ = (2 + v0²/(g L))/3. The event method's resting force follows that to 1e-4 N
+    (measured 5.6e-6) and the contact ends within a step of that angle (a step turns cos θ by 0.008 there).
+    Two spheres' separation follows their centres (resting.core_points): d̈ has −D |ṅ|², D = L; without it
+    the force was short by m v²/L and the ball chattered off the dome."""
+    big, small, v0 = 1.0, RADIUS, 0.05
+    reach = big + small
+    world = tb.World(method="event")
+    world.add_body(tb.Sphere(big), fixed=True, friction=0.0)
+    ball = world.add_body(tb.Sphere(small), mass=1.0, position=(0.0, 0.0, reach), velocity=(v0, 0.0, 0.0),
+                          friction=0.0)
+    leave = (2.0 + v0**2 / (G * reach)) / 3.0
+    last_touch = None
+    for _ in range(600):     # it creeps off the top, then leaves after about 1.9 s
+        world.step(DT)
+        p = ball.position
+        cos = p[2] / np.linalg.norm(p)
+        stats = world._event.stats
+        force = stats.resting_forces.sum() if stats.resting_contacts else 0.0
+        if force == 0.0:
+            assert cos < leave + 0.01    # no early take-off
+            if cos < leave - 0.1:
+                break
+            continue
+        assert force == pytest.approx(G * (3.0 * cos - 2.0) - v0**2 / reach, abs=1e-4)
+        last_touch = cos
+    assert last_touch is not None
+    assert 0.0 <= last_touch - leave < 0.01

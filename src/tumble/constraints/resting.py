@@ -321,11 +321,11 @@ def resting_offset(cs: ContactSet, ndot: np.ndarray, free: np.ndarray, x: np.nda
     """b (c,) of d̈ = A f + b (9-9; Appendix D's ``compute_b_vector``): n · (c̈_a − c̈_b) without the contact
     forces (``free`` (c, 3), from ``free_acceleration``) plus 2 ṅ · (ċ_a − ċ_b) (9-4) − D |ṅ|², at the core
     points c of ``core_points`` (the contact point itself on a shape that is not rounded). (A = J M⁻¹ Jᵀ.)"""
-    core_a, core_b, gap = core_points(cs)
+    core_a, core_b, core_distance = core_points(cs)
     velocity = (v[cs.body_a] + cross(w[cs.body_a], core_a - x[cs.body_a])
                 - v[cs.body_b] - cross(w[cs.body_b], core_b - x[cs.body_b]))
     return (np.einsum("ij,ij->i", cs.normal, free) + 2.0 * np.einsum("ij,ij->i", ndot, velocity)
-            - gap * np.einsum("ij,ij->i", ndot, ndot))
+            - core_distance * np.einsum("ij,ij->i", ndot, ndot))
 
 
 def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndarray, force: np.ndarray,
