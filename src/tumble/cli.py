@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-COMPILE_NOTE = ("the first run compiles the contact kernels, about 2 min on 2 idle cores; "
+COMPILE_NOTE = ("the first run compiles the contact kernels, about 1 min on 2 idle cores, 2 when busy; "
                 "later runs load them from Numba's cache in about a second")
 
 

@@ -309,7 +309,9 @@ def core_points(cs: ContactSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     so a ball rolling at ω feels no centripetal ω² r of the material point at its bottom (which made the
     resting force m (g − ω² r), and none at all above ω² r = g). A side that is not rounded keeps the
-    contact point itself (D then counts only the rounded side's offset)."""
+    contact point itself (D then counts only the rounded side's offset). The time-stepping rows place the
+    same core points (contact_rows.contact_from_core, which also handles ellipsoids; the event method takes
+    none)."""
     offset_a = np.where(cs.radius[:, 0] > 0.0, cs.radius[:, 0] - 0.5 * cs.depth, 0.0)
     offset_b = np.where(cs.radius[:, 1] > 0.0, cs.radius[:, 1] - 0.5 * cs.depth, 0.0)
     return (cs.point + offset_a[:, None] * cs.normal, cs.point - offset_b[:, None] * cs.normal,
