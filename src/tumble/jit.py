@@ -19,6 +19,18 @@ compiles it without (Numba's ``_nrt=False``; compiling one that allocates fails 
 The option also reaches what such a kernel calls through an ``@overload``: ``timestep.contact_step``, which
 calls the velocity solvers that way (APGD, CG and Lemke allocate), keeps counting.
 
+**Fast-math flags are never inherited** (``fastmath`` is False unless a kernel asks): Numba lets a function
+that does not set ``fastmath`` take its first caller's flags, and a compiled function serves every later caller
+with the same argument types; a helper first compiled from a kernel with fused multiply-adds would then round
+differently in every other kernel, depending on which compiled first.
+
+**Helpers are inlined by LLVM, not as IR** (``forceinline=True, refcount=False``): LLVM's ``alwaysinline``
+puts a helper's machine code into each caller after the helper has been compiled once, where Numba's
+``inline="always"`` copies and re-types its IR at every call site (a third of a contact step's cold compile).
+Without reference counting the inlined helper costs nothing at run time. ``inline="always"`` is kept only in
+``math3d`` and ``dynamics/integrate``, whose helpers take the fused multiply-adds of the free-motion kernels
+they are inlined into (a helper compiled apart keeps its own flags).
+
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
 ``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a
 numba that renamed it would only compile more, and tests/unit/test_jit.py would say so.
@@ -48,11 +60,13 @@ def _type_constants_by_type(dispatcher: Any) -> Any:
 
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit`` with the same arguments (bare ``@njit`` or ``@njit(cache=True, ...)``), plus
-    ``refcount=False`` for a kernel that allocates nothing; see the module docstring for both differences."""
+    ``refcount=False`` for a kernel that allocates nothing, and ``fastmath`` False unless given; see the module
+    docstring for these differences."""
     if len(args) == 1 and callable(args[0]) and not options:
-        return _type_constants_by_type(numba.njit(args[0]))
+        return njit()(args[0])
     if not options.pop("refcount", True):
         options["_nrt"] = False
+    options.setdefault("fastmath", False)
     decorate = numba.njit(*args, **options)
 
     def wrap(fn: Callable) -> Any:

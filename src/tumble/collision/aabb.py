@@ -55,7 +55,7 @@ if (_SPHERE, _BOX, _CAPSULE, _CYLINDER, _ELLIPSOID, _CONVEX_HULL, _PLANE) != (
     raise ImportError("tumble.collision.aabb: the type codes here no longer match conventions.GeomType")
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
                    polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
     """AABB of row i: c_g ± h (hull: c_g + vertex bounds), inflated by margin; h per type as in the module

@@ -53,7 +53,7 @@ PARALLEL_SIN2 = 1e-12
 """sin² of the angle below which two edge directions count as parallel and give no axis (as in sat.py)."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _frame(qw, qx, qy, qz, R):
     """Rows of R (3, 3): the body axes in world coordinates, i.e. the columns of the rotation matrix of the
     unit quaternion q (Baraff I section 4, ``quaternion_to_matrix``, transposed)."""
@@ -64,7 +64,7 @@ def _frame(qw, qx, qy, qz, R):
     R[2, 0], R[2, 1], R[2, 2] = 2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _axis_separation(axis, ha, hb, C, AC, t, tb):
     """Separation of the boxes along axis ``axis`` (numbering in the module docstring): positive if it
     separates them by that much, −inf for an edge pair that is (nearly) parallel."""
@@ -86,7 +86,7 @@ def _axis_separation(axis, ha, hb, C, AC, t, tb):
     return (abs(tl) - ra - rb) / np.sqrt(l2)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _best_axis(first, last, ha, hb, C, AC, t, tb):
     """(greatest separation, its axis) over the axes first ≤ axis < last (−inf, −1 if all are parallel)."""
     best, axis = -np.inf, -1
@@ -194,7 +194,7 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     return n, False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _edge_axis_along_face(ae, face_normal, RA, RB):
     """True when edge axis ``ae`` (6 + 3 i + j: a_i × b_j) lies within sat.FACE_ALIGNED_COS of the normal."""
     i, j = (ae - 6) // 3, (ae - 6) % 3
@@ -203,7 +203,7 @@ def _edge_axis_along_face(ae, face_normal, RA, RB):
                                 face_normal[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _deepest_vertex_beside(r, sign, pR, RR, hR, pI, RI, hI):
     """True when box I's deepest vertex along −n (n = sign · R_r, the reference normal) is unique and lies
     more than BESIDE_FACE beside reference face r's rectangle. Then no point of I within the face's prism is
@@ -222,7 +222,7 @@ def _deepest_vertex_beside(r, sign, pR, RR, hR, pI, RI, hI):
     return abs(x1) > hR[r1] + BESIDE_FACE or abs(x2) > hR[r2] + BESIDE_FACE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _support_code(R, i, lx, ly, lz):
     """Sign (±1) of axis i of frame R along direction l."""
     return 1.0 if R[i, 0] * lx + R[i, 1] * ly + R[i, 2] * lz >= 0.0 else -1.0

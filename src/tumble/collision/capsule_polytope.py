@@ -37,7 +37,7 @@ TOUCHING = 1e-12
 
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _segment_edge_closest(c0, c1, wv, a, b):
     """Closest points (p on [c0, c1], q on edge a → b of wv) as six scalars."""
     dx, dy, dz = c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2]
@@ -47,12 +47,12 @@ def _segment_edge_closest(c0, c1, wv, a, b):
             wv[a, 0] + t * ex, wv[a, 1] + t * ey, wv[a, 2] + t * ez)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _face_height(wn, wd, f, p):
     return wn[f, 0] * p[0] + wn[f, 1] * p[1] + wn[f, 2] * p[2] - wd[f]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _side_normal(wv, wn, f, a, b):
     """Outward normal (unnormalised) of the side plane through face f's edge a → b: edge × n_f."""
     ex, ey, ez = wv[b, 0] - wv[a, 0], wv[b, 1] - wv[a, 1], wv[b, 2] - wv[a, 2]

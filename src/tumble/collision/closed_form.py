@@ -18,7 +18,7 @@ from .capsule_polytope import inside_face
 from .sat import KIND_CAPSULE, KIND_SPHERE, KIND_VERTEX_FACE, reduce_manifold, segment_params
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _write(point_out, normal_out, depth_out, kind_out, feature_out, row, px, py, pz, nx, ny, nz, depth, kind, feature):
     point_out[row, 0], point_out[row, 1], point_out[row, 2] = px, py, pz
     normal_out[row, 0], normal_out[row, 1], normal_out[row, 2] = nx, ny, nz
@@ -62,7 +62,7 @@ def sphere_plane(cx, cy, cz, r, nx, ny, nz, d, margin, feature, point_out, norma
     return 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _closest_on_segment(px, py, pz, ax, ay, az, bx, by, bz):
     """Parameter t ∈ [0, 1] of the point of segment [a, b] closest to p."""
     ex, ey, ez = bx - ax, by - ay, bz - az
@@ -172,7 +172,7 @@ def sphere_box(cx, cy, cz, r, bx, by, bz, qw, qx, qy, qz, hx, hy, hz, margin, po
     return 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _region(x, h):
     """0 below −h, 1 within [−h, h], 2 above h."""
     return 0 if x < -h else (2 if x > h else 1)

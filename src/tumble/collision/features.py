@@ -74,39 +74,39 @@ CURVED_ID = CURVED << _FAMILY_SHIFT
 _M12, _M13, _M26 = (1 << 12) - 1, (1 << 13) - 1, (1 << 26) - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def face_clip(ref_on_b, ref_face, inc_face, line_in, line_out):
     """Id of a clipped face–face point (see the module docstring)."""
     return ((FACE_CLIP << _FAMILY_SHIFT) | (int(ref_on_b) << 51) | ((ref_face & _M12) << 39)
             | ((inc_face & _M13) << 26) | ((line_in & _M13) << 13) | (line_out & _M13))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def edge_edge(edge_a, edge_b):
     """Id of an edge–edge contact between edge_a of A and edge_b of B (polytope-local edge indices)."""
     return (EDGE_EDGE << _FAMILY_SHIFT) | ((edge_a & _M26) << 26) | (edge_b & _M26)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def deepest_vertex(ref_on_b, ref_face, vertex):
     """Id of the incident polytope's deepest vertex below reference face ``ref_face``."""
     return ((DEEPEST_VERTEX << _FAMILY_SHIFT) | (int(ref_on_b) << 51) | ((ref_face & _M12) << 39)
             | (vertex & _M26))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def vertex(v):
     """Id of polytope vertex v against a plane."""
     return (VERTEX << _FAMILY_SHIFT) | (v & _M26)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def closest(which, index):
     """Id of a single closest-point contact on feature ``index`` of kind ``which`` (CLOSEST_*) of B."""
     return (CLOSEST << _FAMILY_SHIFT) | ((which & _M26) << 26) | (index & _M26)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def capsule_end(face, side, end):
     """Id of end ``end`` (0, 1) of a capsule's contact interval on ``face`` of B, clipped by ``side``."""
     return (CAPSULE_END << _FAMILY_SHIFT) | ((face & _M26) << 26) | ((side & _M13) << 13) | (end & _M13)

@@ -142,14 +142,14 @@ def _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _same_sign(a, b):
     # Zero matches neither sign: a weight that is exactly 0 sends the search to the lower-dimensional
     # face, which then carries the point with strictly positive weights.
     return (a > 0.0 and b > 0.0) or (a < 0.0 and b < 0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _slot(idx, i, li, j, lj, k, lk):
     if idx == i:
         return li
@@ -160,7 +160,7 @@ def _slot(idx, i, li, j, lj, k, lk):
     return 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _weights(i, li, j, lj, k, lk):
     """Scatter up to three (row, weight) pairs into the four weight slots (unused rows: pass −1)."""
     return (_slot(0, i, li, j, lj, k, lk), _slot(1, i, li, j, lj, k, lk),
@@ -260,7 +260,7 @@ def _s2d(W, i, j, k):
     return bm, b0, b1, b2, b3, bx, by, bz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _det(ax, ay, az, bx, by, bz, cx, cy, cz):
     """a · (b × c)."""
     return ax * (by * cz - bz * cy) + ay * (bz * cx - bx * cz) + az * (bx * cy - by * cx)
@@ -429,7 +429,7 @@ def _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
     return n, vx, vy, vz, vv, hit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _closest_points(simp, lam, n):
     """The closest points a ∈ A and b ∈ B: GJK's barycentric weights lam[0, :n] applied to the support
     points of A (simp[1]) and of B (simp[2])."""

@@ -46,12 +46,12 @@ POLYTOPE_TESTS, WITNESS_DECIDED, UNSUPPORTED = 0, 1, 2
 STATS_SIZE = 3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _is_polytope(t):
     return t == BOX or t == CYLINDER or t == HULL
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _geom_pose(g, geom_body, geom_pos, geom_quat, x, q):
     """World position and orientation of geometry row g: body pose ∘ local pose."""
     b = geom_body[g]
@@ -61,7 +61,7 @@ def _geom_pose(g, geom_body, geom_pos, geom_quat, x, q):
     return x[b, 0] + ox, x[b, 1] + oy, x[b, 2] + oz, qw, qx, qy, qz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _axis_points(px, py, pz, qw, qx, qy, qz, half):
     """Ends of a capsule's segment: centre ∓ half · (body z in world)."""
     ax, ay, az = qrot_t(qw, qx, qy, qz, 0.0, 0.0, half)
@@ -106,7 +106,7 @@ def pair_family(ta, tb):
     return FAMILY_CLOSED_FORM
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _pair_setup(k, pairs, geom_type, geom_body, geom_pos, geom_quat, x, q, margin, sweep):
     """Pair k in canonical order (lower geometry type first: A): (ga, gb, flip, speculative margin, pose of A,
     pose of B); ``flip`` is True when the order was swapped (the normals are flipped back at the end)."""
@@ -122,7 +122,7 @@ def _pair_setup(k, pairs, geom_type, geom_body, geom_pos, geom_quat, x, q, margi
     return ga, gb, flip, mk, pose_a, pose_b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _pair_done(k, n, flip, normal_out, pair_contacts_out):
     """Record pair k's n contacts, normals flipped back to point from the pair's second geometry to its first."""
     if flip:
@@ -357,7 +357,7 @@ def narrowphase_range(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep
                                pair_contacts_out, out, stats_out)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _thread_scratch(scratch, epa, t):
     """Thread t's scratch tuple (as ``narrowphase_range`` takes it) from the per-thread stacks."""
     return (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],

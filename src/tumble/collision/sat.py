@@ -55,14 +55,14 @@ face axis badly conditioned, not edges crossing: when the face manifold falls sh
 apart along the edge axis keep the edge contact, whose gap is then the true one.)"""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def edge_axis_along_face(ax, ay, az, nx, ny, nz):
     """True when the axis (ax, ay, az) (any length) lies within FACE_ALIGNED_COS of the unit normal n."""
     d = ax * nx + ay * ny + az * nz
     return d * d > FACE_ALIGNED_COS * FACE_ALIGNED_COS * (ax * ax + ay * ay + az * az)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def face_preference(radius_a, radius_b):
     """m. How much more an edge pair must separate than the best face axis to be chosen: near-ties go to
     faces, whose clipped manifolds keep a box that rests tilted on another from rocking on one edge contact.
@@ -73,7 +73,7 @@ def face_preference(radius_a, radius_b):
     return max(FACE_PREFERENCE_MIN, FACE_PREFERENCE_REL * min(radius_a, radius_b))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def bounding_radius(wv, nv, cx, cy, cz):
     """Largest distance of the vertices wv[:nv] from the point c."""
     r2 = 0.0
@@ -117,7 +117,7 @@ def transform_polytope(vertices, face_normal, face_offset, v0, nv, f0, nf, px, p
         wd_out[k] = face_offset[f0 + k] + x * px + y * py + z * pz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _face_separation(wn, wd, f, wv_other, nv_other):
     """min over the other polytope's vertices of n_f · v − d_f: how far it lies outside face f."""
     best = np.inf
@@ -128,7 +128,7 @@ def _face_separation(wn, wd, f, wv_other, nv_other):
     return best - wd[f]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def face_query(wn, wd, nf, wv_other, nv_other):
     """(greatest separation, its face) over the faces of one polytope."""
     best, best_f = -np.inf, -1
@@ -159,7 +159,7 @@ def _edge_axis(wvA, eA0, eA1, cA, wvB, eB0, eB1):
     return True, ax, ay, az, s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _is_minkowski_face(ax, ay, az, bx, by, bz, bxa_x, bxa_y, bxa_z, cx, cy, cz, dx, dy, dz):
     """Do the Gauss-map arcs (a, b) of edge A and (c, d) = (−normals of edge B) cross? (Gregorius 2013)
     b × a is passed in, computed once per edge of A; the test on it rejects most pairs before d × c."""
@@ -262,7 +262,7 @@ def reduce_manifold(points, depth, n, nx, ny, nz, keep_out):
     return 4
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _signed_area(p, i, j, k, nx, ny, nz):
     """n · ((p_j − p_i) × (p_k − p_i)): twice the signed area of triangle (i, j, k) about n."""
     ux, uy, uz = p[j, 0] - p[i, 0], p[j, 1] - p[i, 1], p[j, 2] - p[i, 2]
@@ -364,7 +364,7 @@ def segment_params(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z):
     return s, t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def edge_midpoint(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z):
     """The midpoint of the closest points of segments p1 + s d1 and p2 + t d2, as a tuple."""
     s, t = segment_params(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z)
@@ -372,7 +372,7 @@ def edge_midpoint(p1x, p1y, p1z, d1x, d1y, d1z, p2x, p2y, p2z, d2x, d2y, d2z):
         0.5 * (p1z + s * d1z + p2z + t * d2z)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _edges_midpoint(wvA, a0, a1, wvB, b0, b1):
     """``edge_midpoint`` of edge a0 → a1 of wvA and edge b0 → b1 of wvB."""
     return edge_midpoint(wvA[a0, 0], wvA[a0, 1], wvA[a0, 2], wvA[a1, 0] - wvA[a0, 0], wvA[a1, 1] - wvA[a0, 1],
@@ -498,7 +498,7 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
     return n, False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, depth_out, kind_out, feature_out, base):
     """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
     _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
@@ -509,7 +509,7 @@ def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, de
                               -s, features.edge_edge(ia, ib))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def write_edge_contact(out, base, point, normal, depth, feature):
     """Write one edge–edge contact (point and normal as 3-tuples, world; depth in m) to row ``base`` of
     ``out`` = (point, normal, depth, kind, feature); returns 1."""

@@ -146,7 +146,7 @@ class ContactBuffer:
 _SPHERE, _CAPSULE, _ELLIPSOID = int(GeomType.SPHERE), int(GeomType.CAPSULE), int(GeomType.ELLIPSOID)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def rounding_radius(geom_type, size0):
     """The radius r [m] by which a shape is a point or segment grown by a sphere (a sphere, a capsule; its
     first size entry), 0 for the other shapes. A contact on such a surface lies at r along the normal from

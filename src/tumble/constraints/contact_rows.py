@@ -50,7 +50,7 @@ _TANGENT_SWITCH = 0.57735026918962573
 component and another never degenerates."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def tangent_basis(nx, ny, nz):
     """Unit t1 ⟂ n built from n alone (so a contact keeps its basis while n stays), and t2 = n × t1."""
     if abs(nx) >= _TANGENT_SWITCH:
@@ -73,7 +73,7 @@ def contact_directions(normal, out):
         out[i, 2, 0], out[i, 2, 1], out[i, 2, 2] = t2x, t2y, t2z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _row_geometry(s, r0, r1, r2, iinv, ang, inv_ang, d, dx, dy, dz):
     """ang[s, d] = r × dir and inv_ang[s, d] = I⁻¹ (r × dir); returns (r × dir)·I⁻¹ (r × dir)."""
     cx, cy, cz = r1 * dz - r2 * dy, r2 * dx - r0 * dz, r0 * dy - r1 * dx
@@ -85,7 +85,7 @@ def _row_geometry(s, r0, r1, r2, iinv, ang, inv_ang, d, dx, dy, dz):
     return cx * ix + cy * iy + cz * iz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def row_velocity(s, d, a, b, dx, dy, dz, ang_a, ang_b, v, w):
     """J_d times the body velocities: the relative velocity of A against B at the contact along d."""
     return (dx * (v[a, 0] - v[b, 0]) + dy * (v[a, 1] - v[b, 1]) + dz * (v[a, 2] - v[b, 2])
@@ -93,7 +93,7 @@ def row_velocity(s, d, a, b, dx, dy, dz, ang_a, ang_b, v, w):
             - ang_b[s, d, 0] * w[b, 0] - ang_b[s, d, 1] * w[b, 1] - ang_b[s, d, 2] * w[b, 2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
               normal_mass, tangent_k):
     """The rows of slot s for the arms r_a, r_b and world inverse inertias ia, ib (3, 3): ang = r × d,
@@ -115,7 +115,7 @@ def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent
     tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2] = k11, k12, k22
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def contact_from_core(rounding, k, side, q, body, nx, ny, nz, depth):
     """p − c [m] (world): the vector from the core point c of side ``side`` (0: the pair's A, 1: B) of pair k
     to the contact point p, at the body orientation q[body], for a contact with normal n (B → A) and ``depth``.

@@ -32,7 +32,7 @@ import numpy as np
 from ..jit import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _root(parent, i):
     """Root of i's set, halving the path on the way (union-find)."""
     while parent[i] != i:

@@ -50,7 +50,7 @@ ball joint's roll, pitch and yaw; an unlimited angle has (−NO_LIMIT, NO_LIMIT)
 NO_LIMIT = 1e30
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def limit_rows(kind):
     """(first, end) of the limit row slots of a joint kind: 3–5 for a ball joint's roll-pitch-yaw limits,
     6 for a hinge's or slider's coordinate."""
@@ -62,7 +62,7 @@ HAS_LIMIT, HAS_MOTOR, BROKEN = 1, 2, 4
 """Bits of ``joint_flags``."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _frame(i, local, x, q):
     """(anchor (3), orientation (4)) of a joint frame in the world: ``local`` (7,) = anchor and quaternion in
     body i's axes, or in the world's when i < 0."""
@@ -74,7 +74,7 @@ def _frame(i, local, x, q):
     return (px + x[i, 0], py + x[i, 1], pz + x[i, 2]), (fw, fx, fy, fz)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _axis(f, k):
     """Axis k (0 x, 1 y, 2 z) of the frame with orientation f, in the world."""
     e0 = 1.0 if k == 0 else 0.0
@@ -83,19 +83,19 @@ def _axis(f, k):
     return qrot_t(f[0], f[1], f[2], f[3], e0, e1, e2)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _set(lin, ang_a, ang_b, j, r, l0, l1, l2, a0, a1, a2, b0, b1, b2):
     lin[j, r, 0], lin[j, r, 1], lin[j, r, 2] = l0, l1, l2
     ang_a[j, r, 0], ang_a[j, r, 1], ang_a[j, r, 2] = a0, a1, a2
     ang_b[j, r, 0], ang_b[j, r, 1], ang_b[j, r, 2] = b0, b1, b2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _relative_rotation(fa, fb):
     """Rotation vector θ (world) of R_a R_bᵀ: the small rotation that takes frame b onto frame a."""
     rw, rx, ry, rz = qmul_t(fa[0], fa[1], fa[2], fa[3], fb[0], -fb[1], -fb[2], -fb[3])
@@ -108,7 +108,7 @@ def _relative_rotation(fa, fb):
     return angle * rx / s, angle * ry / s, angle * rz / s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _twist_angle(fa, fb):
     """Angle [rad] in (−π, π] of frame b about frame a's x axis (the hinge angle): twist of q_a⁻¹ q_b."""
     rw, rx, _, _ = qmul_t(fa[0], -fa[1], -fa[2], -fa[3], fb[0], fb[1], fb[2], fb[3])
@@ -239,7 +239,7 @@ def _rpy_limit_rows(j, fa, fb, limit, lin, ang_a, ang_b, error):
             error[j, slot] = hi - angle
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def rpy_angles(fa, fb):
     """(φ, θ, ψ) [rad] of frame a relative to frame b (orientations fa, fb (4,), world): R_bᵀ R_a =
     Rz(φ) Ry(θ) Rx(ψ) (ArtiSynth notes 0.4)."""
@@ -252,7 +252,7 @@ def rpy_angles(fa, fb):
     return np.arctan2(r10, r00), -np.arcsin(min(1.0, max(-1.0, r20))), np.arctan2(r21, r22)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def rpy_rate_row(k, cf, sf, ct, st):
     """Row k of H⁻¹ (notes (0.2)), (φ̇, θ̇, ψ̇) = H⁻¹ ω in frame b's axes, from cos and sin of φ and θ."""
     if k == 0:
@@ -262,7 +262,7 @@ def rpy_rate_row(k, cf, sf, ct, st):
     return cf / ct, sf / ct, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def rpy_lower_nearer(angle, lo, hi):
     """Whether a roll, pitch or yaw limit row is the lower bound's (else the upper's, negated)."""
     return angle - lo <= hi - angle

@@ -16,7 +16,7 @@ from ..math3d import qmul_t, qrot_inv_t, qrot_t
 STATE_SIZE = 13
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _world_inertia_times(qw, qx, qy, qz, Ibody, ax, ay, az):
     """(R Ibody Rᵀ) a for a unit quaternion q and a (3, 3) body-frame matrix ``Ibody`` (2-39)."""
     bx, by, bz = qrot_inv_t(qw, qx, qy, qz, ax, ay, az)

@@ -70,7 +70,7 @@ closed form cancels catastrophically (two terms ~1/θ² = 1e8 whose difference i
 # ================================================================================================
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _mm(a, b, out):
     """out = a b for 3×3 matrices; out must not alias a or b."""
     for i in range(3):
@@ -78,21 +78,21 @@ def _mm(a, b, out):
             out[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _mv(a, b, out):
     """out = a b for a 3×3 matrix and a 3-vector; out must not alias b."""
     for i in range(3):
         out[i] = a[i, 0] * b[0] + a[i, 1] * b[1] + a[i, 2] * b[2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _body_pose(b, x, q):
     """(x, q) of body b as scalars; the world (b = −1) is the identity pose at the origin."""
     if b < 0:
@@ -100,7 +100,7 @@ def _body_pose(b, x, q):
     return x[b, 0], x[b, 1], x[b, 2], q[b, 0], q[b, 1], q[b, 2], q[b, 3]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _point_state(j, b, local, x, q, v, w, p_out, r_out, pd_out, om_out):
     """World point p = x_b + R_b local, lever arm r = p − x_b, point velocity ṗ = v_b + ω_b × r and ω_b,
     written to row j of the outputs. A world point (b = −1): p = local, r = local, ṗ = 0, ω = 0."""
@@ -337,7 +337,7 @@ def cable_jacobian_blocks(cable_ptr, point_body, point_local, cable_stiffness, c
 # ================================================================================================
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _world_diag(rot, d, out):
     """out = R diag(d) Rᵀ: a stiffness or damping diagonal in frame-A axes, in world coordinates."""
     for i in range(3):
@@ -479,7 +479,7 @@ def frame_energy(frame_body, frame_pos, frame_rot, frame_stiffness, frame_rot_st
         energy_out[s] = 0.5 * e
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _inv_left_jacobian(phi, theta, out):
     """J_l⁻¹(φ) = 1 − ½ [φ]× + (1/θ² − cot(θ/2)/(2θ)) [φ]×² (ArtiSynth notes (0.45), Grassia 1998): the map
     from a left (world-side) rotation increment η, exp(η) exp(φ) = exp(φ + δφ), to δφ = J_l⁻¹ η.

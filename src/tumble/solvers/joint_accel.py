@@ -86,12 +86,12 @@ MOTOR_SPEED_TOLERANCE = 1e-9
 motor at its speed to rounding); further off, it acts only in the kick, with its largest impulse."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _dot(a0, a1, a2, b0, b1, b2):
     return a0 * b0 + a1 * b1 + a2 * b2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _side(i, frame, x, q, v, w):
     """(anchor p, frame orientation, r = p − x, v, ω) of one side of a joint; the world (i < 0) is at rest."""
     p, f = _frame(i, frame, x, q)

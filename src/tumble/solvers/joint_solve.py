@@ -197,7 +197,7 @@ def block_slots(kind: int, flags: int) -> list[int]:
     return own
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _dot3(a, b, j, r, j2, r2):
     return a[j, r, 0] * b[j2, r2, 0] + a[j, r, 1] * b[j2, r2, 1] + a[j, r, 2] * b[j2, r2, 2]
 
@@ -216,7 +216,7 @@ def joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a,
                                                   + inv_inertia_world[i, c, 2] * ang[j, r, 2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _body_mass(i, inv_mass):
     return 0.0 if i < 0 else inv_mass[i]
 
@@ -301,7 +301,7 @@ def _solve(factor, start, ptr, rhs, g0, g1):
             rhs[k] -= factor[bg + k] * xg
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w):
     s = 0.0
     for c in range(3):
@@ -312,7 +312,7 @@ def _row_velocity(j, r, a, b, lin, ang_a, ang_b, v, w):
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _apply(j, r, a, b, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
     """v, ω += M⁻¹ J_rᵀ impulse (module docstring of joint_rows)."""
     if a >= 0:
@@ -325,7 +325,7 @@ def _apply(j, r, a, b, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
             w[b, c] += inv_ang_b[j, r, c] * impulse
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _asleep(j, body, awake):
     """Whether joint j joins only sleeping or fixed bodies (its island sleeps: it is skipped)."""
     for side in range(2):
@@ -348,7 +348,7 @@ def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_
                 _apply(j, r, a, b, impulse[j, r], lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _target(j, s, error, motor, h):
     """The velocity a limit or motor row (slot s) asks for [m/s or rad/s]: a motor its target speed; a limit
     −C/h while the coordinate is within its bound (it may reach the bound this sub-step, never pass it), 0
@@ -359,7 +359,7 @@ def _target(j, s, error, motor, h):
     return -gap / h if gap > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _bounds(j, s, motor, h):
     """(lo, hi) of the impulse of a limit or motor row (slot s) over a sub-step of h [s]."""
     if s == MOTOR_ROW:
@@ -367,7 +367,7 @@ def _bounds(j, s, motor, h):
     return 0.0, np.inf
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _wants_in(j, s, impulse, vel, target, motor, h):
     """Whether an inactive limit or motor row (held at a bound of its impulse) is violated by the velocity
     ``vel`` of its row: a limit closing faster than its target, a saturated motor whose impulse should move
@@ -384,7 +384,7 @@ def _wants_in(j, s, impulse, vel, target, motor, h):
     return vel < target - ACTIVATION_TOLERANCE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def limit_sign(j, lin, ang_a, ang_b):
     """+1 when hinge or slider j's limit row is its coordinate's row (the lower bound is nearer), −1 when it is
     that row negated (the upper bound: constraints/joint_rows.py)."""
@@ -395,7 +395,7 @@ def limit_sign(j, lin, ang_a, ang_b):
     return 1.0 if d > 0.0 else -1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h):
     """While hinge or slider j's limit row is in the block, hold its motor out of it at the bound that drives
     the coordinate from the velocity the limit asks (σ τ: σ the limit row's sign, τ its target) toward the
@@ -423,7 +423,7 @@ def motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, an
     return delta
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _unilateral_awake(j, flags, body, awake):
     """Whether joint j is whole, awake, and has a limit or a motor."""
     f = flags[j]
@@ -607,7 +607,7 @@ def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, motor, impulse
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _move(i, dx, dy, dz, tx, ty, tz, x, q):
     """Translate body i by (dx, dy, dz) [m] and turn it by the rotation vector (tx, ty, tz) [rad] (world)."""
     x[i, 0] += dx
@@ -686,7 +686,7 @@ def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_ma
             _apply_steps(0, m, body, inv_mass, step_x, step_t, x, q)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _rigid_violation(j, kind, flags, soft, error):
     """The largest |C| of joint j's rigid equality rows and of its limit past its bound [m or rad]."""
     if flags[j] & BROKEN:
@@ -819,7 +819,7 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
                              v, w)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     if flags[j] & BROKEN:

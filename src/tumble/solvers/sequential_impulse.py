@@ -36,7 +36,7 @@ from ..constraints.contact_rows import row_velocity
 from ..jit import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def soft_coefficients(hertz, damping_ratio, h):
     """(β_s [1/s], ms, is) of a regularized row (module docstring); hertz 0 gives a rigid row (0, 1, 0)."""
     if hertz <= 0.0:
@@ -48,7 +48,7 @@ def soft_coefficients(hertz, damping_ratio, h):
     return omega / a1, a2 * a3, a3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
     """The friction step of notes 0.16 at one contact: the impulse λ_t (2,) in the disc |λ_t| <= ``limit``
     that reduces the tangential velocity v_t + K_t (λ_t − λ_old) the most, measured in the K_t⁻¹ metric
@@ -172,7 +172,7 @@ def friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions):
     return b1, b2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _load(k, pair_body, inv_mass, v, w):
     """Pair k's bodies a, b, their inverse masses, and their velocities as one tuple st = (va, ωa, vb, ωb),
     12 floats: a sweep keeps them in registers while it visits the pair's rows and stores them once
@@ -184,13 +184,13 @@ def _load(k, pair_body, inv_mass, v, w):
     return a, b, inv_mass[a], inv_mass[b], st
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _store(a, b, st, v, w):
     v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2] = st[0], st[1], st[2], st[3], st[4], st[5]
     v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2] = st[6], st[7], st[8], st[9], st[10], st[11]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _jv(s, d, dx, dy, dz, ang_a, ang_b, st):
     """J_d times the pair's velocities ``st`` (contact_rows.row_velocity on the loaded tuple)."""
     return (dx * (st[0] - st[6]) + dy * (st[1] - st[7]) + dz * (st[2] - st[8])
@@ -198,7 +198,7 @@ def _jv(s, d, dx, dy, dz, ang_a, ang_b, st):
             - ang_b[s, d, 0] * st[9] - ang_b[s, d, 1] * st[10] - ang_b[s, d, 2] * st[11])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
     """``st`` += M⁻¹ J_dᵀ impulse (Baraff II (8-12)): A gets +impulse along d, B the opposite."""
     la, lb = impulse * ima, impulse * imb
@@ -345,7 +345,7 @@ def advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_
                                               ang_a, ang_b, v, w)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, refcount=False)
 def rebound_speed(e, v0, a, gap, h):
     """Separation speed v⁺ >= 0 after an impact with restitution e (Baraff II (8-10)), for a contact that
     started the step at normal velocity v0 < 0 [m/s], gap [m] (negative when overlapping) and constant
