@@ -92,23 +92,37 @@ def _sin_cos(a):
 
 
 @njit(cache=True, inline="always")
-def _principal_rotation(qw, qx, qy, qz, p0, p1, p2, axis, angle):
-    """Exact flow of H_k = Π_k² / (2 I_k) over the time that turns the body by ``angle`` about its
-    principal axis k: Rp ← Rp Q_k(angle), Π ← Q_kᵀ Π (Dullweber, Leimkuhler & McLachlan 1997).
-    Both factors are rotations, so |Π| and Rp Π (the world angular momentum L) do not change."""
+def _half_angle(angle):
+    """(s, c, cf, sf): sin and cos of half the ``angle`` [rad] and, from them, of the full angle."""
     s, c = _sin_cos(0.5 * angle)
-    cf = 1.0 - 2.0 * s * s  # cos and sin of the full angle from the half-angle pair
-    sf = 2.0 * s * c
-    if axis == 0:
-        qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, s, 0.0, 0.0)
-        p1, p2 = cf * p1 + sf * p2, -sf * p1 + cf * p2
-    elif axis == 1:
-        qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, 0.0, s, 0.0)
-        p2, p0 = cf * p2 + sf * p0, -sf * p2 + cf * p0
-    else:
-        qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, 0.0, 0.0, s)
-        p0, p1 = cf * p0 + sf * p1, -sf * p0 + cf * p1
-    return qw, qx, qy, qz, p0, p1, p2
+    return s, c, 1.0 - 2.0 * s * s, 2.0 * s * c
+
+
+@njit(cache=True, inline="always")
+def _rotation_x(qw, qx, qy, qz, p0, p1, p2, angle):
+    """Exact flow of H_k = Π_k² / (2 I_k) over the time that turns the body by ``angle`` about its
+    principal axis k (here x; ``_rotation_y``, ``_rotation_z`` for the others): Rp ← Rp Q_k(angle),
+    Π ← Q_kᵀ Π (Dullweber, Leimkuhler & McLachlan 1997). Both factors are rotations, so |Π| and Rp Π (the
+    world angular momentum L) do not change. One function per axis: each call site inlines one product."""
+    s, c, cf, sf = _half_angle(angle)
+    qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, s, 0.0, 0.0)
+    return qw, qx, qy, qz, p0, cf * p1 + sf * p2, -sf * p1 + cf * p2
+
+
+@njit(cache=True, inline="always")
+def _rotation_y(qw, qx, qy, qz, p0, p1, p2, angle):
+    """``_rotation_x`` about the principal y axis."""
+    s, c, cf, sf = _half_angle(angle)
+    qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, 0.0, s, 0.0)
+    return qw, qx, qy, qz, -sf * p2 + cf * p0, p1, cf * p2 + sf * p0
+
+
+@njit(cache=True, inline="always")
+def _rotation_z(qw, qx, qy, qz, p0, p1, p2, angle):
+    """``_rotation_x`` about the principal z axis."""
+    s, c, cf, sf = _half_angle(angle)
+    qw, qx, qy, qz = qmul_t(qw, qx, qy, qz, c, 0.0, 0.0, s)
+    return qw, qx, qy, qz, cf * p0 + sf * p1, -sf * p0 + cf * p1, p2
 
 
 @njit(cache=True, inline="always")
@@ -116,11 +130,11 @@ def _free_rotation(pw, px, py, pz, p0, p1, p2, k0, k1, k2, h):
     """Strang splitting of the free-body flow over h (see ``step_splitting``): half steps about the
     smallest-moment axis, then the middle one, a full step about the largest, and back."""
     half = 0.5 * h
-    pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 0, half * p0 * k0)
-    pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 1, half * p1 * k1)
-    pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 2, h * p2 * k2)
-    pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 1, half * p1 * k1)
-    pw, px, py, pz, p0, p1, p2 = _principal_rotation(pw, px, py, pz, p0, p1, p2, 0, half * p0 * k0)
+    pw, px, py, pz, p0, p1, p2 = _rotation_x(pw, px, py, pz, p0, p1, p2, half * p0 * k0)
+    pw, px, py, pz, p0, p1, p2 = _rotation_y(pw, px, py, pz, p0, p1, p2, half * p1 * k1)
+    pw, px, py, pz, p0, p1, p2 = _rotation_z(pw, px, py, pz, p0, p1, p2, h * p2 * k2)
+    pw, px, py, pz, p0, p1, p2 = _rotation_y(pw, px, py, pz, p0, p1, p2, half * p1 * k1)
+    pw, px, py, pz, p0, p1, p2 = _rotation_x(pw, px, py, pz, p0, p1, p2, half * p0 * k0)
     return pw, px, py, pz, p0, p1, p2
 
 
