@@ -253,7 +253,37 @@ def test_families_present_follow_the_shapes_that_can_pair():
                                       tb.Ellipsoid.geom_type, tb.conventions.GeomType.PLANE))
     spheres_in_a_pen = nph.families_present([S, S, S, B, B, P], [True, True, True, False, False, False])
     assert spheres_in_a_pen == (nph.FAMILY_CLOSED_FORM,)
-    assert nph.families_present([B, B, P], [True, True, False]) == (nph.FAMILY_POLYTOPES,)
-    assert nph.families_present([B, P], [True, False]) == (nph.FAMILY_POLYTOPES,)  # box–ground only
+    assert nph.families_present([B, B, P], [True, True, False]) == (nph.FAMILY_BOXES,)
+    assert nph.families_present([B, P], [True, False]) == (nph.FAMILY_BOXES,)  # box–ground only
     assert nph.families_present([S, B], [True, False]) == (nph.FAMILY_CLOSED_FORM,)  # one box: no box pair
-    assert nph.families_present([C, B, E, P], [True, True, True, False]) == tuple(range(nph.FAMILY_COUNT))
+    H = int(tb.ConvexHull.geom_type)
+    assert nph.families_present([C, B, E, H, P], [True, True, True, True, False]) == tuple(range(nph.FAMILY_COUNT))
+
+
+def test_a_box_pair_box_box_cannot_settle_goes_to_the_general_test():
+    """Two boxes 2 mm apart with a vertex facing an edge: the face axis understates their distance, box_box
+    defers the pair (narrowphase.FAMILY_BOXES) and the general separating-axis test with GJK measures it. The
+    contact must be the one the same two shapes give as convex hulls (which take the general test directly):
+    same point, normal and depth to rounding (1e-12 m; the two paths transform the same vertices)."""
+    from tumble.collision import narrowphase as nph
+
+    position = (0.10983612, 0.32644677, 0.03461747)
+    orientation = (-0.23714915, -0.63064687, 0.23198631, 0.70158903)
+    corners = lambda lx, ly, lz: np.array([(sx * lx, sy * ly, sz * lz) for sx in (-0.5, 0.5)  # noqa: E731
+                                           for sy in (-0.5, 0.5) for sz in (-0.5, 0.5)])
+    results = []
+    for shapes in ((tb.Box(0.4, 0.3, 0.2), tb.Box(0.3, 0.2, 0.25)),
+                   (tb.ConvexHull(corners(0.4, 0.3, 0.2)), tb.ConvexHull(corners(0.3, 0.2, 0.25)))):
+        world = tb.World(gravity=(0, 0, 0))
+        world.add_body(shapes[0])
+        world.add_body(shapes[1], position=position, orientation=orientation)
+        results.append((world.contacts(), world.collision_stats))
+    (boxes, box_stats), (hulls, _) = results
+    assert box_stats["deferred_box_pairs"] == 1
+    assert len(boxes) == len(hulls) == 1
+    assert -0.005 < boxes.depth[0] < 0.0          # apart, within the 5 mm margin
+    np.testing.assert_allclose(boxes.depth, hulls.depth, atol=1e-12)
+    np.testing.assert_allclose(boxes.point, hulls.point, atol=1e-12)
+    np.testing.assert_allclose(boxes.normal, hulls.normal, atol=1e-12)
+    moving = [True, True]
+    assert nph.families_present([int(tb.Box.geom_type)] * 2, moving) == (nph.FAMILY_BOXES,)

@@ -97,7 +97,7 @@ class CollisionDetector:
         self._bounds = {k: np.empty(k + 1, dtype=np.int64) for k in range(1, t + 1)}
         self._bounds_scale = {k: np.arange(k + 1, dtype=np.int64) for k in range(1, t + 1)}
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
-        self._stat_values = np.full(8, -1.0)
+        self._stat_values = np.full(9, -1.0)
         self._first = True
         # Geometry rows and polytope tables change only when bodies are added, which rebuilds the detector:
         # their views and the kernels' argument tuples are bound once here.
@@ -169,10 +169,15 @@ class CollisionDetector:
             np.floor_divide(bounds, threads, out=bounds)
             stats = self._thread_stats[:threads]
             stats.fill(0)
-            for family in self._families:
+            families = self._families
+            for family in families:
                 nph.FAMILY_PARALLEL_KERNELS[family](bounds, pairs, awake_pairs, geom_rows, tables, body["x"],
                                                    body["q"], world._contact_margin, self._sweep, witness,
                                                    self._scratch, self._epa, per_pair, out, stats)
+            if nph.FAMILY_POLYTOPES not in families and stats[:, nph.DEFERRED].any():
+                nph.polytope_parallel(bounds, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
+                                      world._contact_margin, self._sweep, witness, self._scratch, self._epa,
+                                      per_pair, out, stats)
             np.sum(stats, axis=0, out=self._stats)
         else:
             nph.narrowphase_range(0, m, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
@@ -183,17 +188,20 @@ class CollisionDetector:
         st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]
         st[3], st[4] = self._broadphase.last_swaps, self._stats[nph.UNSUPPORTED]
         st[5], st[6], st[7] = t1 - t0, t2 - t1, t3 - t2
+        st[8] = self._stats[nph.DEFERRED]
 
     @property
     def stats(self) -> dict[str, float]:
         """Figures of the last detection: candidate pairs, polytope pair tests, tests decided by the cached
         separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0: every pair of
-        shapes has one), and the wall time [s] of the AABB, broadphase and narrowphase stages."""
+        shapes has one), the wall time [s] of the AABB, broadphase and narrowphase stages, and the box pairs
+        box_box left to the general test (narrowphase.FAMILY_BOXES)."""
         st = self._stat_values
         if st[0] < 0:
             return {}
         names = ("pairs", "polytope_tests", "witness_decided", "broadphase_swaps", "unsupported_pairs")
         out: dict[str, float] = {name: int(st[i]) for i, name in enumerate(names)}
+        out["deferred_box_pairs"] = int(st[8])
         out.update(seconds_aabb=float(st[5]), seconds_broadphase=float(st[6]), seconds_narrowphase=float(st[7]))
         return out
 

@@ -7,8 +7,12 @@ compile time is mostly per kernel, see docs/contact.md):
 - ``FAMILY_CLOSED_FORM``: sphere–sphere, sphere–plane, sphere–box, sphere–capsule, sphere–hull and
   sphere–cylinder (exact closest point), capsule–capsule, capsule–plane: closed-form tests;
 - ``FAMILY_CAPSULE_POLYTOPE``: capsule against box, hull or cylinder (exact, see capsule_polytope);
-- ``FAMILY_POLYTOPES``: every pair of polytopes (box, convex hull, cylinder as a 24-gon prism) by
-  separating axes (box_box in closed form, sat.collide_polytopes for the rest), and polytope–plane;
+- ``FAMILY_BOXES``: box–box (box_box's 15 axes in closed form) and box–plane. A box pair apart within the
+  margin whose clipped manifold falls short of the face axis's separation needs the distance (box_box
+  returns −1): it is deferred to the next family's kernel, which then runs only when some pair needs it,
+  so a scene of boxes compiles the general separating-axis test and GJK only if it meets that case;
+- ``FAMILY_POLYTOPES``: every other pair of polytopes (convex hull, cylinder as a 24-gon prism, against any
+  polytope) by separating axes (sat.collide_polytopes), their planes, and the deferred box pairs;
 - ``FAMILY_CONVEX``: the ellipsoid against every shape: the plane in closed form, the rest by GJK/EPA
   (ellipsoid.py).
 
@@ -42,8 +46,11 @@ HULL = int(GeomType.CONVEX_HULL)
 PLANE = int(GeomType.PLANE)
 
 # stats_out layout
-POLYTOPE_TESTS, WITNESS_DECIDED, UNSUPPORTED = 0, 1, 2
-STATS_SIZE = 3
+POLYTOPE_TESTS, WITNESS_DECIDED, UNSUPPORTED, DEFERRED = 0, 1, 2, 3
+STATS_SIZE = 4
+
+DEFERRED_PAIR = -1
+"""``pair_contacts_out`` of a box pair that ``box_pairs`` leaves to ``polytope_pairs`` (module docstring)."""
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -90,8 +97,8 @@ def _core(t, g, px, py, pz, qw, qx, qy, qz, geom_size, geom_vert_start, geom_ver
     return gjk.KIND_POLYTOPE, px, py, pz, qw, qx, qy, qz, 0.0, 0.0, 0.0, nv, 0.0
 
 
-FAMILY_CLOSED_FORM, FAMILY_CAPSULE_POLYTOPE, FAMILY_POLYTOPES, FAMILY_CONVEX = range(4)
-FAMILY_COUNT = 4
+FAMILY_CLOSED_FORM, FAMILY_CAPSULE_POLYTOPE, FAMILY_BOXES, FAMILY_POLYTOPES, FAMILY_CONVEX = range(5)
+FAMILY_COUNT = 5
 
 
 @njit(cache=True)
@@ -99,6 +106,8 @@ def pair_family(ta, tb):
     """The family (module docstring) of a pair of geometry types."""
     if ta == ELLIPSOID or tb == ELLIPSOID:
         return FAMILY_CONVEX
+    if (ta == BOX or ta == PLANE) and (tb == BOX or tb == PLANE):
+        return FAMILY_BOXES
     if (_is_polytope(ta) or ta == PLANE) and (_is_polytope(tb) or tb == PLANE):
         return FAMILY_POLYTOPES  # with polytope–plane: a scene with polytopes seldom lacks the ground
     if (ta == CAPSULE and _is_polytope(tb)) or (tb == CAPSULE and _is_polytope(ta)):
@@ -226,58 +235,102 @@ def capsule_polytope_pairs(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, 
         _pair_done(k, n, flip, normal_out, pair_contacts_out)
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _polytope_plane_pair(k, ga, flip, mk, pose_a, pose_b, geom_vert_start, geom_vert_count, geom_face_start, poly,
+                         scratch, out, pair_contacts_out):
+    """Pair k of polytope ga (pose_a) and a plane (pose_b): polytope_plane on ga's world vertices."""
+    pax, pay, paz, qaw, qax, qay, qaz = pose_a
+    pbx, pby, pbz, qbw, qbx, qby, qbz = pose_b
+    poly_vertices, face_normal, face_offset = poly[0], poly[1], poly[2]
+    wv0, wn0, wd0, clip_pts, clip_feat, clip_dep, keep = (scratch[0][0], scratch[1][0], scratch[2][0], scratch[3],
+                                                          scratch[4], scratch[6], scratch[7])
+    nx, ny, nz = qrot_t(qbw, qbx, qby, qbz, 0.0, 0.0, 1.0)
+    nv = geom_vert_count[ga]
+    transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], nv,
+                       geom_face_start[ga], 0, pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
+    n = cf.polytope_plane(wv0, nv, nx, ny, nz, nx * pbx + ny * pby + nz * pbz, mk, clip_pts[0], clip_dep,
+                          clip_feat[0], keep, out[0], out[1], out[2], out[3], out[4], MAX_CONTACTS * k)
+    _pair_done(k, n, flip, out[1], pair_contacts_out)
+
+
 @njit(cache=True)
-def polytope_pairs(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch,
-                   pair_contacts_out, out, stats_out):
-    """Contacts of the ``FAMILY_POLYTOPES`` pairs among k0 ≤ k < k1 (arguments as ``narrowphase_range``)."""
+def box_pairs(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch,
+              pair_contacts_out, out, stats_out):
+    """Contacts of the ``FAMILY_BOXES`` pairs among k0 ≤ k < k1 (arguments as ``narrowphase_range``). A box pair
+    that box_box cannot settle gets ``pair_contacts_out[k]`` = DEFERRED_PAIR and is counted in
+    ``stats_out[DEFERRED]``: ``polytope_pairs`` must then run over the same range."""
     (geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
      geom_face_start, geom_face_count, geom_edge_start, geom_edge_count) = geom
-    poly_vertices, face_normal, face_offset, face_vstart, face_vcount, face_verts, edges, edge_faces = poly
-    scratch_v, scratch_n, scratch_d, clip_pts, clip_feat, clip_kind, clip_dep, keep, frames, epa_ws = scratch
-    clip = (clip_pts, clip_feat, clip_kind, clip_dep, keep)
-    normal_out = out[1]
-    wv0, wn0, wd0 = scratch_v[0], scratch_n[0], scratch_d[0]
-    wv1, wn1, wd1 = scratch_v[1], scratch_n[1], scratch_d[1]
+    clip = (scratch[3], scratch[4], scratch[5], scratch[6], scratch[7])
+    frames = scratch[8]
     for k in range(k0, k1):
-        if not pair_awake[k] or pair_family(geom_type[pairs[k, 0]], geom_type[pairs[k, 1]]) != FAMILY_POLYTOPES:
+        if not pair_awake[k] or pair_family(geom_type[pairs[k, 0]], geom_type[pairs[k, 1]]) != FAMILY_BOXES:
             continue
         ga, gb, flip, mk, pose_a, pose_b = _pair_setup(k, pairs, geom_type, geom_body, geom_pos, geom_quat, x, q,
                                                        margin, sweep)
+        if geom_type[gb] == PLANE:
+            _polytope_plane_pair(k, ga, flip, mk, pose_a, pose_b, geom_vert_start, geom_vert_count,
+                                 geom_face_start, poly, scratch, out, pair_contacts_out)
+            continue
         pax, pay, paz, qaw, qax, qay, qaz = pose_a
         pbx, pby, pbz, qbw, qbx, qby, qbz = pose_b
-        base = MAX_CONTACTS * k
-        if geom_type[gb] == PLANE:
-            nx, ny, nz = qrot_t(qbw, qbx, qby, qbz, 0.0, 0.0, 1.0)
-            nv = geom_vert_count[ga]
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga], nv,
-                               geom_face_start[ga], 0, pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
-            n = cf.polytope_plane(wv0, nv, nx, ny, nz, nx * pbx + ny * pby + nz * pbz, mk, clip_pts[0], clip_dep,
-                                  clip_feat[0], keep, out[0], normal_out, out[2], out[3], out[4], base)
-            _pair_done(k, n, flip, normal_out, pair_contacts_out)
-            continue
         stats_out[POLYTOPE_TESTS] += 1
-        n, decided = -1, False
-        if geom_type[ga] == BOX and geom_type[gb] == BOX:
-            n, decided = box_box((pax, pay, paz), (qaw, qax, qay, qaz), (geom_size[ga, 0], geom_size[ga, 1],
-                                 geom_size[ga, 2]), (pbx, pby, pbz), (qbw, qbx, qby, qbz),
-                                 (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), mk, witness, k,
-                                 frames, clip, out, base)
-        if n < 0:  # not two boxes, or a box pair that needs the general path (see box_box)
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga],
-                               geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
-                               pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
-            transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb],
-                               geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
-                               pbx, pby, pbz, qbw, qbx, qby, qbz, wv1, wn1, wd1)
-            rows_a = (geom_vert_start[ga], geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
-                      geom_edge_start[ga], geom_edge_count[ga])
-            rows_b = (geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
-                      geom_edge_start[gb], geom_edge_count[gb])
-            n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), mk,
-                                           witness, k, scratch, out, base)
+        n, decided = box_box((pax, pay, paz), (qaw, qax, qay, qaz), (geom_size[ga, 0], geom_size[ga, 1],
+                             geom_size[ga, 2]), (pbx, pby, pbz), (qbw, qbx, qby, qbz),
+                             (geom_size[gb, 0], geom_size[gb, 1], geom_size[gb, 2]), mk, witness, k,
+                             frames, clip, out, MAX_CONTACTS * k)
+        if n < 0:
+            pair_contacts_out[k] = DEFERRED_PAIR
+            stats_out[DEFERRED] += 1
+            continue
         if decided:
             stats_out[WITNESS_DECIDED] += 1
-        _pair_done(k, n, flip, normal_out, pair_contacts_out)
+        _pair_done(k, n, flip, out[1], pair_contacts_out)
+
+
+@njit(cache=True)
+def polytope_pairs(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch,
+                   pair_contacts_out, out, stats_out):
+    """Contacts of the ``FAMILY_POLYTOPES`` pairs among k0 ≤ k < k1, and of the box pairs ``box_pairs`` deferred
+    (arguments as ``narrowphase_range``)."""
+    (geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
+     geom_face_start, geom_face_count, geom_edge_start, geom_edge_count) = geom
+    poly_vertices, face_normal, face_offset = poly[0], poly[1], poly[2]
+    scratch_v, scratch_n, scratch_d = scratch[0], scratch[1], scratch[2]
+    wv0, wn0, wd0 = scratch_v[0], scratch_n[0], scratch_d[0]
+    wv1, wn1, wd1 = scratch_v[1], scratch_n[1], scratch_d[1]
+    for k in range(k0, k1):
+        if not pair_awake[k]:
+            continue
+        family = pair_family(geom_type[pairs[k, 0]], geom_type[pairs[k, 1]])
+        deferred = family == FAMILY_BOXES and pair_contacts_out[k] == DEFERRED_PAIR
+        if family != FAMILY_POLYTOPES and not deferred:
+            continue
+        ga, gb, flip, mk, pose_a, pose_b = _pair_setup(k, pairs, geom_type, geom_body, geom_pos, geom_quat, x, q,
+                                                       margin, sweep)
+        if geom_type[gb] == PLANE:
+            _polytope_plane_pair(k, ga, flip, mk, pose_a, pose_b, geom_vert_start, geom_vert_count,
+                                 geom_face_start, poly, scratch, out, pair_contacts_out)
+            continue
+        pax, pay, paz, qaw, qax, qay, qaz = pose_a
+        pbx, pby, pbz, qbw, qbx, qby, qbz = pose_b
+        if not deferred:    # (box_pairs counted the deferred pair's test)
+            stats_out[POLYTOPE_TESTS] += 1
+        transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[ga],
+                           geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
+                           pax, pay, paz, qaw, qax, qay, qaz, wv0, wn0, wd0)
+        transform_polytope(poly_vertices, face_normal, face_offset, geom_vert_start[gb],
+                           geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
+                           pbx, pby, pbz, qbw, qbx, qby, qbz, wv1, wn1, wd1)
+        rows_a = (geom_vert_start[ga], geom_vert_count[ga], geom_face_start[ga], geom_face_count[ga],
+                  geom_edge_start[ga], geom_edge_count[ga])
+        rows_b = (geom_vert_start[gb], geom_vert_count[gb], geom_face_start[gb], geom_face_count[gb],
+                  geom_edge_start[gb], geom_edge_count[gb])
+        n, decided = collide_polytopes(rows_a, rows_b, poly, (wv0, wn0, wd0), (wv1, wn1, wd1), mk,
+                                       witness, k, scratch, out, MAX_CONTACTS * k)
+        if decided:
+            stats_out[WITNESS_DECIDED] += 1
+        _pair_done(k, n, flip, out[1], pair_contacts_out)
 
 
 @njit(cache=True)
@@ -317,7 +370,7 @@ def convex_pairs(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, wit
         _pair_done(k, n, flip, normal_out, pair_contacts_out)
 
 
-FAMILY_KERNELS = (closed_form_pairs, capsule_polytope_pairs, polytope_pairs, convex_pairs)
+FAMILY_KERNELS = (closed_form_pairs, capsule_polytope_pairs, box_pairs, polytope_pairs, convex_pairs)
 """The serial kernel of each family, indexed by family. Each takes (k0, k1, pairs, pair_awake, geom, poly, x, q,
 margin, sweep, witness, scratch, pair_contacts_out, out, stats_out), documented at ``narrowphase_range``."""
 
@@ -344,8 +397,8 @@ def narrowphase_range(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep
     contacts up to margin + sweep[a] + sweep[b] apart. ``witness`` (m, 3) holds each pair's cached
     separating axis, read and updated.
     Outputs: pair_contacts_out (m,) contacts per pair; out = (point (4m, 3), normal (4m, 3) world, depth
-    (4m,) m, kind (4m,), feature (4m,)); stats_out (3,) polytope tests, tests decided by the witness,
-    unsupported pairs: zeroed here, then counted.
+    (4m,) m, kind (4m,), feature (4m,)); stats_out (4,) polytope tests, tests decided by the witness,
+    unsupported pairs, box pairs deferred to ``polytope_pairs``: zeroed here, then counted.
 
     The dispatch is written out in each family's loop, with every array bound once before it: binding ~40
     arrays per pair (a call, or an inlined function's parameters) costs ~1 µs of reference counting, more
@@ -355,6 +408,9 @@ def narrowphase_range(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep
     for family in families:
         FAMILY_KERNELS[family](k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch,
                                pair_contacts_out, out, stats_out)
+    if stats_out[DEFERRED] and FAMILY_POLYTOPES not in families:
+        polytope_pairs(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch,
+                       pair_contacts_out, out, stats_out)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -389,6 +445,14 @@ def capsule_polytope_parallel(bounds, pairs, pair_awake, geom, poly, x, q, margi
 
 
 @njit(cache=True, parallel=True)
+def box_parallel(bounds, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch, epa,
+                 pair_contacts_out, out, stats_out):
+    for t in prange(bounds.shape[0] - 1):
+        box_pairs(bounds[t], bounds[t + 1], pairs, pair_awake, geom, poly, x, q, margin, sweep, witness,
+                  _thread_scratch(scratch, epa, t), pair_contacts_out, out, stats_out[t])
+
+
+@njit(cache=True, parallel=True)
 def polytope_parallel(bounds, pairs, pair_awake, geom, poly, x, q, margin, sweep, witness, scratch, epa,
                       pair_contacts_out, out, stats_out):
     for t in prange(bounds.shape[0] - 1):
@@ -404,7 +468,8 @@ def convex_parallel(bounds, pairs, pair_awake, geom, poly, x, q, margin, sweep, 
                      _thread_scratch(scratch, epa, t), pair_contacts_out, out, stats_out[t])
 
 
-FAMILY_PARALLEL_KERNELS = (closed_form_parallel, capsule_polytope_parallel, polytope_parallel, convex_parallel)
+FAMILY_PARALLEL_KERNELS = (closed_form_parallel, capsule_polytope_parallel, box_parallel, polytope_parallel,
+                           convex_parallel)
 """The parallel driver of each family, indexed by family (arguments as ``closed_form_parallel``)."""
 
 
