@@ -6,13 +6,13 @@ The public names below are the whole API (see API.md); everything else is intern
 
 from . import solvers
 from .body import Body
-from .dynamics.ode import ode
 from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring
+from .integration.ode import ode
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
-from .scene import load_scene
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
-from .trajectory import SimulationInterrupted, Trajectory
+from .user.scene import load_scene
+from .user.trajectory import SimulationInterrupted, Trajectory
 from .world import World
 
 __version__ = "0.1.0"

@@ -28,7 +28,7 @@ differently in every other kernel, depending on which compiled first.
 puts a helper's machine code into each caller after the helper has been compiled once, where Numba's
 ``inline="always"`` copies and re-types its IR at every call site (a third of a contact step's cold compile).
 Without reference counting the inlined helper costs nothing at run time. ``inline="always"`` is kept only in
-``math3d`` and ``dynamics/integrate``, whose helpers take the fused multiply-adds of the free-motion kernels
+``math3d`` and ``integration/integrate``, whose helpers take the fused multiply-adds of the free-motion kernels
 they are inlined into (a helper compiled apart keeps its own flags).
 
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's

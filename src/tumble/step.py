@@ -20,12 +20,12 @@ import numpy as np
 
 from .constraints.islands import clear_sleeping_loads, update_islands
 from .conventions import PARALLEL_MIN_BODIES, Integrator
-from .dynamics import integrate, ode
-from .dynamics import state as _state
-from .dynamics import timestep as ts
-from .dynamics.implicit import implicit_spring_loads, implicit_step_unchecked
-from .dynamics.joint_ode import joint_ode_step
 from .forces.springs import spring_loads
+from .integration import integrate, ode
+from .integration import state_vector as _state
+from .methods import timestepping as ts
+from .methods.implicit import implicit_spring_loads, implicit_step_unchecked
+from .methods.ode import joint_ode_step
 from .solvers.pivoting import MAX_LEMKE_SIZE
 from .solvers.velocity_solve import STATUS_NAMES, lemke_size
 
@@ -313,7 +313,7 @@ def _step_state_ode(world: World, dt: float, method: str) -> None:
 
 
 def _implicit_step(world: World, dt: float, method: str) -> None:
-    """A step of an implicit integrator (dynamics/implicit.py) for a world without contacts and joints."""
+    """A step of an implicit integrator (methods/implicit.py) for a world without contacts and joints."""
     a = world._live()
     springs = world._spring_arrays() if world._springs else None
     world._implicit_workspace = implicit_step_unchecked(method, a["mass"], a["inv_mass"], a["inertia_body"], a["x"],

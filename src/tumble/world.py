@@ -11,14 +11,11 @@ from typing import Any
 import numpy as np
 
 from . import _checks
-from .arrays import BODY_FIELDS, DERIVED_BODY_FIELDS, GEOM_FIELDS, ArrayGroup
 from .body import Body
+from .collision.contacts import ContactBuffer
 from .collision.detect import CollisionDetector, Contacts, detect_contacts, read_contacts
 from .collision.polytope import PolytopeTable, polytope_of
 from .constraints.attachments import sync_attached
-from .constraints.contact_buffer import ContactBuffer
-from .constraints.joint_set import JointSet
-from .contact_settings import ContactSettings
 from .conventions import (
     DEFAULT_CONTACT_MARGIN,
     DEFAULT_FRICTION,
@@ -29,16 +26,19 @@ from .conventions import (
     GeomType,
     Integrator,
 )
-from .dynamics import energy as _energy
-from .dynamics import state as _state
-from .dynamics.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
 from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring, SpringArrays, pack_springs
+from .integration import energy as _energy
+from .integration import state_vector as _state
 from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
+from .methods.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
+from .model.fields import BODY_FIELDS, DERIVED_BODY_FIELDS, GEOM_FIELDS, ArrayGroup
+from .model.joint_set import JointSet
+from .model.settings import ContactSettings
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
 from .step import StepStats, step
-from .trajectory import Trajectory, record_simulation
+from .user.trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
 
@@ -178,7 +178,7 @@ class World:
         ("point", body, point (3,) [m] in the body's frame as made, mass [kg]); ``detach`` takes its entry
         out (the world is then as if it had not been made)."""
         self._packed_springs: SpringArrays | None = None
-        self._implicit_workspace: Any = None   # dynamics/implicit.py's DenseWorkspace, kept between steps
+        self._implicit_workspace: Any = None   # methods/implicit.py's DenseWorkspace, kept between steps
         self._views: dict[str, np.ndarray] | None = None
         self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -866,7 +866,7 @@ class World:
         the next step, the contacts' warm start and the sleep state (a loaded scene starts awake and cold).
         The file is written atomically (temporary file, then rename). Returns the path.
         """
-        from .scene import save_scene
+        from .user.scene import save_scene
 
         return save_scene(self, path)
 

@@ -244,7 +244,7 @@ def test_many_bodies_conserve_total_momentum_and_energy():
 
 
 def test_serial_and_parallel_kernels_agree_bitwise():
-    from tumble.dynamics import integrate
+    from tumble.integration import integrate
 
     rng = np.random.default_rng(2)
     world = tb.World()

@@ -181,7 +181,7 @@ _IMPLICIT_ALLOC_CHILD = """
 import json, sys, tracemalloc
 import numpy as np
 from numba.core.runtime import rtsys
-import tumble.dynamics.implicit as implicit
+import tumble.methods.implicit as implicit
 from tumble.forces import AxialSpring, FrameSpring, MultiPointSpring, pack_springs
 sys.path.insert(0, sys.argv[1])
 from nrt_counting import counting

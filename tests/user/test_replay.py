@@ -1,4 +1,4 @@
-"""The self-contained HTML replay (tumble.replay.write_replay): what the file holds (three.js inlined, no
+"""The self-contained HTML replay (tumble.user.replay.write_replay): what the file holds (three.js inlined, no
 network), that user strings cannot break out of their JSON, that the stored poses are the given ones in
 three.js's quaternion order, the size bound for a 1000-body pile, input validation, and, in a real headless
 Chromium (skipped when none is installed), that the page plays, draws every instance and shows the bodies."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble.replay import THREE_VERSION, body_colour, write_replay
+from tumble.user.replay import THREE_VERSION, body_colour, write_replay
 
 IMG_NAME = "<img src=x onerror=\"document.title='pwned'\">"
 
@@ -78,7 +78,7 @@ def test_file_is_self_contained(tmp_path: Path) -> None:
     assert tags and not [t for t in tags if re.search(r"\b(?:src|href)\s*=", t, re.I)]
     # three.js itself is inside, once, at the vendored version (its loaders, unused here, mention fetch and
     # URLs); apart from it the page names no URL and loads nothing.
-    three = (Path(__file__).parents[2] / "src/tumble/replay/three.min.js").read_text(encoding="utf-8")
+    three = (Path(__file__).parents[2] / "src/tumble/user/replay/three.min.js").read_text(encoding="utf-8")
     assert page.count(three) == 1 and f'="{THREE_VERSION.split(".")[1]}",' in three
     rest = page.replace(three, "")
     for word in ("http:", "https:", "//cdn", "<link", "fetch(", "XMLHttpRequest", "import(", "import "):

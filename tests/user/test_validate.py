@@ -1,4 +1,4 @@
-"""``tumble.validate``: the analytic checks behind ``tumble validate``.
+"""``tumble.user.validate``: the analytic checks behind ``tumble validate``.
 
 Every check must pass (quick durations, the same tolerances), the table must list every check and the
 "N of M passed" line, and a check must be able to fail: a perturbed closed form, a wrong tolerance or a
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from tumble import validate
-from tumble.validate import CHECKS, Check, compare, format_line, format_table, run_checks
+from tumble.user import validate
+from tumble.user.validate import CHECKS, Check, compare, format_line, format_table, run_checks
 
 
 @pytest.fixture(scope="module")

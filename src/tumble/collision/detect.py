@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from ..constraints.contact_buffer import ContactBuffer, set_pairs
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from ..jit import njit
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
 from .broadphase import SweepAndSort, drop_body_pairs
+from .contacts import ContactBuffer, set_pairs
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE, MAX_CONTACTS
 

@@ -1,4 +1,4 @@
-"""The joints' equality rows as one dense block, for the event-driven method (dynamics/event.py).
+"""The joints' equality rows as one dense block, for the event-driven method (methods/event.py).
 
 The event method solves its contacts with dense matrices (J M⁻¹ Jᵀ and Lemke's method, Baraff II 8–9). Its
 bodies may also be held by rigid equality joints: then every contact sees the bodies' motion *under the

@@ -93,7 +93,7 @@ def lookup(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def gather(buffer) -> ContactSet:
-    """The used slots of a contact buffer (constraints/contact_buffer.py), in pair order."""
+    """The used slots of a contact buffer (collision/contacts.py), in pair order."""
     p, s = buffer.pairs, buffer.slots
     count = p.live("pair_contacts")
     pair = np.repeat(np.arange(count.shape[0]), count)

@@ -35,7 +35,7 @@ from .. import _checks
 from ..collision.detect import Contacts, detect_contacts
 from ..constraints.contact_rows import contact_directions
 from ..conventions import Integrator
-from ..dynamics import integrate
+from ..integration import integrate
 
 if TYPE_CHECKING:
     from ..world import World

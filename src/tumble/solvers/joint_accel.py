@@ -60,7 +60,7 @@ from ..constraints.joint_rows import (
     rpy_rate_row,
 )
 from ..conventions import RPY_SINGULAR_COS
-from ..dynamics.state import STATE_SIZE
+from ..integration.state_vector import STATE_SIZE
 from ..jit import njit
 from ..math3d import qrot_inv_t, qrot_t
 from .joint_solve import (
@@ -389,7 +389,7 @@ def joint_velocity_projection(kind, body, frame_a, frame_b, limit, flags, soft, 
 def free_accelerations(inv_mass, inv_inertia_world, w, force, torque, gravity, y, acc, ang_acc):
     """a_free of every body (n, 3) each: acc = F/m + g and ang_acc = I⁻¹(τ − ω × L) (Baraff I (2-43): L̇ = τ
     and ω = I⁻¹ L, so ω̇ = I⁻¹(τ − ω × L)), zero for fixed bodies. L is read from Baraff's state y (13 n,)
-    (dynamics/state.py); ω (n, 3) and inv_inertia_world (n, 3, 3) at that state; the loads force, torque
+    (integration/state_vector.py); ω (n, 3) and inv_inertia_world (n, 3, 3) at that state; the loads force, torque
     (n, 3) [N, N·m] and gravity (3,) [m/s²], world frame."""
     for i in range(w.shape[0]):
         if inv_mass[i] == 0.0:

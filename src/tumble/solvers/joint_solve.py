@@ -74,7 +74,7 @@ from ..constraints.joint_rows import (
     joint_rows_one,
     limit_rows,
 )
-from ..dynamics.integrate import position_stage_one
+from ..integration.integrate import position_stage_one
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_t
 

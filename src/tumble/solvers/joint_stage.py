@@ -1,6 +1,6 @@
 """The joints' part of the time-stepping kernel (``timestep.contact_step``), compiled only for worlds with joints.
 
-``contact_step`` takes ``joints`` = None or (data, scratch, structure) (constraints/joint_set.py). The three
+``contact_step`` takes ``joints`` = None or (data, scratch, structure) (model/joint_set.py). The three
 functions here are resolved by Numba per the type of that argument: for None they reduce to the contact
 solve alone (no joint code is compiled: a world without joints compiles its step as fast as before joints
 existed), for the tuple they run solvers/joint_solve.py's stages:
@@ -18,11 +18,11 @@ from __future__ import annotations
 from numba import types
 from numba.extending import overload
 
-from ..solvers import joint_solve as js
-from ..solvers.velocity_solve import STATUS_CONVERGED, STATUS_MAX_ITERATIONS, sweeps_singly, velocity_solve
+from . import joint_solve as js
+from .velocity_solve import STATUS_CONVERGED, STATUS_MAX_ITERATIONS, sweeps_singly, velocity_solve
 
 I_JOINT_SOLVER, I_JOINT_PROJECTION = 5, 6
-"""Places of the joint settings in the kernel's int settings (dynamics/timestep.py's layout)."""
+"""Places of the joint settings in the kernel's int settings (methods/timestepping.py's layout)."""
 
 
 def joints_begin(joints):

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _checks
-from .dynamics import timestep as ts
-from .dynamics.joint_stage import I_JOINT_PROJECTION, I_JOINT_SOLVER
-from .solvers import joint_solve as js
-from .solvers import sequential_impulse as si
-from .solvers import velocity_solve as vs
+from .. import _checks
+from ..methods import timestepping as ts
+from ..solvers import joint_solve as js
+from ..solvers import sequential_impulse as si
+from ..solvers import velocity_solve as vs
+from ..solvers.joint_stage import I_JOINT_PROJECTION, I_JOINT_SOLVER
 
 FRICTION_MODELS = {"cone": si.FRICTION_CONE, "pyramid": si.FRICTION_PYRAMID, "box": si.FRICTION_BOX,
                    "none": si.FRICTION_NONE}
@@ -38,7 +38,7 @@ LCP_FRICTION = ("none", "pyramid")
 """The friction models with an LCP form (notes 0.10), the ones Lemke's method can solve."""
 
 CORRECTIONS = {"split": ts.CORRECTION_SPLIT, "soft": ts.CORRECTION_SOFT}
-"""How penetration is removed without injecting energy (dynamics/timestep.py, docs/contact.md)."""
+"""How penetration is removed without injecting energy (methods/timestepping.py, docs/contact.md)."""
 
 
 def _count(name: str, value: Any, minimum: int) -> int:

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .collision.detect import deepest_penetration
-from .conventions import GeomType
-from .dynamics import energy as _energy
-from .step import step
+from ..collision.detect import deepest_penetration
+from ..conventions import GeomType
+from ..integration import energy as _energy
+from ..step import step
 
 if TYPE_CHECKING:
-    from .world import World
+    from ..world import World
 
 _FORMAT_VERSION = 2
 """Version 2 added the per-frame contact figures, the geometry and the recorded contacts; version 1 files

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..solvers.joint_solve import joint_structure
-from .joint_rows import (
+from ..constraints.joint_rows import (
     BALL,
     BROKEN,
     EQUALITY_ROWS,
@@ -26,6 +25,7 @@ from .joint_rows import (
     RPY_ROWS,
     joint_rows,
 )
+from ..solvers.joint_solve import joint_structure
 
 if TYPE_CHECKING:
     from ..joints import Joint

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..shapes import Box, Capsule, ConvexHull, Cylinder, Sphere
+from ..world import World
 from .runs import run_summary, write_run
-from .shapes import Box, Capsule, ConvexHull, Cylinder, Sphere
-from .world import World
 
 PEN_HALF_WIDTH = 0.9   # [m] inner half width of the pen
 WALL_HEIGHT = 0.5      # [m]

@@ -29,12 +29,12 @@ import numpy as np
 
 from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import prepare_rows, refresh_rows
+from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
 from ..solvers import sequential_impulse as si
+from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project
 from ..solvers.velocity_solve import velocity_solve
-from .integrate import inertia_stage, position_stage, velocity_stage
-from .joint_stage import joints_and_contacts_solve, joints_begin, joints_project
 
 BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
                "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo", "awake")
@@ -46,7 +46,7 @@ S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_
 SETTINGS_SIZE = 7
 # isettings (int64 array) layout
 I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS = range(5)
-# and I_JOINT_SOLVER (5), I_JOINT_PROJECTION (6), read by dynamics/joint_stage.py
+# and I_JOINT_SOLVER (5), I_JOINT_PROJECTION (6), read by solvers/joint_stage.py
 ISETTINGS_SIZE = 7
 # stats_out layout
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring
-from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
-from .rotations import quat_mul, quat_rotate
+from ..forces.springs import AxialSpring, FrameSpring, MultiPointSpring
+from ..joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
+from ..rotations import quat_mul, quat_rotate
 from .scene import (
     KeyPath,
     _boolean,
@@ -47,7 +47,7 @@ from .scene import (
 )
 
 if TYPE_CHECKING:
-    from .world import World
+    from ..world import World
 
 WORLD = "world"
 """The name that refers to the world (a fixed frame) where a body is expected."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .conventions import FLOAT
+from ..conventions import FLOAT
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,18 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from . import _checks
-from .contact_settings import ContactSettings
-from .conventions import DEFAULT_CONTACT_MARGIN, DEFAULT_DENSITY, DEFAULT_FRICTION, DEFAULT_GRAVITY, DEFAULT_RESTITUTION
-from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
+from .. import _checks
+from ..conventions import (
+    DEFAULT_CONTACT_MARGIN,
+    DEFAULT_DENSITY,
+    DEFAULT_FRICTION,
+    DEFAULT_GRAVITY,
+    DEFAULT_RESTITUTION,
+)
+from ..model.settings import ContactSettings
+from ..shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
+from ..world import World
 from .trajectory import _atomic_write
-from .world import World
 
 SCENE_FORMAT = 1
 """The newest scene format this version reads and the one it writes."""
@@ -367,7 +373,7 @@ def _check_world(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def _integrator_names() -> tuple[str, ...]:
-    from .conventions import INTEGRATOR_NAMES
+    from ..conventions import INTEGRATOR_NAMES
 
     return tuple(INTEGRATOR_NAMES)
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import ArrayGroup, Field
-from ..collision.sat import MAX_CONTACTS, WITNESS_NONE
 from ..conventions import FLOAT, GeomType
 from ..jit import njit
+from ..model.fields import ArrayGroup, Field
+from .sat import MAX_CONTACTS, WITNESS_NONE
 
 PAIR_FIELDS: tuple[Field, ...] = (
     Field("pair_key", np.int64, (), "-", "-", "broadphase", "a · geom_count + b, ascending", state=True),

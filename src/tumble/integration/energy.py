@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..jit import njit
-from .state import _world_inertia_times
+from .state_vector import _world_inertia_times
 
 # Layout of the ``out`` vector of ``energy_momentum``.
 KINETIC, POTENTIAL, MOMENTUM, ANGULAR_MOMENTUM = 0, 1, slice(2, 5), slice(5, 8)

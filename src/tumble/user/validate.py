@@ -11,7 +11,7 @@ the dynamics lecture (003, Modern Robotics ch. 8 notation).
 
 Usage::
 
-    from tumble.validate import run_checks, format_table
+    from tumble.user.validate import run_checks, format_table
     print(format_table(run_checks(progress=None)))
 """
 
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ellipk
 
-from .body import Body
-from .joints import HingeJoint
-from .rotations import quat_to_matrix
-from .shapes import Box, Capsule, Cylinder, Sphere
-from .world import World
+from ..body import Body
+from ..joints import HingeJoint
+from ..rotations import quat_to_matrix
+from ..shapes import Box, Capsule, Cylinder, Sphere
+from ..world import World
 
 EPS = float(np.finfo(float).eps)
 """Unit roundoff of float64 (2.2e-16): the scale of the rounding tolerances below."""
@@ -356,7 +356,7 @@ def check_precession_energy(name: str, quick: bool) -> Check:
 
 # ---------------------------------------------------------------- Dzhanibekov flip (the demo's scene)
 FLIP_BOX = Box(0.2, 0.4, 0.8)              # I1 > I2 > I3: body y is the intermediate axis
-FLIP_OMEGA = np.array([1e-3, 5.0, 1e-3])   # rad/s (src/tumble/demo.py)
+FLIP_OMEGA = np.array([1e-3, 5.0, 1e-3])   # rad/s (src/tumble/user/demo.py)
 
 
 def _flip(quick: bool) -> tuple[dict[str, np.ndarray], int, int]:

@@ -45,15 +45,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..collision.contacts import ContactBuffer
 from ..collision.detect import _KIND_TABLE, CollisionDetector, Contacts
 from ..constraints import resting as rc
-from ..constraints.contact_buffer import ContactBuffer
 from ..constraints.joint_dense import DenseJoints
+from ..integration import ode as _ode
+from ..integration import state_vector as _state
 from ..shapes import Box, ConvexHull, Sphere
 from ..solvers import lemke
-from . import ode as _ode
-from . import state as _state
-from .joint_ode import project_joint_velocities, project_joints, record_joint_impulses
+from .ode import project_joint_velocities, project_joints, record_joint_impulses
 
 if TYPE_CHECKING:
     from ..world import World

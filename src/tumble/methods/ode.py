@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..integration import ode
+from ..integration import state_vector as _state
+from ..integration.integrate import inertia_stage
 from ..solvers import joint_accel as ja
 from ..solvers.joint_solve import joint_accumulate, joint_project
-from . import ode
-from . import state as _state
-from .integrate import inertia_stage
 
 if TYPE_CHECKING:
     from ..world import World
