@@ -65,13 +65,13 @@ def lattice_world(kind: str, n: int, seed: int):
 
 def nudge(world, rng) -> None:
     """Move every body by ±0.1 mm and turn it by ±0.1° (one batch write per array, no Python loop)."""
-    a = world._live()
-    a["x"] += rng.uniform(-1e-4, 1e-4, size=a["x"].shape)
-    dq = np.concatenate([np.ones((a["q"].shape[0], 1)), rng.uniform(-8.7e-4, 8.7e-4, size=(a["q"].shape[0], 3))], 1)
+    st = world.state.bodies()
+    st.x[...] += rng.uniform(-1e-4, 1e-4, size=st.x.shape)
+    dq = np.concatenate([np.ones((st.q.shape[0], 1)), rng.uniform(-8.7e-4, 8.7e-4, size=(st.q.shape[0], 3))], 1)
     w1, v1 = dq[:, :1], dq[:, 1:]
-    w2, v2 = a["q"][:, :1], a["q"][:, 1:]
+    w2, v2 = st.q[:, :1], st.q[:, 1:]
     q = np.concatenate([w1 * w2 - np.sum(v1 * v2, 1, keepdims=True), w1 * v2 + w2 * v1 + np.cross(v1, v2)], 1)
-    a["q"][:] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    st.q[:] = q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
 def measure(kind: str, n: int, steps: int, seed: int = 1) -> dict:
@@ -104,9 +104,9 @@ def brute_force_ms(n: int, repeats: int = 5) -> float:
 
     world = lattice_world("boxes", n, 1)
     world.contacts()
-    det = world._collision
-    a, g = world._live(), world._geom
-    args = (det._aabb_lo, det._aabb_hi, g.live("geom_body"), a["inv_mass"], a["collide"], g.live("geom_group"),
+    det = world._method.detector(world.model)
+    body, g = world.model.bodies(), world.model.geom
+    args = (det._aabb_lo, det._aabb_hi, g.live("geom_body"), body.inv_mass, body.collide, g.live("geom_group"),
             g.live("geom_mask"))
     brute_force_pairs(*args)
     times = []
@@ -253,9 +253,9 @@ def pile_scene(pile: dict[str, np.ndarray]) -> Scene:
 def broadphase_pairs(world) -> np.ndarray:
     """(m, 2) body rows of the broadphase pairs of the world's last ``contacts()`` call (the detector keeps
     their keys ``geom_a * geoms + geom_b``, sorted)."""
-    g = world._geom.count
-    keys = world._buffer.pairs.live("pair_key")
-    body = world._geom.live("geom_body").astype(np.int64)
+    g = world.model.geom.count
+    keys = world.contact_buffer().pairs.live("pair_key")
+    body = world.model.geom.live("geom_body").astype(np.int64)
     return np.stack([body[keys // g], body[keys % g]], axis=1)
 
 
@@ -263,8 +263,8 @@ def pair_census(world, contacts, n_boxes: int) -> tuple[dict, np.ndarray]:
     """Broadphase pairs of the last ``contacts()`` call by kind (box–box, box–wall, box–ground), how many of
     each have a contact (within the contact margin) or penetrate, and the contacts by kind; and the (m,)
     mask of the pairs with contacts."""
-    g = world._geom.count
-    keys = world._buffer.pairs.live("pair_key")
+    g = world.model.geom.count
+    keys = world.contact_buffer().pairs.live("pair_key")
     ba, bb = broadphase_pairs(world).T
     ground = world.body_count - 1  # build_world adds the boxes, then the walls, then the ground
     kind = np.where((ba < n_boxes) & (bb < n_boxes), 0, np.where((ba == ground) | (bb == ground), 2, 1))

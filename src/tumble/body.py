@@ -33,11 +33,11 @@ class Body:
         return self._index
 
     def _row(self, name: str) -> np.ndarray:
-        return getattr(self._world._body, name)[self._live_index()]
+        return self._world._array(name)[self._live_index()]
 
     def _set(self, name: str, value: Any) -> None:
         """Write a scalar field of this body's row."""
-        getattr(self._world._body, name)[self._live_index()] = value
+        self._world._array(name)[self._live_index()] = value
 
     @property
     def world(self) -> World:
@@ -53,7 +53,7 @@ class Body:
     @property
     def name(self) -> str | None:
         """The name given at creation, or None."""
-        return self._world._names[self._live_index()]
+        return self._world._model.names[self._live_index()]
 
     # ------------------------------------------------------------------ state
     @property
@@ -112,7 +112,7 @@ class Body:
     def _wake(self) -> None:
         if not self._row("awake"):
             self._set("awake", True)
-            self._world._sleeping -= 1
+            self._world._state.sleeping -= 1
         self._set("sleep_timer", 0.0)
 
     @property
@@ -134,7 +134,7 @@ class Body:
             raise ValueError("awake of a fixed body cannot be set to False: fixed bodies do not sleep")
         if self._row("awake"):
             self._set("awake", False)
-            self._world._sleeping += 1
+            self._world._state.sleeping += 1
         self._row("v")[:] = 0.0
         self._row("w")[:] = 0.0
 
@@ -239,7 +239,7 @@ class Body:
 
     def linear_acceleration(self) -> np.ndarray:
         """v̇ (3,) [m/s²] = F/M + g under the loads accumulated now (Baraff I (2-30))."""
-        return self.inv_mass * self._row("force") + (0.0 if self.fixed else 1.0) * self._world._gravity
+        return self.inv_mass * self._row("force") + (0.0 if self.fixed else 1.0) * self._world._model.gravity
 
     def angular_acceleration(self) -> np.ndarray:
         """ω̇ (3,) [rad/s²] = I⁻¹ (τ + L × ω) under the torque accumulated now (Baraff II (C-10))."""

@@ -75,7 +75,7 @@ class Integrator(IntEnum):
     ADAPTIVE = 5
     """SciPy ``solve_ivp`` (DOP853, rtol 1e-10) on Y = (x, q, P, L)."""
     IMPLICIT_EULER = 6
-    """Linearly implicit Euler with the springs' Jacobians (ArtiSynth notes 0.9.2; methods/implicit.py)."""
+    """Linearly implicit Euler with the springs' Jacobians (ArtiSynth notes 0.9.2; integration/implicit.py)."""
     TRAPEZOIDAL = 7
     """Trapezoidal rule with the springs' Jacobians (notes 0.9.3)."""
     BRIDSON_MARINO = 8

@@ -1,4 +1,6 @@
-"""The World: a façade that validates input, owns the arrays and delegates stepping to ``step.py``."""
+"""The World: the API layer's façade. It validates input, writes the Model and State as bodies, joints and
+springs come and go (model/), owns the contact buffers, and hands a step to ``step.py`` with the method it
+chose for its integrator (methods/)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ import numpy as np
 
 from . import _checks
 from .body import Body
-from .collision.contacts import ContactBuffer
-from .collision.detect import CollisionDetector, Contacts, detect_contacts, read_contacts
-from .collision.polytope import PolytopeTable, polytope_of
+from .collision.contacts import ContactBuffers
+from .collision.detect import Contacts, detect_contacts, read_contacts
+from .collision.polytope import polytope_of
 from .constraints.attachments import sync_attached
 from .conventions import (
     DEFAULT_CONTACT_MARGIN,
@@ -26,18 +28,20 @@ from .conventions import (
     GeomType,
     Integrator,
 )
-from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring, SpringArrays, pack_springs
+from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring
 from .integration import energy as _energy
 from .integration import state_vector as _state
 from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
 from .methods.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
-from .model.fields import BODY_FIELDS, DERIVED_BODY_FIELDS, GEOM_FIELDS, ArrayGroup
-from .model.joint_set import JointSet
+from .model import body_arrays
+from .model.fields import BODY_STATE_FIELDS, SCRATCH_BODY_FIELDS
+from .model.model import Model, spring_bodies
 from .model.settings import ContactSettings
+from .model.state import State
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
-from .step import StepStats, step
+from .step import StepStats, method_for, step
 from .user.trajectory import Trajectory, record_simulation
 
 ForceCallback = Callable[["World", float], None]
@@ -77,12 +81,6 @@ def _give_up_part(entry: list[Any], mass: float, com: np.ndarray, inertia_world:
                inv_inertia_body=np.linalg.inv(inertia_body), principal_q=matrix_to_quat(axes),
                principal_moments=moments, inv_principal_moments=1.0 / moments)
     entry[2] = entry[2] + quat_rotate(entry[3], d)
-
-
-def _spring_bodies(spring: Any) -> list[Any]:
-    """The bodies a spring joins (None entries, the world, left out)."""
-    bodies = list(spring.bodies) if isinstance(spring, MultiPointSpring) else [spring.a, spring.b]
-    return [b for b in bodies if b is not None]
 
 
 def _as_given(shape: Any) -> Any:
@@ -126,15 +124,16 @@ class World:
             contact_damping_ratio, max_push_velocity, baumgarte, slop, sleep...); docs/contact.md explains
             each.
 
-    Bodies live in structure-of-arrays storage (``arrays.BODY_FIELDS``); ``world.bodies`` hands out thin
-    ``Body`` handles that read and write those arrays.
+    Bodies live in structure-of-arrays storage: their parameters in ``world.model``, their state in
+    ``world.state`` (model/fields.py declares every array); ``world.bodies`` hands out thin ``Body`` handles
+    that read and write those arrays.
     """
 
     def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, method: str = "timestep", integrator: str = "splitting",
                  contact_margin: float = DEFAULT_CONTACT_MARGIN, event_impacts: str = "sequential",
                  event_tolerance: float = 1e-10, event_contact_band: float = 1e-6, event_threshold: float = 1e-3,
                  event_ode: str = "rk4", event_root: str = "illinois", **contact_options: Any) -> None:
-        self._gravity = _checks.vector3("gravity", gravity)
+        gravity = _checks.vector3("gravity", gravity)
         _checks.choice("method", method, {"timestep": 0, "event": 1})
         for name, value, options in (("event_impacts", event_impacts, IMPACTS), ("event_ode", event_ode, EVENT_ODES),
                                      ("event_root", event_root, ROOT_FINDERS)):
@@ -144,48 +143,33 @@ class World:
             contact_band=_checks.positive("event_contact_band", event_contact_band),
             threshold=_checks.positive("event_threshold", event_threshold),
             impacts=event_impacts, ode=event_ode, root=event_root)
-        self._integrator = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
-        self._contact_margin = _checks.non_negative("contact_margin", contact_margin)
-        self._settings = ContactSettings(**contact_options)
+        integrator_code = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
+        contact_margin = _checks.non_negative("contact_margin", contact_margin)
+        settings = ContactSettings(**contact_options)
         self._contact_options = dict(contact_options)
         """The contact options as given (validated), for ``save_scene``."""
         self.method = method
         """How time advances: "timestep" (velocity-level contact, docs/contact.md) or "event" (docs/event.md)."""
-        self._event = EventDriven(self, event_settings) if method == "event" else None
-        self._buffer = ContactBuffer()       # this step's contacts
-        self._old_buffer = ContactBuffer()   # the last step's, for the warm start
-        self._buffer_dt: float | None = None
-        self._buffer_substeps = self._settings.substeps  # sub-steps of the step the buffer's impulses belong to
+        self._model = Model(gravity, settings, contact_margin, integrator_code,
+                            event_settings if method == "event" else None)
+        self._state = State()
+        self._contacts = ContactBuffers()
+        self._contacts.substeps = settings.substeps  # sub-steps of the step the buffer's impulses belong to
+        self._method = method_for(self._model, self._state)
         self.step_stats = StepStats()
         """Figures of the last step (contacts, sweeps, residual, seconds per stage); see ``StepStats``."""
-        self._body = ArrayGroup(BODY_FIELDS)
-        self._geom = ArrayGroup(GEOM_FIELDS)
-        self._polytopes = PolytopeTable()
-        self._collision: CollisionDetector | None = None
-        self._names: list[str | None] = []
         self._name_index: dict[str, int] = {}
         self._handles: list[Body] = []
         self._force_fns: list[ForceCallback] = []
-        self._joints = JointSet(direct=self._settings.joint_solver == "direct")
-        self._springs: list[Spring] = []
-        self._edges: np.ndarray | None = None
         self._attachments: list[list[Any]] = []
         """[attached body, root master, COM in the root's frame (3,), orientation in it (4,), the master it was
         attached to, its own fields (``_OWN_FIELDS``), the attached bodies whose own fields carry it] per
-        attachment (``attach``, ``detach``)."""
+        attachment (``attach``, ``detach``); packed into ``model.attachments`` for the step."""
         self._attach_log: list[tuple[Any, ...]] = []
         """The attachments in the order made, for ``save_scene`` to replay: ("body", body, master) and
         ("point", body, point (3,) [m] in the body's frame as made, mass [kg]); ``detach`` takes its entry
         out (the world is then as if it had not been made)."""
-        self._packed_springs: SpringArrays | None = None
-        self._implicit_workspace: Any = None   # methods/implicit.py's DenseWorkspace, kept between steps
         self._views: dict[str, np.ndarray] | None = None
-        self._view_tuples: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
-        self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._sleeping = 0
-        """Bodies asleep after the last island pass (constraints/islands.py)."""
-        self.time = 0.0
-        """Simulated time [s]."""
         self._records: list[dict[str, Any]] = []
         """How each body was made (the arguments as given, validated), in body order: what ``save_scene``
         writes. A body's record has "shape" (a shape, or a tuple of (shape, position, orientation or None)),
@@ -197,24 +181,47 @@ class World:
 
     # ------------------------------------------------------------------ settings
     @property
+    def model(self) -> Model:
+        """The Model (model/model.py): the arrays and settings that change only through this API. For tools
+        and advanced reading; change a world through its methods and handles."""
+        return self._model
+
+    @property
+    def state(self) -> State:
+        """The State (model/state.py): what a step advances (x, q, v, ω, loads, sleep, time). For tools and
+        advanced reading; change a world through its methods and handles."""
+        return self._state
+
+    @property
+    def time(self) -> float:
+        """Simulated time [s]."""
+        return self._state.time
+
+    @time.setter
+    def time(self, value: float) -> None:
+        self._state.time = _checks.real("time", value)
+
+    @property
     def gravity(self) -> np.ndarray:
         """(3,) gravitational acceleration [m/s²], world frame (a copy; assign to change)."""
-        return self._gravity.copy()
+        return self._model.gravity.copy()
 
     @gravity.setter
     def gravity(self, value: Any) -> None:
-        self._gravity = _checks.vector3("gravity", value)
+        self._model.gravity = _checks.vector3("gravity", value)
         self._wake_all()
 
     @property
     def integrator(self) -> str:
         """Name of the integrator in use; assign one of the names ``World`` accepts to change it."""
-        return Integrator(self._integrator).name.lower()
+        return Integrator(self._model.integrator).name.lower()
 
     @integrator.setter
     def integrator(self, value: str) -> None:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
-        self._integrator = code
+        self._model.integrator = code
+        if self.method != "event":
+            self._method = method_for(self._model, self._state).taking_over(self._method)
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, shape: Any, *, density: float | None = None, mass: float | None = None,
@@ -245,7 +252,7 @@ class World:
                 group_a & mask_b and group_b & mask_a are both non-zero (Box2D's rule).
         """
         parts = compound_parts(shape)
-        if self._event is not None:
+        if self.method == "event":
             EventDriven.check_shapes([part[0] for part in parts])
         mp, inertia_body = self._check_mass(shape, density, mass, inertia)
         x = _checks.vector3("position", position)
@@ -324,13 +331,14 @@ class World:
     def _append_body(self, row: dict[str, Any], geom_rows: dict[str, np.ndarray], polys: list,
                      name: str | None) -> Body:
         """Copy one validated body and its shapes into the arrays."""
-        index = self._body.count
-        for field in BODY_FIELDS:
-            if field.name in DERIVED_BODY_FIELDS:
-                row[field.name] = np.zeros(field.shape)
-        self._body.append({k: np.asarray([val]) for k, val in row.items()})
+        model = self._model
+        index = model.body.count
+        for field in SCRATCH_BODY_FIELDS:
+            row[field] = np.zeros(next(f.shape for f in BODY_STATE_FIELDS if f.name == field))
+        model.body.append({f.name: np.asarray([row[f.name]]) for f in model.body.fields})
+        self._state.body.append({f.name: np.asarray([row[f.name]]) for f in self._state.body.fields})
         k = len(polys)
-        table = np.array([self._polytopes.append(p) if p is not None else (-1, 0, -1, 0, -1, 0) for p in polys],
+        table = np.array([model.polytopes.append(p) if p is not None else (-1, 0, -1, 0, -1, 0) for p in polys],
                          dtype=np.int64).reshape(k, 6)
         for j, field in enumerate(("geom_vert_start", "geom_vert_count", "geom_face_start", "geom_face_count",
                                    "geom_edge_start", "geom_edge_count")):
@@ -339,8 +347,8 @@ class World:
         geom_rows["geom_maker"] = np.full(k, index, dtype=np.int32)
         geom_rows["geom_made_pos"] = np.array(geom_rows["geom_pos"], dtype=FLOAT)
         geom_rows["geom_made_quat"] = np.array(geom_rows["geom_quat"], dtype=FLOAT)
-        self._geom.append(geom_rows)
-        self._names.append(name)
+        model.geom.append(geom_rows)
+        model.names.append(name)
         if name is not None:
             self._name_index[name] = index
         handle = Body(self, index)
@@ -349,17 +357,13 @@ class World:
         return handle
 
     def _bodies_changed(self) -> None:
-        """Drop what depends on the body and shape rows: views, the detector, the contact buffers (their
-        pair keys name shape rows), the island scratch."""
+        """Drop what depends on the body and shape rows: views, what the model derived from them (the methods
+        then rebuild their detector and island scratch), the contact buffers (their pair keys name shape
+        rows); attachments are packed again (remove_body moves rows up)."""
         self._views = None
-        self._islands = None
-        self._collision = None
-        self._buffer, self._old_buffer, self._buffer_dt = ContactBuffer(), ContactBuffer(), None
-        self._joints.changed()
-        self._packed_springs = None
-        self._edges = None
-        if self._event is not None:
-            self._event.bodies_changed()
+        self._model.changed()
+        self._contacts.clear()
+        self._pack_attachments()
 
     def remove_body(self, body: Body) -> None:
         """Take ``body`` (a handle from this world) and its shapes out of the world.
@@ -378,20 +382,21 @@ class World:
         if any(body is e[0] or body is e[1] for e in self._attachments):
             raise ValueError(f"body must not take part in an attachment to be removed (world.detach first), "
                              f"got {body!r}")
-        for joint in [j for j in self._joints.joints if j.a is body or j.b is body]:
-            self._joints.remove(joint)
-        self._springs = [s for s in self._springs if body not in _spring_bodies(s)]
+        for joint in [j for j in self._model.joints.joints if j.a is body or j.b is body]:
+            self._model.joints.remove(joint)
+        self._model.springs[:] = [s for s in self._model.springs if body not in spring_bodies(s)]
         # a point mass it carries goes with it
         self._attach_log = [op for op in self._attach_log if op[1] is not body]
         index = body._index
-        keep = np.arange(self._body.count) != index
-        self._body.keep(keep)
-        geom_keep = self._geom.live("geom_body") != index
-        self._geom.keep(geom_keep)
+        keep = np.arange(self._model.body.count) != index
+        self._model.body.keep(keep)
+        self._state.body.keep(keep)
+        geom_keep = self._model.geom.live("geom_body") != index
+        self._model.geom.keep(geom_keep)
         for field in ("geom_body", "geom_maker"):
-            rows = self._geom.live(field)
+            rows = self._model.geom.live(field)
             rows[rows > index] -= 1
-        name = self._names.pop(index)
+        name = self._model.names.pop(index)
         if name is not None:
             del self._name_index[name]
         for key, i in self._name_index.items():
@@ -407,20 +412,10 @@ class World:
 
     def _wake_all(self) -> None:
         """Wake every moving body (gravity changed, a body was removed, the state was written)."""
-        awake = self._body.live("awake")
-        awake[self._body.live("inv_mass") != 0.0] = True
-        self._body.live("sleep_timer")[awake] = 0.0
-        self._sleeping = 0
+        self._state.wake_all(self._model.body.live("inv_mass"))
         # This step's pairs too: those detected asleep kept their contacts (still valid: nothing moved) and
         # must now be solved.
-        self._buffer.pairs.live("pair_awake")[:] = True
-
-    def _island_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Union-find parents, island timers and island flags, (n,) each, kept between steps."""
-        if self._islands is None:
-            n = self._body.count
-            self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
-        return self._islands
+        self._contacts.now.pairs.live("pair_awake")[:] = True
 
     @staticmethod
     def _check_mass(shape: Any, density: Any, mass: Any, inertia: Any) -> tuple[MassProperties, np.ndarray]:
@@ -466,12 +461,12 @@ class World:
     @property
     def body_count(self) -> int:
         """Number of bodies."""
-        return self._body.count
+        return self._model.body.count
 
     @property
     def geom_types(self) -> list[GeomType]:
         """Geometry type of each shape row, in order (compound bodies own several rows)."""
-        return [GeomType(t) for t in self._geom.live("geom_type")]
+        return [GeomType(t) for t in self._model.geom.live("geom_type")]
 
     def add_force(self, fn: ForceCallback) -> None:
         """Register ``fn(world, t)``, called once at the start of every step (never per body); it applies
@@ -484,7 +479,7 @@ class World:
     def _refuse_for_constraint_forces(self, what: str) -> None:
         """ValueError naming ``what`` (limits, a motor or a compliance) when the method is the event-driven one,
         which holds rigid equality joints only."""
-        if self._event is not None:
+        if self.method == "event":
             raise ValueError(f"{what} with method='event': it holds rigid equality joints only (no limits, "
                              f"motors or compliance); use method='timestep'")
 
@@ -505,16 +500,16 @@ class World:
                 continue
             if body._world is not self or body._index < 0:
                 raise ValueError(f"joint.{side} must be a live body of this world, got {body!r}")
-        inv_mass = self._body.live("inv_mass")
+        inv_mass = self._model.body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
         problem = joint._constraint_force_problem()
         if problem is not None:
             self._refuse_for_constraint_forces(f"joint {problem}")
         joint._world = self
-        joint._index = len(self._joints)
-        self._joints.add(joint)
-        self._edges = None
+        joint._index = len(self._model.joints)
+        self._model.joints.add(joint)
+        self._model.constraints_changed()
         self._wake_all()
         return joint
 
@@ -524,14 +519,14 @@ class World:
             raise TypeError(f"joint must be a joint, got {joint!r}")
         if joint._world is not self:
             raise ValueError(f"joint must be a joint of this world, got {joint!r}")
-        self._joints.remove(joint)
-        self._edges = None
+        self._model.joints.remove(joint)
+        self._model.constraints_changed()
         self._wake_all()
 
     @property
     def joints(self) -> tuple[Joint, ...]:
         """The joints, in the order they were added."""
-        return tuple(self._joints.joints)
+        return tuple(self._model.joints.joints)
 
     # ------------------------------------------------------------------ attachments
     def attach_point_mass(self, body: Body, point: Any, mass: float) -> None:
@@ -550,7 +545,7 @@ class World:
         w, v, x = a["w"][r].copy(), a["v"][r].copy(), a["x"][r].copy()
         com = self._recombine(root, mass, point, np.zeros((3, 3)))
         a["v"][r] = v + np.cross(w, com - x)
-        made_x, made_q = self._made_frame(root)
+        made_x, made_q = self.frame_as_made(root)
         self._attach_log.append(("point", root, quat_rotate(quat_conj(made_q), point - made_x), mass))
         self._bodies_changed()
         self._sync_attached()
@@ -574,11 +569,11 @@ class World:
         b, r = body._index, root._index
         if a["inv_mass"][b] == 0.0:
             raise ValueError(f"body must be a moving body, got the fixed {body!r}")
-        if any(j.a is body or j.b is body for j in self._joints.joints):
+        if any(j.a is body or j.b is body for j in self._model.joints.joints):
             raise ValueError(f"body must have no joints to be attached, got {body!r}")
         self._check_no_springs(body)
         self._check_no_springs(root)
-        if self._event is not None:
+        if self.method == "event":
             raise ValueError("attachments are solved by method='timestep' only")
         moving = a["inv_mass"][r] > 0.0
         mass_b, xb, qb, vb, wb = a["mass"][b], a["x"][b].copy(), a["q"][b].copy(), a["v"][b].copy(), a["w"][b].copy()
@@ -595,7 +590,7 @@ class World:
             a["w"][r] = np.linalg.solve(root.inertia_world, spin)
         # the body's shapes join the root's, placed where they are in the world
         qr_conj = quat_conj(a["q"][r])
-        self._hand_shapes(self._geom.live("geom_body") == b, r, (xb, qb), (a["x"][r], a["q"][r]))
+        self._hand_shapes(self._model.geom.live("geom_body") == b, r, (xb, qb), (a["x"][r], a["q"][r]))
         if moving:   # (the sleep test's radius; a fixed root, the ground's plane among them, has none)
             a["extent"][r] = self._geom_extent(r)
         # bodies attached to ``body`` move to the root; their shapes already moved with body's
@@ -644,7 +639,7 @@ class World:
         xb, qb, x_com, v_com, w_com = a["x"][b].copy(), a["q"][b].copy(), a["x"][r].copy(), a["v"][r].copy(), \
             a["w"][r].copy()
         # the body's shapes go back to it, placed where they are in the world
-        self._hand_shapes(self._geom.live("geom_maker") == b, b, (x_com, a["q"][r].copy()), (xb, qb))
+        self._hand_shapes(self._model.geom.live("geom_maker") == b, b, (x_com, a["q"][r].copy()), (xb, qb))
         self._attachments.remove(entry)
         self._attach_log = [op for op in self._attach_log if not (op[0] == "body" and op[1] is body)]
         for name in _OWN_FIELDS:
@@ -671,24 +666,43 @@ class World:
         local poses go from the frame ``pose_from`` = (x (3,) [m], q (4,)) to the frame ``pose_to``."""
         (x_from, q_from), (x_to, q_to) = pose_from, pose_to
         to_conj = quat_conj(q_to)
-        pos, quat = self._geom.live("geom_pos"), self._geom.live("geom_quat")
+        pos, quat = self._model.geom.live("geom_pos"), self._model.geom.live("geom_quat")
         for k in np.flatnonzero(rows):
             world_pos = x_from + quat_rotate(q_from, pos[k])
             pos[k] = quat_rotate(to_conj, world_pos - x_to)
             quat[k] = quat_mul(to_conj, quat_mul(q_from, quat[k]))
-        self._geom.live("geom_body")[rows] = owner
+        self._model.geom.live("geom_body")[rows] = owner
 
-    def _made_frame(self, body: Body) -> tuple[np.ndarray, np.ndarray]:
+    def frame_as_made(self, body: Body) -> tuple[np.ndarray, np.ndarray]:
         """(x (3,) [m], q (4,)) in the world of the frame ``body`` was made in (its COM and axes at creation,
         carried along rigidly since): found from one of the shapes it was made with, whose world pose is
         known wherever attachments have handed it, and whose pose in that frame is ``geom_made_*``."""
         a = self._live()
-        k = int(np.flatnonzero(self._geom.live("geom_maker") == body._index)[0])
-        owner = int(self._geom.live("geom_body")[k])
-        q_shape = quat_mul(a["q"][owner], self._geom.live("geom_quat")[k])
-        x_shape = a["x"][owner] + quat_rotate(a["q"][owner], self._geom.live("geom_pos")[k])
-        q_made = quat_mul(q_shape, quat_conj(self._geom.live("geom_made_quat")[k]))
-        return x_shape - quat_rotate(q_made, self._geom.live("geom_made_pos")[k]), q_made
+        k = int(np.flatnonzero(self._model.geom.live("geom_maker") == body._index)[0])
+        owner = int(self._model.geom.live("geom_body")[k])
+        q_shape = quat_mul(a["q"][owner], self._model.geom.live("geom_quat")[k])
+        x_shape = a["x"][owner] + quat_rotate(a["q"][owner], self._model.geom.live("geom_pos")[k])
+        q_made = quat_mul(q_shape, quat_conj(self._model.geom.live("geom_made_quat")[k]))
+        return x_shape - quat_rotate(q_made, self._model.geom.live("geom_made_pos")[k]), q_made
+
+    @property
+    def attachment_log(self) -> tuple[tuple[Any, ...], ...]:
+        """The attachments in the order they were made, as ``save_scene`` writes them: ("body", body, master)
+        and ("point", body, point (3,) [m] in the frame the body was made in (``frame_as_made``), mass [kg])."""
+        return tuple(self._attach_log)
+
+    @property
+    def body_records(self) -> tuple[dict[str, Any], ...]:
+        """How each body was made, in body order (what ``save_scene`` writes): a body's record has "shape" (a
+        shape, or a tuple of (shape, position, orientation or None)), "density", "mass", "inertia", "friction",
+        "restitution", "fixed", "collide", "collision_group", "collision_mask", "name"; the ground's has
+        "ground": True, "height", "friction", "restitution", "name". The records themselves: do not change them."""
+        return tuple(self._records)
+
+    @property
+    def contact_options(self) -> dict[str, Any]:
+        """The contact options given to ``World`` (a copy; ``settings`` has every value, defaults included)."""
+        return dict(self._contact_options)
 
     @property
     def attachments(self) -> tuple[tuple[Body, Body], ...]:
@@ -707,12 +721,12 @@ class World:
         return body
 
     def _check_no_springs(self, body: Body) -> None:
-        if any(body in _spring_bodies(s) for s in self._springs):
+        if any(body in spring_bodies(s) for s in self._model.springs):
             raise ValueError(f"a body with springs cannot take part in an attachment yet, got {body!r}")
 
     def _geom_extent(self, index: int) -> float:
-        rows = self._geom.live("geom_body") == index
-        return _extent({k: self._geom.live(k)[rows] for k in ("geom_type", "geom_pos", "geom_size")})
+        rows = self._model.geom.live("geom_body") == index
+        return _extent({k: self._model.geom.live(k)[rows] for k in ("geom_type", "geom_pos", "geom_size")})
 
     def _recombine(self, root: Body, mass: float, com: np.ndarray, inertia_world: np.ndarray) -> np.ndarray:
         """Add a part (mass [kg], COM and inertia about it, world frame; a negative mass and inertia take a part
@@ -726,12 +740,12 @@ class World:
             mass, np.asarray(com, dtype=float), inertia_world)
         total, com_new, inertia = merged.mass, merged.com, merged.inertia
         shift = R.T @ (com_new - a["x"][r])              # the new origin in the old body frame
-        self._geom.live("geom_pos")[self._geom.live("geom_body") == r] -= shift
-        for joint in self._joints.joints:
+        self._model.geom.live("geom_pos")[self._model.geom.live("geom_body") == r] -= shift
+        for joint in self._model.joints.joints:
             for side, end in ((0, joint.a), (1, joint.b)):
                 if end is root:
                     joint._frames[side][:3] -= shift
-        self._joints.changed()
+        self._model.joints.changed()
         for entry in self._attachments:
             if entry[1] is root:
                 entry[2] = entry[2] - shift
@@ -746,16 +760,21 @@ class World:
         a["extent"][r] = self._geom_extent(r)
         return com_new
 
+    def _pack_attachments(self) -> None:
+        """The attachments as the step's kernel takes them (``model.attachments``)."""
+        entries = self._attachments
+        self._model.attachments.set([e[0]._index for e in entries], [e[1]._index for e in entries],
+                                    [e[2] for e in entries], [e[3] for e in entries])
+
     def _sync_attached(self) -> None:
         """Attached bodies' poses and velocities from their roots (attachments.sync_attached)."""
+        self._pack_attachments()
         if not self._attachments:
             return
         a = self._live()
-        entries = self._attachments
-        sync_attached(np.array([e[0]._index for e in entries], dtype=np.int64),
-                      np.array([e[1]._index for e in entries], dtype=np.int64),
-                      np.array([e[2] for e in entries]), np.array([e[3] for e in entries]),
-                      a["x"], a["q"], a["v"], a["w"])
+        attached = self._model.attachments
+        sync_attached(attached.body, attached.root, attached.position, attached.orientation, a["x"], a["q"], a["v"],
+                      a["w"])
 
     # ------------------------------------------------------------------ springs
     def add_spring(self, spring: Spring) -> Spring:
@@ -765,29 +784,27 @@ class World:
         "bridson_marino") use its Jacobians. Returns the spring."""
         if not isinstance(spring, (AxialSpring, MultiPointSpring, FrameSpring)):
             raise TypeError(f"spring must be an AxialSpring, MultiPointSpring or FrameSpring, got {spring!r}")
-        if any(s is spring for s in self._springs):
+        if any(s is spring for s in self._model.springs):
             raise ValueError(f"spring must not be in this world already, got {spring!r}")
-        for body in _spring_bodies(spring):
+        for body in spring_bodies(spring):
             if not isinstance(body, Body) or body._world is not self or body._index < 0:
                 raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
-        if self._event is not None:     # before bind: a refused spring is left as it was given
+        if self.method == "event":     # before bind: a refused spring is left as it was given
             raise ValueError("springs act in method='timestep' only (the event-driven method's ODE does not "
                              "take their loads yet)")
         live = self._live()
         spring.bind(live["x"], live["q"])
-        self._springs.append(spring)
-        self._packed_springs = None
-        self._edges = None
+        self._model.springs.append(spring)
+        self._model.constraints_changed()
         self._wake_all()
         return spring
 
     def remove_spring(self, spring: Spring) -> None:
         """Take ``spring`` out of the world."""
-        for k, s in enumerate(self._springs):
+        for k, s in enumerate(self._model.springs):
             if s is spring:
-                del self._springs[k]
-                self._packed_springs = None
-                self._edges = None
+                del self._model.springs[k]
+                self._model.constraints_changed()
                 self._wake_all()
                 return
         raise ValueError(f"spring must be a spring of this world, got {spring!r}")
@@ -795,41 +812,20 @@ class World:
     @property
     def springs(self) -> tuple[Spring, ...]:
         """The springs, in the order they were added."""
-        return tuple(self._springs)
-
-    def _island_edges(self) -> np.ndarray:
-        """(k, 2) body pairs that join islands besides contacts (constraints/islands.py): every joint's two
-        bodies and the consecutive bodies of every spring (−1 the world)."""
-        if self._edges is None:
-            inv_mass = self._body.live("inv_mass")
-            edges = [self._joints.kernel_args(inv_mass)[0][1]]
-            for spring in self._springs:
-                ends = list(spring.bodies) if isinstance(spring, MultiPointSpring) else [spring.a, spring.b]
-                index = [-1 if b is None else b._index for b in ends]
-                edges.append(np.array(list(zip(index[:-1], index[1:], strict=True)), dtype=np.int64).reshape(-1, 2))
-            self._edges = np.ascontiguousarray(np.concatenate(edges), dtype=np.int64)
-        return self._edges
-
-    def _spring_arrays(self) -> SpringArrays:
-        if self._packed_springs is None:
-            self._packed_springs = pack_springs(self._springs)
-        return self._packed_springs
+        return tuple(self._model.springs)
 
     # ------------------------------------------------------------------ arrays
     def _live(self) -> dict[str, np.ndarray]:
-        """Views of the live rows of every body field, rebuilt only when the body count changes."""
+        """Views of the live rows of every body field (the model's and the state's), rebuilt only when the
+        bodies change."""
         if self._views is None:
-            self._views = {f.name: self._body.live(f.name) for f in BODY_FIELDS}
-            self._view_tuples = {}
+            self._views = body_arrays(self._model, self._state)
         return self._views
 
-    def _body_arrays(self, names: tuple[str, ...]) -> tuple[np.ndarray, ...]:
-        """The live views of ``names`` as a tuple, kept while the bodies stay the same (a kernel argument)."""
-        views = self._live()
-        cached = self._view_tuples.get(names)
-        if cached is None:
-            cached = self._view_tuples[names] = tuple(views[name] for name in names)
-        return cached
+    def _array(self, name: str) -> np.ndarray:
+        """The full-capacity array of body field ``name`` (for the handles)."""
+        group = self._state.body if hasattr(self._state.body, name) else self._model.body
+        return getattr(group, name)
 
     def state_arrays(self) -> dict[str, np.ndarray]:
         """Copies of the body state: {"x": (n,3) m, "q": (n,4), "v": (n,3) m/s, "w": (n,3) rad/s}, world frame."""
@@ -839,23 +835,17 @@ class World:
     def snapshot(self) -> dict[str, Any]:
         """Everything that changes as time advances (state, accumulated loads, time, and the contact buffer
         with the impulses that warm-start the next step); see ``restore``."""
-        return {"time": self.time, "body": self._body.snapshot(), "contacts": self._buffer.snapshot(),
-                "contacts_dt": self._buffer_dt, "contacts_substeps": self._buffer_substeps,
-                "joints": self._joints.snapshot()}
+        return {**self._state.snapshot(), **self._contacts.snapshot(), "joints": self._model.joints.snapshot()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
         what followed the snapshot exactly."""
-        self._body.restore(snapshot["body"])
-        self._sleeping = int(np.count_nonzero(~self._body.live("awake")))
-        self._buffer.restore(snapshot["contacts"])
-        self._buffer_dt = snapshot["contacts_dt"]
-        self._buffer_substeps = snapshot["contacts_substeps"]
+        self._state.restore(snapshot)
+        self._contacts.restore(snapshot)
         if "joints" in snapshot:
-            self._joints.restore(snapshot["joints"])
-        self.time = float(snapshot["time"])
-        if self._event is not None:
-            self._event.last_contacts = None    # its resting contacts are re-evaluated at the restored state
+            self._model.joints.restore(snapshot["joints"])
+        if self.method == "event":
+            self._method.last_contacts = None    # its resting contacts are re-evaluated at the restored state
 
     def save_scene(self, path: str | os.PathLike) -> Path:
         """Write this world to a TOML scene file (docs/scenes.md) that ``tumble.load_scene`` reads back
@@ -873,14 +863,14 @@ class World:
     def state_to_array(self) -> np.ndarray:
         """Baraff's state vector Y = (x, q, P, L) per body, (13 n,) (Baraff I section 3)."""
         live = self._live()
-        y = np.empty(_state.STATE_SIZE * self._body.count)
+        y = np.empty(_state.STATE_SIZE * self._model.body.count)
         _state.bodies_to_array(live["mass"], live["inertia_body"], live["x"], live["q"], live["v"], live["w"], y)
         return y
 
     def array_to_state(self, y: Any) -> None:
         """Set the bodies' state from Y (13 n,) (Baraff I section 3); quaternions are normalized and
         v = P/M, ω = I⁻¹ L recomputed. Fixed bodies stay at rest."""
-        y = _checks.array("y", y, (_state.STATE_SIZE * self._body.count,))
+        y = _checks.array("y", y, (_state.STATE_SIZE * self._model.body.count,))
         live = self._live()
         _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y,
                                live["x"], live["q"], live["v"], live["w"])
@@ -889,18 +879,18 @@ class World:
     def state_derivative(self, y: Any) -> np.ndarray:
         """dY/dt (13 n,) of Baraff I (2-43) under the loads accumulated now and gravity. The loads do not
         depend on time within a step, so ``lambda t, y: world.state_derivative(y)`` is a ``dydt`` for ``ode``."""
-        y = _checks.array("y", y, (_state.STATE_SIZE * self._body.count,))
+        y = _checks.array("y", y, (_state.STATE_SIZE * self._model.body.count,))
         live = self._live()
         ydot = np.empty_like(y)
         _state.state_derivative(live["mass"], live["inv_mass"], live["inv_inertia_body"], live["force"],
-                                live["torque"], self._gravity, y, ydot)
+                                live["torque"], self._model.gravity, y, ydot)
         return ydot
 
     # ------------------------------------------------------------------ contacts
     @property
     def contact_margin(self) -> float:
         """[m] distance below which separated pairs are reported as contacts (negative depth)."""
-        return self._contact_margin
+        return self._model.contact_margin
 
     def contacts(self) -> Contacts:
         """The contacts of the last step: detected at its start, with the impulses the step applied
@@ -910,39 +900,37 @@ class World:
         Before the first step (or after bodies were added) it runs the step's detection stage on the
         current state instead, with zero impulses and forces; the next step detects again.
         """
-        if self._event is not None:
-            return self._event.contacts()
-        if self._buffer_dt is None:
-            self._detect_into_buffer()
-        return read_contacts(self, self._buffer, self._buffer_dt, self._buffer_substeps)
+        if self.method == "event":
+            return self._method.contacts()
+        contacts = self._contacts
+        if contacts.dt is None:
+            self._method.detect(self._model, self._state, contacts, 0.0)
+        return read_contacts(self._model, contacts.now, contacts.dt, contacts.substeps)
+
+    def contact_buffer(self) -> Any:
+        """The contact buffer (collision/contacts.py) holding the contacts of the current state as the last step
+        left them, without the copy ``contacts()`` makes: the time-stepping methods' buffer of the step, the
+        event method's last detection (every contact it found, resting or not)."""
+        if self.method == "event":
+            return self._method.final_buffer()
+        return self._contacts.now
 
     def detect_contacts(self) -> Contacts:
         """Contacts of the current state, detected afresh without changing anything the world keeps
         (caches, the step's buffer): for probing states between steps. O(n log n), not coherent."""
-        return detect_contacts(self)
-
-    def _detector(self) -> CollisionDetector:
-        if self._collision is None:
-            self._collision = CollisionDetector(self)
-        return self._collision
-
-    def _detect_into_buffer(self, dt: float = 0.0) -> None:
-        """Detection stage of a step: the new contacts go to one buffer while the other keeps the last
-        step's, whose witnesses and impulses carry over by pair key and feature id."""
-        self._buffer, self._old_buffer = self._old_buffer, self._buffer
-        self._detector().update(self, self._buffer, self._old_buffer, dt)
+        return detect_contacts(self._model, self._state)
 
     @property
     def collision_stats(self) -> dict[str, float]:
         """Figures of the last detection: candidate pairs, polytope pair tests, tests decided by the cached
         separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0 now: every pair
         of shapes has one), and the wall time [s] of the AABB, broadphase and narrowphase stages."""
-        return {} if self._collision is None else self._collision.stats
+        return self._method.collision_stats
 
     @property
     def settings(self) -> ContactSettings:
         """The contact solver's settings (read only; give them to ``World``)."""
-        return self._settings
+        return self._model.settings
 
     # ------------------------------------------------------------------ time
     def step(self, dt: float) -> None:
@@ -950,7 +938,12 @@ class World:
         contact solve, position stage (``step.py`` lists the stages)."""
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
-        step(self, dt)
+        step(self._model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
+
+    def _apply_forces(self) -> None:
+        """The force callbacks, in the order added (the step's first stage)."""
+        for fn in self._force_fns:
+            fn(self, self._state.time)
 
     def simulate(self, duration: float, dt: float, *, record_every: int = 1, progress: bool = False,
                  record_contacts: bool = False, checkpoint: str | os.PathLike | None = None) -> Trajectory:
@@ -990,7 +983,7 @@ class World:
         a = self._live()
         out = np.empty(_energy.SIZE)
         _energy.energy_momentum(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"],
-                                self._gravity, point, out)
+                                self._model.gravity, point, out)
         return out
 
     def kinetic_energy(self) -> float:
@@ -1015,6 +1008,6 @@ class World:
         return self._totals(_checks.vector3("point", point))[_energy.ANGULAR_MOMENTUM].copy()
 
     def __repr__(self) -> str:
-        return (f"World(bodies={self._body.count}, time={self.time:g} s, gravity={self._gravity.tolist()}, "
+        return (f"World(bodies={self._model.body.count}, time={self.time:g} s, gravity={self._model.gravity.tolist()}, "
                 f"method={self.method!r}, integrator={self.integrator!r})")
 

@@ -19,8 +19,8 @@ def world_with_one_body():
 
 def frozen(world):
     """Everything add_body could touch, copied."""
-    return (world.body_count, world._geom.count, world._polytopes.arrays()["vertices"].shape, list(world._names),
-            dict(world._name_index), {f.name: world._body.live(f.name).copy() for f in world._body.fields})
+    return (world.body_count, world.model.geom.count, world.model.polytopes.arrays()["vertices"].shape,
+            list(world.model.names), dict(world._name_index), {k: v.copy() for k, v in world._live().items()})
 
 
 BAD_ADD_BODY = [

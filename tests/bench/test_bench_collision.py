@@ -26,7 +26,7 @@ from bench.collision import (
 )
 from bench.geometry import quat_to_matrix
 from bench.report import render_markdown
-from tumble.collision.sat import MAX_CONTACTS
+from tumble.model.fields import MAX_CONTACTS
 
 
 def test_lattice_is_packed_with_slight_overlaps_and_nudges_are_small():

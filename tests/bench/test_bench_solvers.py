@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tumble.step
+import tumble.methods.timestepping
 from bench.solvers import render, run_one
 
 
@@ -19,7 +19,7 @@ def test_a_short_run_reports_its_figures_and_renders():
 
 
 def test_lemke_beyond_its_size_is_reported_as_refused(monkeypatch):
-    monkeypatch.setattr(tumble.step, "MAX_LEMKE_SIZE", 10)
+    monkeypatch.setattr(tumble.methods.timestepping, "MAX_LEMKE_SIZE", 10)
     r = run_one("S3", {"solver": "lemke", "friction": "pyramid"}, budget_s=0.0)
     assert "refused" in r and r["steps"] == 0
     r.update(solver="lemke", friction="pyramid")

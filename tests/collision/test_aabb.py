@@ -287,13 +287,13 @@ def _mixed_world(n_bodies: int) -> World:
 
 
 def world_aabbs(world: World, margin: float, kernel):
-    geom = world._geom
+    geom = world.model.geom
     g = geom.count
     lo, hi = np.full((g, 3), np.nan), np.full((g, 3), np.nan)
     live = world._live()
     kernel(geom.live("geom_type"), geom.live("geom_body"), geom.live("geom_pos"), geom.live("geom_quat"),
            geom.live("geom_size"), geom.live("geom_vert_start"), geom.live("geom_vert_count"),
-           world._polytopes.arrays()["vertices"],
+           world.model.polytopes.arrays()["vertices"],
            live["x"], live["q"], margin, lo, hi)
     return lo, hi
 
@@ -329,7 +329,7 @@ def test_world_rows_contain_their_shapes(kernel):
     the ground's box is the half-space z <= 0."""
     world = _mixed_world(25)
     lo, hi = world_aabbs(world, 0.0, kernel)
-    geom, live = world._geom, world._live()
+    geom, live = world.model.geom, world._live()
     for i in range(geom.count):
         t = GeomType(geom.live("geom_type")[i])
         if t == GeomType.PLANE:  # the ground z <= 0: bounded above only
@@ -338,7 +338,7 @@ def test_world_rows_contain_their_shapes(kernel):
             continue
         if t == GeomType.CONVEX_HULL:
             s, n = geom.live("geom_vert_start")[i], geom.live("geom_vert_count")[i]
-            pts = world._polytopes.arrays()["vertices"][s:s + n]
+            pts = world.model.polytopes.arrays()["vertices"][s:s + n]
         elif t == GeomType.BOX:
             pts = np.array([[a, b, c] for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)]) * geom.live("geom_size")[i]
         else:

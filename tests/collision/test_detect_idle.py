@@ -13,17 +13,21 @@ def _world(*bodies: tuple[bool, bool]) -> tb.World:
     return world
 
 
+def _idle(world: tb.World) -> bool:
+    return world._method.detector(world.model).idle
+
+
 def test_idle_only_when_no_pair_can_collide() -> None:
-    assert _world((False, False), (False, False))._detector().idle
-    assert _world((True, False), (False, False))._detector().idle      # one colliding body: no partner
-    assert _world((True, True), (True, True))._detector().idle         # colliding, but nothing moves
-    assert not _world((True, False), (True, True))._detector().idle
-    assert not _world((True, False), (True, False))._detector().idle
+    assert _idle(_world((False, False), (False, False)))
+    assert _idle(_world((True, False), (False, False)))      # one colliding body: no partner
+    assert _idle(_world((True, True), (True, True)))         # colliding, but nothing moves
+    assert not _idle(_world((True, False), (True, True)))
+    assert not _idle(_world((True, False), (True, False)))
     world = _world((False, False))
     world.add_ground()
-    assert world._detector().idle
+    assert _idle(world)
     world.add_body(tb.Sphere(0.1), mass=1.0, position=(5.0, 0.0, 0.05))
-    assert not world._detector().idle                                   # added: the detector is rebuilt
+    assert not _idle(world)                                   # added: the detector is rebuilt
 
 
 def test_an_idle_world_steps_and_a_colliding_one_still_detects() -> None:

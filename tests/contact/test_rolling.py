@@ -121,8 +121,8 @@ def test_event_method_rolling_ball_feels_its_weight():
                           angular_velocity=(0.0, 0.5 / RADIUS, 0.0), friction=0.5)
     for _ in range(120):
         world.step(DT)
-        assert world._event.stats.resting_forces == pytest.approx([G], rel=1e-9)
-        assert world._event.stats.collisions == 0
+        assert world._method.stats.resting_forces == pytest.approx([G], rel=1e-9)
+        assert world._method.stats.collisions == 0
     assert np.allclose(ball.velocity, [0.5, 0.0, 0.0], atol=1e-9)
     assert np.allclose(ball.angular_velocity, [0.0, 5.0, 0.0], atol=1e-8)
 
@@ -210,7 +210,7 @@ def test_event_method_ball_slides_off_a_dome():
         world.step(DT)
         p = ball.position
         cos = p[2] / np.linalg.norm(p)
-        stats = world._event.stats
+        stats = world._method.stats
         force = stats.resting_forces.sum() if stats.resting_contacts else 0.0
         if force == 0.0:
             assert cos < leave + 0.01    # no early take-off

@@ -35,9 +35,9 @@ def _run(world: tb.World, steps: int) -> None:
 
 
 def test_settled_pile_sleeps_and_keeps_its_forces(monkeypatch):
-    # The full steps of a sleeping world (the skip of step._asleep_step would run no detection at all; a
+    # The full steps of a sleeping world (the skip of methods/timestepping._asleep_step would run no detection at all; a
     # sleeping island beside an awake one takes these full steps).
-    monkeypatch.setattr(tb.step, "QUIET_WORLD_SKIP", False)
+    monkeypatch.setattr(tb.methods.timestepping, "QUIET_WORLD_SKIP", False)
     world, boxes = _pile()
     _run(world, 480)  # 2 s: settled within ~0.5 s, then quiet for sleep_time = 0.5 s
     assert not any(b.awake for b in boxes)
@@ -104,7 +104,7 @@ def test_a_dropped_body_wakes_the_pile_it_lands_on():
 def _sleep_then_drop(skip: bool, monkeypatch) -> tuple[dict, tb.Contacts, list[int]]:
     """The pile falls asleep, sleeps 0.5 s, and a box dropped on the stack wakes it; returns the end state,
     the end contacts and the solver iterations of every step."""
-    monkeypatch.setattr(tb.step, "QUIET_WORLD_SKIP", skip)
+    monkeypatch.setattr(tb.methods.timestepping, "QUIET_WORLD_SKIP", skip)
     world, boxes = _pile()
     iterations = []
     for _ in range(600):
@@ -117,8 +117,8 @@ def _sleep_then_drop(skip: bool, monkeypatch) -> tuple[dict, tb.Contacts, list[i
 
 
 def test_a_sleeping_world_skips_its_steps_and_wakes_bitwise_as_the_full_steps(monkeypatch):
-    """A step of a world whose moving bodies all sleep is skipped (step._asleep_step). The full step would
-    have changed nothing, so the run through sleep and a wake-up by a dropped box is bitwise the same."""
+    """A step of a world whose moving bodies all sleep is skipped (methods/timestepping._asleep_step). The full
+    step would have changed nothing, so the run through sleep and a wake-up by a dropped box is bitwise the same."""
     state, contacts, iterations = _sleep_then_drop(True, monkeypatch)
     full_state, full_contacts, full_iterations = _sleep_then_drop(False, monkeypatch)
     for key in ("x", "q", "v", "w"):

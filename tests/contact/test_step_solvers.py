@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tumble as tb
-import tumble.step
+import tumble.methods.timestepping
 from tumble.solvers import contact_problem, lemke
 
 from .test_friction_models import COULOMB, _downslope_acceleration, _incline
@@ -233,7 +233,7 @@ def test_lemke_refuses_a_step_beyond_its_size_and_changes_nothing(monkeypatch):
     world, boxes = _moving_stack("none", solver="lemke")
     world.add_force(lambda w, t: boxes[0].apply_force((1.0, 0.0, 0.0)))
     before = world.snapshot()
-    monkeypatch.setattr(tumble.step, "MAX_LEMKE_SIZE", 5)
+    monkeypatch.setattr(tumble.methods.timestepping, "MAX_LEMKE_SIZE", 5)
     with pytest.raises(ValueError, match=r"solver='lemke'.* unknowns, more than MAX_LEMKE_SIZE = 5"):
         world.step(DT)
     assert world.time == 0.0

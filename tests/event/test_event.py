@@ -129,7 +129,7 @@ def test_resting_box_forces_are_equal_and_carry_its_weight():
     assert fz.sum() == pytest.approx(2.0 * G, rel=1e-9)
     assert np.allclose(fz, 2.0 * G / 4, rtol=1e-9)
     assert np.allclose(contacts.force[:, :2], 0.0, atol=1e-12)
-    ydot = world._event.dydt(world.time, world.state_to_array())
+    ydot = world._method.dydt(world.time, world.state_to_array())
     assert np.abs(ydot[7:13]).max() < 1e-9 * 2.0 * G      # Ṗ, L̇ of the box
     _run(world, 1.0)
     assert np.linalg.norm(box.position - [0.1, -0.2, 0.1]) < 1e-9
@@ -206,7 +206,7 @@ def test_spinning_boxes_collide_with_momentum_exact():
     p0, L0 = world.linear_momentum(), world.angular_momentum()
     e0 = world.kinetic_energy()
     _run(world, 0.3)
-    assert world._event.stats is not None
+    assert world._method.stats is not None
     assert np.linalg.norm(world.linear_momentum() - p0) < 1e-12 * np.linalg.norm(p0)
     assert np.linalg.norm(world.angular_momentum() - L0) < 1e-12 * np.linalg.norm(L0)
     assert world.kinetic_energy() < e0          # e = 0.5 dissipates
@@ -232,7 +232,7 @@ def test_scene_files_carry_the_event_settings(tmp_path):
     world.save_scene(path)
     loaded = tb.load_scene(path)
     assert loaded.method == "event"
-    assert loaded._event.settings == world._event.settings
+    assert loaded._method.settings == world._method.settings
     text = path.read_text()
     line = text.splitlines().index('impacts = "simultaneous"') + 1
     path.write_text(text.replace('impacts = "simultaneous"', 'impacts = "both"'))

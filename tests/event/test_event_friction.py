@@ -56,7 +56,7 @@ def test_a_pushed_box_sticks_below_mu_m_g_and_slips_above(push, moves):
     else:
         assert np.linalg.norm(box.position - [0, 0, 0.1]) < 1e-12
         box.apply_force((push * G, 0.0, 0.0))
-        world._event.last_contacts = None
+        world._method.last_contacts = None
         assert world.contacts().force[:, 0].sum() == pytest.approx(-push * G, rel=1e-9)
     assert np.linalg.norm(box.angular_velocity) < 1e-9
 

@@ -67,7 +67,7 @@ def test_hinged_rod_rebounds_to_e_squared_and_rests_on_half_its_weight():
     for _ in range(240):
         world.step(1 / 240)
         angles.append(_angle(rod))
-        impacts.append(world._event.stats.collisions)
+        impacts.append(world._method.stats.collisions)
     hits = np.flatnonzero(impacts)
     angles = np.array(angles)
     assert angles[hits[0]:hits[1]].max() == pytest.approx(np.arcsin(e**2 * np.sin(tilt)), rel=1e-3)

@@ -36,9 +36,9 @@ def tipped():
     box = world.add_body(tb.Box(SIDE, SIDE, SIDE), mass=MASS, position=(TABLE_EDGE + 0.03, 0, TABLE_TOP + SIDE / 2),
                          friction=MU, restitution=0.0)
     failures = []      # collision-time searches that ran out of evaluations, per step (read at the next)
-    world.add_force(lambda w, t: failures.append(w._event.stats.root_failures))
+    world.add_force(lambda w, t: failures.append(w._method.stats.root_failures))
     traj = world.simulate(1.0, DT)
-    failures.append(world._event.stats.root_failures)
+    failures.append(world._method.stats.root_failures)
     return world, box, traj, sum(failures)
 
 

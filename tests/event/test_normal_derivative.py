@@ -30,7 +30,7 @@ def _normals_at(world, h):
     a["x"][...] = x0 + h * a["v"]
     for i in range(len(q0)):
         a["q"][i] = _rotate(q0[i], a["w"][i], h)
-    cs = world._event.detect()
+    cs = world._method.detect()
     a["x"][...], a["q"][...] = x0, q0
     return dict(zip(cs.contact_codes().tolist(), cs.normal, strict=True))
 
@@ -39,11 +39,11 @@ def _check(world, families=None):
     """Every contact's ṅ matches (n(+δ) − n(−δ)) / 2δ: the truncation is O(δ² |n⃛|) ~ 1e-12 and the
     rounding of the detected normals ~1e-16/δ = 1e-10, so 1e-7 (relative to |ṅ| ≥ 0.1 here) separates a
     right formula from a wrong one (a missing term is O(|ω|) or O(|v|/r) ~ 1)."""
-    ev = world._event
+    ev = world._method
     cs = ev.detect()
     assert len(cs) > 0
     a = world._live()
-    nd = rc.normal_derivative(cs, ev._geom(), world._polytopes.arrays(), a["x"], a["q"], a["v"], a["w"])
+    nd = rc.normal_derivative(cs, ev._geom(), world.model.polytopes.arrays(), a["x"], a["q"], a["v"], a["w"])
     plus, minus = _normals_at(world, DELTA), _normals_at(world, -DELTA)
     seen = set()
     for i, key in enumerate(cs.contact_codes().tolist()):
@@ -133,7 +133,7 @@ def test_vertex_normal_of_a_spinning_hull_on_the_ground():
     hull = tb.ConvexHull(np.array([[0.2, 0, 0], [-0.1, 0.17, 0], [-0.1, -0.17, 0], [0, 0, 0.3]]))
     world.add_ground()
     world.add_body(hull, mass=1.0, position=(0, 0, 0.0), velocity=(0.5, 0.2, 0.0), angular_velocity=(0.0, 0.0, 3.0))
-    world._live()["x"][1, 2] += world._event.detect().depth.max() - 1e-5    # the base 10 µm deep
-    assert world._event.detect().depth.max() == pytest.approx(1e-5)
+    world._live()["x"][1, 2] += world._method.detect().depth.max() - 1e-5    # the base 10 µm deep
+    assert world._method.detect().depth.max() == pytest.approx(1e-5)
     nd = _check(world, {4})
     assert np.abs(nd).max() == 0.0

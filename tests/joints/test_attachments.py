@@ -130,7 +130,7 @@ def _snapshot(world: tb.World, bodies) -> dict:
     """Each body's mass, COM, world inertia and shapes' world poses (what detach must give back)."""
     from tumble.rotations import quat_mul, quat_rotate
 
-    g = world._geom
+    g = world.model.geom
     out = {}
     for body in bodies:
         rows = np.flatnonzero(g.live("geom_maker") == body.index)

@@ -257,7 +257,7 @@ def test_a_motor_waits_out_of_the_block_while_its_limit_holds_the_hinge(solver):
     h = 1 / 240 / 4
     for _ in range(240):
         world.step(1 / 240)
-    data, scratch, _ = world._joints.kernel_args(np.ones(1))
+    data, scratch, _ = world.model.joints.kernel_args(np.ones(1))
     impulse, active = data[8], scratch[9]
     assert active[0, LIMIT_ROW] == 1 and active[0, MOTOR_ROW] == 0
     assert impulse[0, MOTOR_ROW] == pytest.approx(3.0 * h, rel=1e-12)
@@ -560,7 +560,7 @@ def test_projection_newton_step_is_the_dense_mass_weighted_step():
     from tumble.solvers.joint_solve import joint_project
     world, rods, joints = _off_axis_tree(0.01)
     live = world._live()
-    data, scratch, structure = world._joints.kernel_args(live["inv_mass"])
+    data, scratch, structure = world.model.joints.kernel_args(live["inv_mass"])
     kind, body, frame_a, frame_b, limit, flags, soft = data[:7]
     masses = np.array([rod.mass for rod in rods])
     box_inertia = np.array([0.05 ** 2 + 0.05 ** 2, 0.3 ** 2 + 0.05 ** 2, 0.3 ** 2 + 0.05 ** 2]) / 12

@@ -255,7 +255,7 @@ def test_serial_and_parallel_kernels_agree_bitwise():
     args = [a[k].copy() for k in ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments",
                                   "x", "q", "v", "w", "force", "torque")]
     args2 = [x.copy() for x in args]
-    integrate.step_splitting(*args, world._gravity, 1e-3, 0.375)
-    integrate.step_splitting_serial(*args2, world._gravity, 1e-3, 0.375)
+    integrate.step_splitting(*args, world.model.gravity, 1e-3, 0.375)
+    integrate.step_splitting_serial(*args2, world.model.gravity, 1e-3, 0.375)
     for x, y in zip(args, args2, strict=True):
         np.testing.assert_array_equal(x, y)

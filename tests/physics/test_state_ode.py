@@ -104,6 +104,6 @@ def test_compound_body_is_recentred_at_its_com():
     parts = [(tb.Box(1, 1, 1), (0, 0, 0)), (tb.Box(1, 1, 1), (1, 0, 0))]
     body = world.add_body(parts, position=(5, 0, 0))
     assert body.mass == pytest.approx(2000.0)
-    np.testing.assert_allclose(world._geom.live("geom_pos"), [[-0.5, 0, 0], [0.5, 0, 0]])
+    np.testing.assert_allclose(world.model.geom.live("geom_pos"), [[-0.5, 0, 0], [0.5, 0, 0]])
     # Two unit cubes side by side = one 2×1×1 box (Baraff I (5-3)).
     np.testing.assert_allclose(body.inertia_body, tb.mass_properties(tb.Box(2, 1, 1)).inertia, rtol=1e-12)

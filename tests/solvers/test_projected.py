@@ -119,7 +119,7 @@ def test_apgd_backtracking_rescues_a_low_lipschitz_estimate():
     mnorm = float(np.max(np.sum(np.abs(M), axis=1)))
     done, code, L = projected._apgd_kernel(M, q, (np.zeros(40), np.full(40, np.inf)), x, 5000, 1e-10,
                                            0.01 * lam_max, mnorm)
-    assert code == projected._CONVERGED and done < 5000
+    assert code == projected.CONVERGED and done < 5000
     assert 0.01 * lam_max < L <= 2.0 * lam_max      # it doubled, and never past 2 λ_max (the lemma holds there)
     assert np.max(np.abs(x - x_star)) <= error_bound(M, natural_residual(M, q, x))
 

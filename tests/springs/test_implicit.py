@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from spring_helpers import random_quat
 
-import tumble.methods.implicit as implicit
+import tumble.integration.implicit as implicit
 from tumble.forces import AxialSpring, FrameSpring, MultiPointSpring, pack_springs
-from tumble.methods.implicit import implicit_step
+from tumble.integration.implicit import implicit_step
 
 REST = 1.0
 

@@ -155,7 +155,7 @@ for _ in range(5):
     world.step(1 / 240)
 array_args[0] = 0
 before = rtsys.get_allocation_stats().alloc
-sp.spring_loads(world._spring_arrays(), *(world._live()[k] for k in ("x", "q", "v", "w", "force", "torque")))
+sp.spring_loads(world.model.spring_arrays(), *(world._live()[k] for k in ("x", "q", "v", "w", "force", "torque")))
 print(json.dumps({"nrt_allocs": rtsys.get_allocation_stats().alloc - before, "array_args": array_args[0]}))
 """
 
@@ -181,7 +181,7 @@ _IMPLICIT_ALLOC_CHILD = """
 import json, sys, tracemalloc
 import numpy as np
 from numba.core.runtime import rtsys
-import tumble.methods.implicit as implicit
+import tumble.integration.implicit as implicit
 from tumble.forces import AxialSpring, FrameSpring, MultiPointSpring, pack_springs
 sys.path.insert(0, sys.argv[1])
 from nrt_counting import counting

@@ -38,7 +38,7 @@ def _assert_same_world(a: tb.World, b: tb.World) -> None:
     for field in ("mass", "inertia_body", "inv_mass", "principal_q", "friction", "restitution", "collide"):
         np.testing.assert_array_equal(b._live()[field], a._live()[field], err_msg=field)
     for field in ("geom_type", "geom_pos", "geom_quat", "geom_size", "geom_group", "geom_mask"):
-        np.testing.assert_array_equal(b._geom.live(field), a._geom.live(field), err_msg=field)
+        np.testing.assert_array_equal(b.model.geom.live(field), a.model.geom.live(field), err_msg=field)
     assert [x.name for x in b.bodies] == [x.name for x in a.bodies]
     np.testing.assert_array_equal(b.gravity, a.gravity)
     assert b.time == a.time and b.settings == a.settings and b.integrator == a.integrator
@@ -173,7 +173,7 @@ def test_the_saved_quaternion_is_taken_as_written(tmp_path):
     changed = next(q for q in unit if not np.array_equal(q / np.sqrt(q @ q), q))
     world = tb.World()
     body = world.add_body(tb.Sphere(0.1))
-    world._body.live("q")[0] = changed  # a state the integrator could leave
+    world.state.body.live("q")[0] = changed  # a state the integrator could leave
     back = tb.load_scene(world.save_scene(tmp_path / "q.toml"))
     np.testing.assert_array_equal(back.bodies[0].orientation, body.orientation)
     path = tmp_path / "hand.toml"

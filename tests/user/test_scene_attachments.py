@@ -40,7 +40,7 @@ def _assembly() -> tb.World:
 def _shape_poses(world: tb.World) -> np.ndarray:
     """Every shape's world position (g, 3) [m], by the body that made it (order-independent of hand-overs)."""
     live = world._live()
-    g = world._geom
+    g = world.model.geom
     order = np.argsort(g.live("geom_maker"), kind="stable")
     owner = g.live("geom_body")[order]
     return np.array([live["x"][o] + quat_rotate(live["q"][o], p) for o, p in zip(owner, g.live("geom_pos")[order],

@@ -50,14 +50,14 @@ def test_joints_and_springs_round_trip_exactly(tmp_path):
     path = world.save_scene(tmp_path / "mechanism.toml")
     loaded = tb.load_scene(path)
     # What the step reads: the joints' arrays and the springs' packed arrays, bitwise.
-    a, b = world._joints.kernel_args(world._live()["inv_mass"])[0], \
-        loaded._joints.kernel_args(loaded._live()["inv_mass"])[0]
+    a, b = world.model.joints.kernel_args(world._live()["inv_mass"])[0], \
+        loaded.model.joints.kernel_args(loaded._live()["inv_mass"])[0]
     for name, x, y in zip(("kind", "body", "frame_a", "frame_b", "limit", "flags", "soft", "motor"), a, b,
                           strict=False):
         np.testing.assert_array_equal(y, x, err_msg=name)
-    for name, value in vars(world._spring_arrays()).items():
+    for name, value in vars(world.model.spring_arrays()).items():
         if name not in SpringArrays.SCRATCH:   # the kernels' scratch holds whatever the last step left
-            np.testing.assert_array_equal(getattr(loaded._spring_arrays(), name), value, err_msg=name)
+            np.testing.assert_array_equal(getattr(loaded.model.spring_arrays(), name), value, err_msg=name)
     # The joints' readings at the saved state: the creation zero is kept.
     new = loaded.joints
     assert new[0].angle == joints[0].angle and new[2].position == joints[2].position

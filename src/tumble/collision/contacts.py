@@ -1,137 +1,80 @@
-"""The step's persistent contact buffer, declared like the body fields (``arrays.Field``).
+"""The step's contact buffers: what detection fills and the solve reads (the Contacts of Model/State/Contacts).
 
-Two groups of rows:
+A buffer holds two groups of rows, declared in the field registry (``model.fields.PAIR_FIELDS``,
+``SLOT_FIELDS``):
 
 - **pairs**, one row per candidate pair of shapes from the broadphase, sorted by the pair key
   a · geom_count + b (a < b): the shapes, their bodies, the separating-axis witness carried between steps
   (Baraff II 7.1), the number of contact slots in use and the pair's combined material;
-- **slots**, ``MAX_CONTACTS`` rows per pair (slot ``MAX_CONTACTS * k + j`` is contact j of pair k): the
-  narrowphase's point, normal, depth, kind and feature id, the impulses the solver found, and the
-  constraint rows it built from them.
+- **slots**, ``MAX_CONTACTS`` rows per pair (``slot(k, j)`` is contact j of pair k): the narrowphase's
+  point, normal, depth, kind and feature id, the impulses the solver found, and the constraint rows it built
+  from them.
 
-The World keeps two buffers and swaps them every step: the new step writes one while the other still
-holds the last step's pairs, so that the impulses of a contact whose pair and feature id persist carry over
-(contact recycling, the warm start of the Gauss–Seidel sweep) in one sorted merge, and nothing is
-allocated once both buffers have grown to the scene's size.
+``ContactBuffers`` keeps two and swaps them every step: the new step writes one while the other still holds
+the last step's pairs, so that the impulses of a contact whose pair and feature id persist carry over
+(contact recycling, the warm start of the Gauss–Seidel sweep) in one sorted merge, and nothing is allocated
+once both buffers have grown to the scene's size.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
-from ..conventions import FLOAT, GeomType
+from ..conventions import GeomType
 from ..jit import njit
-from ..model.fields import ArrayGroup, Field
-from .sat import MAX_CONTACTS, WITNESS_NONE
-
-PAIR_FIELDS: tuple[Field, ...] = (
-    Field("pair_key", np.int64, (), "-", "-", "broadphase", "a · geom_count + b, ascending", state=True),
-    Field("pair_geom", np.int64, (2,), "-", "-", "broadphase", "shape rows (a, b), a < b", state=True),
-    Field("pair_body", np.int64, (2,), "-", "-", "broadphase", "their bodies (A, B)", state=True),
-    Field("pair_witness", np.int64, (3,), "-", "-", "narrowphase",
-          "separating-axis witness carried to the next step (Baraff II 7.1)", state=True),
-    Field("pair_contacts", np.int64, (), "-", "-", "narrowphase", "slots in use, 0 … MAX_CONTACTS", state=True),
-    Field("pair_friction", FLOAT, (), "-", "-", "broadphase", "μ = √(μa μb) (API.md, Box2D's rule)", state=True),
-    Field("pair_restitution", FLOAT, (), "-", "-", "broadphase", "e = max(ea, eb) (API.md)", state=True),
-    Field("pair_awake", np.bool_, (), "-", "-", "islands",
-          "the pair has an awake moving body: the solver visits it (constraints/islands.py)", state=True),
-    Field("pair_radius", FLOAT, (2,), "m", "-", "broadphase",
-          "rounding radius of each shape (sphere, capsule; 0 for the others): the part of a contact's arm "
-          "that keeps its world direction while the body turns (contact_rows.refresh_rows)", state=True),
-    Field("pair_ellipsoid", FLOAT, (2, 7), "m, -", "shape", "broadphase",
-          "each shape's semi-axes (a, b, c) and orientation in its body's axes (w, x, y, z) if it is an "
-          "ellipsoid, zeros otherwise: its contact point is its support point, re-found as it turns "
-          "(contact_rows.contact_from_core)", state=True),
+from ..model.fields import (
+    MAX_CONTACTS,
+    PAIR_FIELDS,
+    SLOT_FIELDS,
+    WITNESS_NONE,
+    ContactPairs,
+    ContactSlots,
 )
+from ..model.storage import ArrayGroup
 
-SLOT_FIELDS: tuple[Field, ...] = (
-    Field("point", FLOAT, (3,), "m", "world", "narrowphase", "midway between the surfaces", state=True),
-    Field("normal", FLOAT, (3,), "-", "world", "narrowphase", "unit, from body B toward body A", state=True),
-    Field("depth", FLOAT, (), "m", "-", "narrowphase", "penetration; negative for a gap", state=True),
-    Field("kind", np.int64, (), "-", "-", "narrowphase", "contact kind code (detect.KIND_NAMES)", state=True),
-    Field("feature", np.int64, (), "-", "-", "narrowphase", "feature id, unique within the pair", state=True),
-    Field("normal_impulse", FLOAT, (), "N s", "-", "solve", "λn >= 0 applied along the normal this step",
-          state=True),
-    Field("friction_impulse", FLOAT, (3,), "N s", "world", "solve",
-          "friction impulse on A this step (B gets its negative), in the tangent plane", state=True),
-    Field("tangent", FLOAT, (2, 3), "-", "world", "rows", "friction directions t1, t2 = n × t1"),
-    Field("tangent_impulse", FLOAT, (2,), "N s", "tangent", "solve", "friction impulse in (t1, t2)"),
-    Field("ang_a", FLOAT, (3, 3), "m", "world", "rows", "rows r_a × n, r_a × t1, r_a × t2 (Jacobian, ω_a part)"),
-    Field("ang_b", FLOAT, (3, 3), "m", "world", "rows", "rows r_b × n, r_b × t1, r_b × t2"),
-    Field("inv_ang_a", FLOAT, (3, 3), "1/(kg m)", "world", "rows", "I_a⁻¹ (r_a × d) for d = n, t1, t2"),
-    Field("inv_ang_b", FLOAT, (3, 3), "1/(kg m)", "world", "rows", "I_b⁻¹ (r_b × d) for d = n, t1, t2"),
-    Field("normal_mass", FLOAT, (), "kg", "-", "rows", "1 / (J M⁻¹ Jᵀ) of the normal row"),
-    Field("tangent_k", FLOAT, (3,), "1/kg", "-", "rows",
-          "the 2×2 tangential block K_t = J_t M⁻¹ J_tᵀ as (a, b, c) = [[a, b], [b, c]] (notes 0.16)"),
-    Field("approach", FLOAT, (), "m/s", "-", "rows",
-          "normal relative velocity at the start of the step, before any load acted (v⁻ of (8-10))"),
-    Field("normal_accel", FLOAT, (), "m/s²", "-", "rows",
-          "normal relative acceleration from gravity and the applied loads over the step"),
-    Field("recycled_from", np.int64, (), "-", "-", "rows",
-          "slot of the last step's buffer whose impulses warm-started this contact; −1 for a new contact"),
-    Field("separation", FLOAT, (), "m", "-", "solve", "current gap estimate: −depth, then moved with the step"),
-    Field("pseudo_impulse", FLOAT, (), "N s", "-", "solve", "split-impulse position correction, this step"),
-    Field("anchor_a", FLOAT, (3,), "m", "body A", "rows",
-          "the contact point p − x_a in A's body axes when the rows were prepared; it moves with A, and the rows "
-          "are rebuilt from it after every pose change of the step (contact_rows.refresh_rows)"),
-    Field("anchor_b", FLOAT, (3,), "m", "body B", "rows", "the same point p − x_b in B's body axes"),
-)
+WarmStart = namedtuple("WarmStart", ["pair_key", "pair_contacts", "feature", "point", "normal_impulse",
+                                     "friction_impulse"])
+"""What a step reads of the last step's buffer to warm-start its contacts (``contact_rows.prepare_rows``):
+its sorted pair keys, slots in use, and each slot's feature id, point and impulses."""
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def slot(k, j):
+    """The slot row of contact j (0 … MAX_CONTACTS − 1) of pair k."""
+    return MAX_CONTACTS * k + j
 
 
 class ContactBuffer:
     """Pair rows and slot rows (``MAX_CONTACTS`` per pair) with ``pair_count`` pairs live."""
 
     def __init__(self, capacity: int = 64) -> None:
-        self.pairs = ArrayGroup(PAIR_FIELDS, capacity)
-        self.slots = ArrayGroup(SLOT_FIELDS, MAX_CONTACTS * capacity)
-        self._views: dict[str, tuple[np.ndarray, ...]] = {}
+        self.pairs = ArrayGroup(PAIR_FIELDS, capacity, ContactPairs)
+        self.slots = ArrayGroup(SLOT_FIELDS, MAX_CONTACTS * capacity, ContactSlots)
+        self._warm_start: WarmStart | None = None
 
     @property
     def pair_count(self) -> int:
         return self.pairs.count
 
     def resize(self, m: int) -> None:
-        """Make ``m`` pairs live, growing by doubling; the rows' old contents are not kept. The argument
-        tuples below are rebuilt only when m changes (a step with as many pairs as the last allocates
-        nothing)."""
+        """Make ``m`` pairs live, growing by doubling; the rows' old contents are not kept. The containers
+        below are rebuilt only when m changes (a step with as many pairs as the last allocates nothing)."""
         if m == self.pairs.count:
             return
-        for group, rows in ((self.pairs, m), (self.slots, MAX_CONTACTS * m)):
-            group.count = 0
-            group.reserve(rows)
-            group.count = rows
-        self._views = {}
+        self.pairs.resize(m)
+        self.slots.resize(MAX_CONTACTS * m)
+        self._warm_start = None
 
-    def _cached(self, key: str, names: tuple[str, ...], group: ArrayGroup) -> tuple[np.ndarray, ...]:
-        views = self._views.get(key)
-        if views is None:
-            views = self._views[key] = tuple(group.live(name) for name in names)
-        return views
-
-    def pair_arrays(self) -> tuple[np.ndarray, ...]:
-        """Live pair arrays in ``PAIR_FIELDS`` order (what the kernels take)."""
-        return self._cached("pairs", tuple(f.name for f in PAIR_FIELDS), self.pairs)
-
-    def slot_arrays(self) -> tuple[np.ndarray, ...]:
-        """Live slot arrays in ``SLOT_FIELDS`` order."""
-        return self._cached("slots", tuple(f.name for f in SLOT_FIELDS), self.slots)
-
-    def narrowphase_out(self) -> tuple[np.ndarray, ...]:
-        """(point, normal, depth, kind, feature): the slot arrays the narrowphase writes."""
-        return self._cached("narrowphase", ("point", "normal", "depth", "kind", "feature"), self.slots)
-
-    def recycle_arrays(self) -> tuple[np.ndarray, ...]:
-        """(pair_key, pair_contacts, feature, point, normal_impulse, friction_impulse): what the next step
-        reads of this one to warm-start its contacts (``contact_rows.prepare_rows``)."""
-        p, s = self.pairs, self.slots
-        views = self._views.get("recycle")
-        if views is None:
-            views = self._views["recycle"] = (p.live("pair_key"), p.live("pair_contacts"), s.live("feature"),
-                                              s.live("point"), s.live("normal_impulse"),
-                                              s.live("friction_impulse"))
-        return views
+    def warm_start(self) -> WarmStart:
+        """This buffer as the next step reads it to warm-start its contacts (``WarmStart``)."""
+        if self._warm_start is None:
+            p, s = self.pairs, self.slots
+            self._warm_start = WarmStart(p.live("pair_key"), p.live("pair_contacts"), s.live("feature"),
+                                         s.live("point"), s.live("normal_impulse"), s.live("friction_impulse"))
+        return self._warm_start
 
     def snapshot(self) -> dict[str, Any]:
         return {"pairs": self.pairs.snapshot(), "slots": self.slots.snapshot()}
@@ -141,6 +84,34 @@ class ContactBuffer:
         self.resize(m)
         self.pairs.restore(snap["pairs"])
         self.slots.restore(snap["slots"])
+
+
+class ContactBuffers:
+    """This step's contacts (``now``) and the last step's (``last``), with the step the impulses of ``now`` were
+    solved in: ``dt`` [s] (None when ``now`` holds a detection, not a step's solve) and ``substeps`` (the
+    buffer holds one sub-step's impulses: the step's are ``substeps`` times them)."""
+
+    def __init__(self) -> None:
+        self.now = ContactBuffer()
+        self.last = ContactBuffer()
+        self.dt: float | None = None
+        self.substeps = 1
+
+    def swap(self) -> None:
+        """Start a step: the buffer of this step becomes the last step's, and the other is written anew."""
+        self.now, self.last = self.last, self.now
+
+    def clear(self) -> None:
+        """Drop both buffers (the shape rows changed, so the pair keys name other shapes)."""
+        self.now, self.last, self.dt = ContactBuffer(), ContactBuffer(), None
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"contacts": self.now.snapshot(), "contacts_dt": self.dt, "contacts_substeps": self.substeps}
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        self.now.restore(snap["contacts"])
+        self.dt = snap["contacts_dt"]
+        self.substeps = snap["contacts_substeps"]
 
 
 _SPHERE, _CAPSULE, _ELLIPSOID = int(GeomType.SPHERE), int(GeomType.CAPSULE), int(GeomType.ELLIPSOID)

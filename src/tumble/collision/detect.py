@@ -1,4 +1,4 @@
-"""Collision detection for a World: AABBs → sweep and sort → narrowphase → the step's contact buffer.
+"""Collision detection: AABBs → sweep and sort → narrowphase → the step's contact buffer.
 
 ``CollisionDetector`` keeps what makes detection coherent from one call to the next: the broadphase's
 sorted endpoint lists and pair table (Baraff II 7.2.2) and each pair's separating-axis witness
@@ -17,16 +17,18 @@ import numpy as np
 
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from ..jit import njit
+from ..model.fields import MAX_CONTACTS
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
 from .broadphase import SweepAndSort, drop_body_pairs
 from .contacts import ContactBuffer, set_pairs
 from .ellipsoid import KIND_ELLIPSOID
-from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE, MAX_CONTACTS
+from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE
 
 if TYPE_CHECKING:
-    from ..world import World
+    from ..model.model import Model
+    from ..model.state import State
 
 KIND_NAMES = {KIND_VERTEX_FACE: "vertex-face", KIND_EDGE_EDGE: "edge-edge", KIND_SPHERE: "sphere",
               KIND_CAPSULE: "capsule", KIND_ELLIPSOID: "ellipsoid"}
@@ -71,15 +73,15 @@ class Contacts:
 
 
 class CollisionDetector:
-    """Coherent collision detection for one World (rebuilt when bodies are added)."""
+    """Coherent collision detection for one Model (made anew when its bodies or shapes change)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, model: Model) -> None:
         self._broadphase = SweepAndSort()
-        g = world._geom.count
+        g = model.geom.count
         self._aabb_lo = np.empty((g, 3))
         self._aabb_hi = np.empty((g, 3))
         self._sweep = np.zeros(g)
-        poly = world._polytopes
+        poly = model.polytopes
         nv = max(poly.max_vertices, 1)
         nf = max(poly.max_faces, 1)
         # A convex polygon clipped by r planes gains at most r vertices (+1: the deepest vertex); the vertices
@@ -101,25 +103,26 @@ class CollisionDetector:
         self._first = True
         # Geometry rows and polytope tables change only when bodies are added, which rebuilds the detector:
         # their views and the kernels' argument tuples are bound once here.
-        gl = {f.name: world._geom.live(f.name) for f in world._geom.fields}
-        tables = world._polytopes.arrays()
+        gl = {f.name: model.geom.live(f.name) for f in model.geom.fields}
+        tables = model.polytopes.arrays()
         self._gl, self._poly_vertices = gl, tables["vertices"]
         self._geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
                            gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"],
                            gl["geom_face_count"], gl["geom_edge_start"], gl["geom_edge_count"])
+        inv_mass, collide = model.body.live("inv_mass"), model.body.live("collide")
         # only these families' kernels run (and compile)
-        self._families = nph.families_present(gl["geom_type"], world._live()["inv_mass"][gl["geom_body"]] > 0.0)
+        self._families = nph.families_present(gl["geom_type"], inv_mass[gl["geom_body"]] > 0.0)
         self._tables = (tables["vertices"], tables["face_normal"], tables["face_offset"], tables["face_vstart"],
                         tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
         # No pair can pass the filter unless a moving body that collides has a shape and some other body that
         # collides has one too (collide and fixed are set at creation, which rebuilds the detector): a world
         # of non-colliding jointed links then skips detection instead of sweeping its AABBs every step.
-        live = world._live()
-        colliding = live["collide"][gl["geom_body"]]
+        colliding = collide[gl["geom_body"]]
         bodies = np.unique(gl["geom_body"][colliding])
-        self.idle = bodies.shape[0] < 2 or not np.any(live["inv_mass"][bodies] > 0.0)
+        self.idle = bodies.shape[0] < 2 or not np.any(inv_mass[bodies] > 0.0)
 
-    def update(self, world: World, buffer: ContactBuffer, old: ContactBuffer, dt: float = 0.0) -> None:
+    def update(self, model: Model, state: State, buffer: ContactBuffer, old: ContactBuffer,
+               dt: float = 0.0) -> None:
         """The detection stage of a step: AABBs → sweep and sort → narrowphase, written into ``buffer``
         (pairs sorted by key, up to MAX_CONTACTS slots each). Witnesses are carried from ``old``, the
         last step's buffer, by a merge on the sorted pair keys. ``dt`` [s] > 0 widens each shape's margin
@@ -129,15 +132,15 @@ class CollisionDetector:
             buffer.resize(0)
             self._stat_values[:] = 0.0
             return
-        body, gl = world._live(), self._gl
+        body, st, gl = model.bodies(), state.bodies(), self._gl
+        margin = model.contact_margin
         g = gl["geom_type"].shape[0]
         aabbs = geom_aabbs if g >= PARALLEL_MIN_GEOMS_AABB else geom_aabbs_serial
         aabbs(gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
-              gl["geom_vert_start"], gl["geom_vert_count"], self._poly_vertices, body["x"], body["q"],
-              world._contact_margin, self._aabb_lo, self._aabb_hi)
+              gl["geom_vert_start"], gl["geom_vert_count"], self._poly_vertices, st.x, st.q, margin,
+              self._aabb_lo, self._aabb_hi)
         if dt > 0.0:
-            motion_sweep(gl["geom_body"], body["x"], body["v"], body["w"], dt, self._aabb_lo, self._aabb_hi,
-                         self._sweep)
+            motion_sweep(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
         else:
             self._sweep[:] = 0.0
         t1 = time.perf_counter()
@@ -146,20 +149,21 @@ class CollisionDetector:
             self._first = False
         else:
             self._broadphase.update(self._aabb_lo, self._aabb_hi)
-        pairs = self._broadphase.pairs(gl["geom_body"], body["inv_mass"], body["collide"], gl["geom_group"],
+        pairs = self._broadphase.pairs(gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"],
                                        gl["geom_mask"])
-        excluded = world._joints.excluded_pairs
+        excluded = model.joints.excluded_pairs
         if excluded.shape[0]:
             pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
         m = pairs.shape[0]
         buffer.resize(m)
-        p = buffer.pair_arrays()
-        set_pairs(pairs, g, gl["geom_body"], gl["geom_type"], gl["geom_size"], gl["geom_quat"], body["friction"],
-                  body["restitution"], body["inv_mass"], body["awake"],
+        p = buffer.pairs.view()
+        out = narrowphase_out(buffer)
+        set_pairs(pairs, g, gl["geom_body"], gl["geom_type"], gl["geom_size"], gl["geom_quat"], body.friction,
+                  body.restitution, body.inv_mass, st.awake,
                   old.pairs.live("pair_key"), old.pairs.live("pair_witness"), old.pairs.live("pair_contacts"),
-                  old.narrowphase_out(), *p, buffer.narrowphase_out())
+                  narrowphase_out(old), *p, out)
         t2 = time.perf_counter()
-        witness, per_pair, awake_pairs, out = p[3], p[4], p[7], buffer.narrowphase_out()
+        witness, per_pair, awake_pairs = p.pair_witness, p.pair_contacts, p.pair_awake
         geom_rows, tables = self._geom_rows, self._tables
         # (get_num_threads costs ~20 µs: asked only when the narrowphase may go parallel)
         threads = numba.get_num_threads() if m >= PARALLEL_MIN_PAIRS else 1
@@ -171,18 +175,16 @@ class CollisionDetector:
             stats.fill(0)
             families = self._families
             for family in families:
-                nph.FAMILY_PARALLEL_KERNELS[family](bounds, pairs, awake_pairs, geom_rows, tables, body["x"],
-                                                   body["q"], world._contact_margin, self._sweep, witness,
-                                                   self._scratch, self._epa, per_pair, out, stats)
+                nph.FAMILY_PARALLEL_KERNELS[family](bounds, pairs, awake_pairs, geom_rows, tables, st.x, st.q,
+                                                   margin, self._sweep, witness, self._scratch, self._epa,
+                                                   per_pair, out, stats)
             if nph.FAMILY_POLYTOPES not in families and stats[:, nph.DEFERRED].any():
-                nph.polytope_parallel(bounds, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
-                                      world._contact_margin, self._sweep, witness, self._scratch, self._epa,
-                                      per_pair, out, stats)
+                nph.polytope_parallel(bounds, pairs, awake_pairs, geom_rows, tables, st.x, st.q, margin,
+                                      self._sweep, witness, self._scratch, self._epa, per_pair, out, stats)
             np.sum(stats, axis=0, out=self._stats)
         else:
-            nph.narrowphase_range(0, m, pairs, awake_pairs, geom_rows, tables, body["x"], body["q"],
-                                  world._contact_margin, self._sweep, witness, self._serial_scratch, per_pair, out,
-                                  self._stats, self._families)
+            nph.narrowphase_range(0, m, pairs, awake_pairs, geom_rows, tables, st.x, st.q, margin, self._sweep,
+                                  witness, self._serial_scratch, per_pair, out, self._stats, self._families)
         t3 = time.perf_counter()
         st = self._stat_values
         st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]
@@ -206,21 +208,26 @@ class CollisionDetector:
         return out
 
 
-def detect_contacts(world: World) -> Contacts:
-    """Contacts of the world's current state, without touching anything the world keeps: a fresh detector
-    and fresh buffers, so a caller may probe any state (the event-driven method's root finding does)."""
+def narrowphase_out(buffer: ContactBuffer) -> tuple[np.ndarray, ...]:
+    """(point, normal, depth, kind, feature): the slot arrays of ``buffer`` the narrowphase writes."""
+    s = buffer.slots.view()
+    return s.point, s.normal, s.depth, s.kind, s.feature
+
+
+def detect_contacts(model: Model, state: State) -> Contacts:
+    """Contacts of the current state, without touching anything kept between steps: a fresh detector and
+    fresh buffers, so a caller may probe any state (the event-driven method's root finding does)."""
     buffer = ContactBuffer(1)
-    CollisionDetector(world).update(world, buffer, ContactBuffer(1))
-    return read_contacts(world, buffer, None)
+    CollisionDetector(model).update(model, state, buffer, ContactBuffer(1))
+    return read_contacts(model, buffer, None)
 
 
-def read_contacts(world: World, buffer: ContactBuffer, dt: float | None, substeps: int = 1) -> Contacts:
+def read_contacts(model: Model, buffer: ContactBuffer, dt: float | None, substeps: int = 1) -> Contacts:
     """The contacts held in ``buffer`` as a ``Contacts`` record (one allocation per call; never in a step).
     ``dt`` [s] is the step the impulses belong to (None: no step, forces zero). The buffer holds the
     impulses of one of the step's ``substeps`` sub-steps (the last): the step's impulse is that times
     ``substeps``."""
-    body = world._live()
-    fixed = body["inv_mass"] == 0.0
+    fixed = model.body.live("inv_mass") == 0.0
     p = buffer.pairs
     s = buffer.slots
     (body_a, body_b, geom_a, geom_b, point, normal, depth, kind, feature, normal_impulse,

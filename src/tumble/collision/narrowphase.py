@@ -30,12 +30,13 @@ from numba import prange
 from ..conventions import GeomType
 from ..jit import njit
 from ..math3d import qmul_t, qrot_t
+from ..model.fields import MAX_CONTACTS
 from . import closed_form as cf
 from . import features, gjk
 from .box_box import box_box
 from .capsule_polytope import capsule_polytope
 from .ellipsoid import convex_pair, ellipsoid_plane
-from .sat import MAX_CONTACTS, collide_polytopes, transform_polytope
+from .sat import collide_polytopes, transform_polytope
 
 SPHERE = int(GeomType.SPHERE)
 BOX = int(GeomType.BOX)

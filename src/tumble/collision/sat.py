@@ -25,6 +25,7 @@ import numpy as np
 
 from ..jit import njit
 from ..math3d import centroid, qrot_t
+from ..model.fields import MAX_CONTACTS, WITNESS_NONE
 from . import features, gjk
 
 # Contact kinds (also used by the closed-form pairs); ``contacts.KIND_NAMES`` maps them to strings.
@@ -33,8 +34,7 @@ KIND_EDGE_EDGE = 1
 KIND_SPHERE = 2
 KIND_CAPSULE = 3
 
-# Witness axis types
-WITNESS_NONE = -1
+# Witness axis types (WITNESS_NONE: none cached yet)
 WITNESS_FACE_A = 0
 WITNESS_FACE_B = 1
 WITNESS_EDGES = 2
@@ -80,8 +80,6 @@ def bounding_radius(wv, nv, cx, cy, cz):
     for k in range(nv):
         r2 = max(r2, (wv[k, 0] - cx) ** 2 + (wv[k, 1] - cy) ** 2 + (wv[k, 2] - cz) ** 2)
     return np.sqrt(r2)
-
-MAX_CONTACTS = 4
 
 CLIP_ROUNDING = 1e-12
 """m. Clipping treats a vertex this close to a side plane as lying on it: far above the rounding of

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collision.sat import MAX_CONTACTS
 from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t
+from ..model.fields import MAX_CONTACTS
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that

@@ -24,22 +24,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.linalg
 
+from ..model import body_arrays
 from ..solvers.joint_accel import joint_rates
 from ..solvers.joint_solve import REGULARIZATION
 from .joint_rows import BROKEN, EQUALITY_ROWS, joint_rows
 from .resting import apply_inverse_mass
 
 if TYPE_CHECKING:
-    from ..world import World
+    from ..model.model import Model
+    from ..model.state import State
 
 
 class DenseJoints:
-    """The world's joints at its current state (x, q, v, w) as the dense block of the module docstring.
+    """The model's joints at the state (x, q, v, w) as the dense block of the module docstring.
     ``inv_inertia`` (n, 3, 3): the bodies' world inverse inertia at that state."""
 
-    def __init__(self, world: World, inv_inertia: np.ndarray) -> None:
-        a = world._live()
-        data, scratch, _, extra = world._joints.ode_args(a["inv_mass"])
+    def __init__(self, model: Model, state: State, inv_inertia: np.ndarray) -> None:
+        a = body_arrays(model, state)
+        data, scratch, _, extra = model.joints.ode_args(a["inv_mass"])
         self._impulse = extra[13]
         kind, body, frame_a, frame_b, limit, flags = data[:6]
         lin, ang_a, ang_b, error, coordinate = scratch[0], scratch[1], scratch[2], scratch[5], scratch[6]

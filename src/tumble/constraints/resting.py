@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..collision import features as ft
-from ..collision.sat import MAX_CONTACTS
 from ..conventions import GeomType
 from ..jit import njit
+from ..model.fields import MAX_CONTACTS
 
 _FAMILY_SHIFT = 52
 _REFERENCE_ON_B = 1 << 51

@@ -9,7 +9,7 @@ Conventions (``tumble.conventions``): SI units; quaternions (w, x, y, z) rotate 
 origin is its centre of mass (COM); velocities v and ω are world-frame. Body index −1 means the world (a
 fixed frame at the origin with identity orientation); a point "on the world" is a fixed world point.
 
-Generalized coordinates (used by every Jacobian here and by ``tumble.methods.implicit``):
+Generalized coordinates (used by every Jacobian here and by ``tumble.integration.implicit``):
 
 - velocity of body i: u_i = (v_i, ω_i) (6,), linear first, world frame [m/s, rad/s];
 - position perturbation of body i: δ_i = (δx_i, δθ_i) (6,), where δx_i [m] moves the COM and δθ_i [rad] is a

@@ -40,8 +40,9 @@ the step there (``_stop_time``). Impulses are frictionless (docs/event.md says w
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,12 +52,15 @@ from ..constraints import resting as rc
 from ..constraints.joint_dense import DenseJoints
 from ..integration import ode as _ode
 from ..integration import state_vector as _state
+from ..model import body_arrays
 from ..shapes import Box, ConvexHull, Sphere
 from ..solvers import lemke
 from .ode import project_joint_velocities, project_joints, record_joint_impulses
 
 if TYPE_CHECKING:
-    from ..world import World
+    from ..collision.contacts import ContactBuffers
+    from ..model.model import Model
+    from ..model.state import State
 
 IMPACTS = ("sequential", "simultaneous")
 ROOT_FINDERS = ("illinois", "bisection")
@@ -114,9 +118,12 @@ class EventDriven:
     """Advances one World by the event-driven method (module docstring). Owns its own collision detector
     and buffers, so it never disturbs the time-stepping method's."""
 
-    def __init__(self, world: World, settings: EventSettings) -> None:
-        self.world = world
-        self.settings = settings
+    name = "event"
+
+    def __init__(self, model: Model, state: State) -> None:
+        self.model = model
+        self.state = state
+        self.settings: EventSettings = model.event_settings
         self.stats = EventStats()
         self._detector: CollisionDetector | None = None
         self._buffers = (ContactBuffer(), ContactBuffer())
@@ -128,6 +135,7 @@ class EventDriven:
         self._force_vectors = np.zeros((0, 3))
         self._stale = True            # the state changed since the last detection
         self._joint_multipliers: tuple[DenseJoints, np.ndarray] | None = None   # of the last dydt
+        self._version = model.version
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> rc.ContactSet:
@@ -135,11 +143,11 @@ class EventDriven:
         return rc.gather(self._detect_buffer())
 
     def _detect_buffer(self) -> ContactBuffer:
-        world = self.world
+        self._refresh()
         if self._detector is None:
-            self._detector = CollisionDetector(world)
+            self._detector = CollisionDetector(self.model)
         buffer, old = self._buffers
-        self._detector.update(world, buffer, old)
+        self._detector.update(self.model, self.state, buffer, old)
         self._buffers = (old, buffer)
         self._stale = False
         return buffer
@@ -161,19 +169,28 @@ class EventDriven:
                 raise ValueError(f"shape: method='event' does not support {type(shape).__name__} yet (boxes, "
                                  f"convex hulls, spheres and the ground; docs/event.md), got {shape!r}")
 
-    def bodies_changed(self) -> None:
-        """The world added or removed bodies: drop what names its shape rows."""
-        self._detector = None
-        self._buffers = (ContactBuffer(), ContactBuffer())
-        self.last_contacts = None
+    collision_stats: dict[str, float] = {}
+    """Nothing: the event method detects into its own buffers (``final_buffer``)."""
+
+    def _refresh(self) -> None:
+        """Drop what names the model's shape rows when its bodies or shapes changed since it was made."""
+        if self._version != self.model.version:
+            self._version = self.model.version
+            self._detector = None
+            self._buffers = (ContactBuffer(), ContactBuffer())
+            self.last_contacts = None
+
+    def _live(self) -> dict[str, np.ndarray]:
+        """Every body field's live rows by name, the model's and the state's."""
+        return body_arrays(self.model, self.state)
 
     def _geom(self) -> dict[str, np.ndarray]:
-        g = self.world._geom
+        g = self.model.geom
         return {f: g.live(f) for f in ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size",
                                        "geom_vert_start", "geom_edge_start")}
 
     def _bodies(self):
-        a = self.world._live()
+        a = self._live()
         inv_inertia = rc.world_inverse_inertia(a["q"], a["inv_inertia_body"])
         return a, inv_inertia
 
@@ -221,8 +238,8 @@ class EventDriven:
         force, torque = self._loads
         loads = force.copy()
         fixed = a["inv_mass"] == 0.0
-        loads[~fixed] += a["mass"][~fixed, None] * self.world._gravity
-        ndot = rc.normal_derivative(cs_r, self._geom(), self.world._polytopes.arrays(), a["x"], a["q"],
+        loads[~fixed] += a["mass"][~fixed, None] * self.model.gravity
+        ndot = rc.normal_derivative(cs_r, self._geom(), self.model.polytopes.arrays(), a["x"], a["q"],
                                     a["v"], a["w"])
         joints = self._joint_block(inv_inertia)
         extra = None
@@ -235,15 +252,15 @@ class EventDriven:
 
     def _joint_block(self, inv_inertia: np.ndarray) -> DenseJoints | None:
         """The world's joints at its current state as one dense block, or None without joints."""
-        return DenseJoints(self.world, inv_inertia) if len(self.world._joints) else None
+        return DenseJoints(self.model, self.state, inv_inertia) if len(self.model.joints) else None
 
     def _inverse_mass(self, inv_inertia: np.ndarray, joints: DenseJoints | None = None):
         """X (6n, k) ↦ M⁻¹ X, or with joints W X, the jointed system's (constraints/joint_dense.py)."""
-        if joints is None and len(self.world._joints):
+        if joints is None and len(self.model.joints):
             joints = self._joint_block(inv_inertia)
         if joints is not None:
             return joints.inverse_mass
-        inv_mass = self.world._live()["inv_mass"]
+        inv_mass = self._live()["inv_mass"]
         return lambda X: rc.apply_inverse_mass(inv_mass, inv_inertia, X)
 
     def _friction_lcp(self, cs: rc.ContactSet, J: np.ndarray, b: np.ndarray, free: np.ndarray,
@@ -332,13 +349,13 @@ class EventDriven:
         """The resting contacts of the last ``dydt`` evaluation (the state the last step ended in) with
         their forces: ``force`` = f n on A [N], impulses zero (the impacts are instantaneous)."""
         if self.last_contacts is None:   # evaluated at the current state, under the last step's loads
-            if self._loads[0].shape[0] != self.world._body.count:
-                a = self.world._live()
+            if self._loads[0].shape[0] != self.model.body.count:
+                a = self._live()
                 self._loads = (a["force"].copy(), a["torque"].copy())
             self._evaluate_resting()
         cs, f = self.last_contacts, self._force_vectors
         # as ``world.contacts()`` reports them: a fixed body is B (the normal and force turned with it)
-        fixed = self.world._live()["inv_mass"] == 0.0
+        fixed = self._live()["inv_mass"] == 0.0
         swap = fixed[cs.body_a] & ~fixed[cs.body_b]
         sign = np.where(swap, -1.0, 1.0)[:, None]
         normal = sign * cs.normal
@@ -360,7 +377,7 @@ class EventDriven:
         to ``threshold``) instead of letting gravity turn it back: a box landed flat with a residual tilt
         rate kept lifting its corners and rocked on (Baraff II 9 takes resting contacts to have v_rel = 0;
         THRESHOLD is there to absorb rounding, not motion)."""
-        a = self.world._live()
+        a = self._live()
         touching = cs.subset(cs.depth >= -self.settings.contact_band)
         vrel = rc.jacobian(touching, a["x"]) @ rc.stacked_velocities(a["v"], a["w"])
         keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
@@ -380,7 +397,7 @@ class EventDriven:
     def _tangential_velocities(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray]:
         """Contact codes (k,) and tangential relative velocities (k, 3) of the touching contacts with
         friction."""
-        a = self.world._live()
+        a = self._live()
         touching = cs.subset((cs.depth >= -self.settings.contact_band) & (cs.friction > 0.0))
         dv = rc.relative_velocity(touching, a["x"], a["v"], a["w"])
         n = touching.normal
@@ -419,7 +436,7 @@ class EventDriven:
 
     def _contact_loads(self, cs: rc.ContactSet, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World force and torque (n, 3) of contact forces fn (k, 3) (+ on A, − on B)."""
-        a = self.world._live()
+        a = self._live()
         n = a["x"].shape[0]
         force, torque = np.zeros((n, 3)), np.zeros((n, 3))
         np.add.at(force, cs.body_a, fn)
@@ -438,11 +455,10 @@ class EventDriven:
 
     def dydt(self, t: float, y: np.ndarray) -> np.ndarray:
         """dY/dt (Baraff I (2-43)) with the external loads, gravity and the resting-contact forces."""
-        world = self.world
         self._set_state(y)
         cf, ct = self._contact_loads(*self._evaluate_resting())
-        a = world._live()
-        if len(world._joints):
+        a = self._live()
+        if len(self.model.joints):
             cf, ct = self._with_joint_loads(cf, ct)
         moving = a["inv_mass"] != 0.0
         Y = y.reshape(-1, _state.STATE_SIZE)
@@ -450,7 +466,7 @@ class EventDriven:
         ydot[:, :3] = a["v"]                                                           # ẋ = v
         wq = np.concatenate([np.zeros((len(Y), 1)), a["w"]], axis=1)
         ydot[:, 3:7] = 0.5 * _quat_products(wq, Y[:, 3:7])                              # q̇ = ½ ω q (4-2)
-        ydot[:, 7:10] = self._loads[0] + cf + a["mass"][:, None] * world._gravity        # Ṗ = F
+        ydot[:, 7:10] = self._loads[0] + cf + a["mass"][:, None] * self.model.gravity   # Ṗ = F
         ydot[:, 10:13] = self._loads[1] + ct                                            # L̇ = τ
         ydot[~moving] = 0.0
         return ydot.reshape(-1)
@@ -462,8 +478,8 @@ class EventDriven:
         force, torque = self._loads
         loads = force + cf
         moving = a["inv_mass"] != 0.0
-        loads[moving] += a["mass"][moving, None] * self.world._gravity
-        joints = DenseJoints(self.world, inv_inertia)
+        loads[moving] += a["mass"][moving, None] * self.model.gravity
+        joints = DenseJoints(self.model, self.state, inv_inertia)
         lam = joints.multipliers(rc.body_accelerations(a["inv_mass"], inv_inertia, a["w"], loads, torque + ct))
         self._joint_multipliers = (joints, lam)
         wrench = joints.loads(lam)
@@ -472,14 +488,14 @@ class EventDriven:
     def _get_state(self) -> np.ndarray:
         """Y = (x, q, P, L) (13 n,) of the world's bodies (Baraff I section 3; NumPy: the method's scenes
         are small, and the parallel kernels' start-up would cost more than the work)."""
-        a = self.world._live()
+        a = self._live()
         I_world = rc.world_inverse_inertia(a["q"], a["inertia_body"])
         L = np.einsum("nij,nj->ni", I_world, a["w"])
         return np.concatenate([a["x"], a["q"], a["mass"][:, None] * a["v"], L], axis=1).reshape(-1)
 
     def _set_state(self, y: np.ndarray) -> None:
         """Write Y into the world: x, q normalized, v = P/M, ω = I⁻¹ L with I⁻¹ = R I_body⁻¹ Rᵀ (2-39, 2-41)."""
-        a = self.world._live()
+        a = self._live()
         Y = y.reshape(-1, _state.STATE_SIZE)
         self._stale = True
         a["x"][...] = Y[:, :3]
@@ -497,7 +513,7 @@ class EventDriven:
         if len(cs) == 0:
             return 0
         a, inv_inertia = self._bodies()
-        if s.impacts == "simultaneous" or len(self.world._joints):
+        if s.impacts == "simultaneous" or len(self.model.joints):
             # with joints every impulse must move the jointed system (W), which the one-contact-at-a-time
             # formula (8-18) does not know: all impacts at once
             count = self._simultaneous(cs, a, inv_inertia)
@@ -535,7 +551,7 @@ class EventDriven:
     def _max_step(self) -> float:
         """[s] the longest step that lets no body's point move more than a quarter of the thinnest
         bounding box of the scene (AABBs of the last detection; planes excluded)."""
-        a = self.world._live()
+        a = self._live()
         speed = np.linalg.norm(a["v"], axis=1) + a["extent"] * np.linalg.norm(a["w"], axis=1)
         fastest = float(speed.max()) if speed.size else 0.0
         if fastest == 0.0 or self._detector is None or self._detector.idle:
@@ -563,17 +579,32 @@ class EventDriven:
         base[index >= 0] = np.maximum(deepest[index[index >= 0]], 0.0)
         return cs.contact_codes(), cs.depth - base
 
-    def advance(self, dt: float) -> None:
-        """Advance the world by ``dt`` [s] (module docstring); the world's loads are held over ``dt``."""
-        world = self.world
+    def loads_before_forces(self, state: State) -> None:
+        """Nothing: the event method refuses no step for its size."""
+        return None
+
+    def advance(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any,
+                loads: Any) -> None:
+        """One step of ``dt`` [s] of the world's ``stats`` (step.StepStats); the time-stepping contact buffers
+        ``contacts`` are left empty (the method detects into its own)."""
+        t0 = time.perf_counter()
+        self.advance_by(dt)
+        stats.values[stats.CONTACTS] = self.stats.resting_contacts
+        contacts.dt = None
+        stats.values[stats.SECONDS_SOLVE] = time.perf_counter() - t0
+
+    def advance_by(self, dt: float) -> None:
+        """Advance the bodies by ``dt`` [s] (module docstring); their loads are held over ``dt``."""
+        self._refresh()
+        model, state = self.model, self.state
         s = self.settings
-        a = world._live()
+        a = self._live()
         self._loads = (a["force"].copy(), a["torque"].copy())
         self.stats = EventStats()
-        if len(world._joints):   # velocities set since the last step may disagree with the joints
-            project_joint_velocities(world)
-        t = world.time
-        t_end = world.time + dt
+        if len(model.joints):   # velocities set since the last step may disagree with the joints
+            project_joint_velocities(model, state)
+        t = state.time
+        t_end = state.time + dt
         while t_end - t > 1e-12 * max(1.0, abs(t_end)):
             self.stats.impulses += self.resolve_impacts()
             y0 = self._get_state()
@@ -598,17 +629,17 @@ class EventDriven:
             else:
                 t += h
             self._project()
-            if len(world._joints):
-                project_joints(world)
+            if len(model.joints):
+                project_joints(model, state)
                 self._stale = True
         self._resting_pairs = None
         self._sliding = None
         self.last_contacts = None     # contacts() evaluates the final state when asked
-        if len(world._joints):   # the joints' readings: their force at the end state, held over dt
+        if len(model.joints):   # the joints' readings: their force at the end state, held over dt
             self._evaluate_resting()
             self._with_joint_loads(*self._contact_loads(self.last_contacts, self._force_vectors))
             joints, lam = self._joint_multipliers
-            record_joint_impulses(world, joints.slots(lam, dt), dt)
+            record_joint_impulses(model, state, joints.slots(lam, dt), dt)
         a["force"][...] = 0.0
         a["torque"][...] = 0.0
 

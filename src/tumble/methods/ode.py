@@ -1,61 +1,179 @@
-"""A step of an ODE integrator (euler, rk4, adaptive) in a world with joints (solvers/joint_accel.py).
+"""The ODE integrators (euler, rk4, adaptive): Baraff's Y = (x, q, P, L) integrated through ``tumble.ode``
+(Baraff I section 3), with contacts and joints as constraint forces.
 
-1. The joints' kick (``joint_velocity_kick``): the velocities are projected onto the joints' rows, G u = 0
-   (ArtiSynth notes 0.5), which takes out what the step's contact kick, or a velocity the user set, asks of
-   the joints (the kick's own joint impulses lie in the range of M⁻¹ Gᵀ, which the projection removes
-   exactly); with the limits (Ċ ≥ −C/h: an impact on a limit stops dead) and motors (toward their speed, by
-   at most force × h) by the time-stepping solve's active set.
-2. Baraff's state Y = (x, q, P, L) is integrated with the constraint loads Gᵀ λ added to Ṗ and L̇ at every
-   state the integrator evaluates (its ``dydt``): the equality rows, a limit at its bound, a motor at its
-   speed, and the soft joints' spring forces.
-3. The positions are projected onto C = 0 (``joint_project``, ``World(joint_projection=...)`` Newton steps)
-   and the velocities onto G u = 0 again.
-   (``project_joints``; the event-driven method ends its steps with it too.)
-4. The joints' readings: ``joint.force`` and ``joint.torque`` are the constraint loads at the state the step
-   ends in (under the step's loads), and a joint whose force exceeds its ``break_force`` breaks.
+A step, stage by stage (``OdeIntegration.advance``):
+
+    detection (as time-stepping's)
+    → springs' loads
+    → the contact kick: the contact impulses the time-stepping solve finds over the whole step (one sub-step
+      of dt), applied to the velocities at the start of the step (gravity and the loads then act over it)
+    → with joints (solvers/joint_accel.py):
+      1. the joints' kick (``joint_velocity_kick``): the velocities are projected onto the joints' rows,
+         G u = 0 (ArtiSynth notes 0.5), which takes out what the contact kick, or a velocity the user set,
+         asks of the joints (the kick's own joint impulses lie in the range of M⁻¹ Gᵀ, which the projection
+         removes exactly); with the limits (Ċ ≥ −C/h: an impact on a limit stops dead) and motors (toward
+         their speed, by at most force × h) by the time-stepping solve's active set;
+      2. Y is integrated with the constraint loads Gᵀ λ added to Ṗ and L̇ at every state the integrator
+         evaluates (its ``dydt``): the equality rows, a limit at its bound, a motor at its speed, and the soft
+         joints' spring forces;
+    → the contacts' position correction (the kick's split-impulse pseudo-velocities move the bodies)
+    → with joints: positions projected onto C = 0 (``joint_project``, ``World(joint_projection=...)`` Newton
+      steps) and velocities onto G u = 0 again (``project_joints``; the event-driven method ends its steps
+      with it too); the joints' readings (``joint.force``, ``joint.torque``: the constraint loads at the state
+      the step ends in, under the step's loads), and a joint whose force exceeds its ``break_force`` breaks.
+
+The ODE integrators never put bodies to sleep.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
+from ..collision.contacts import ContactBuffers
+from ..conventions import Integrator
 from ..integration import ode
 from ..integration import state_vector as _state
-from ..integration.integrate import inertia_stage
+from ..integration.integrate import inertia_stage, velocity_stage
+from ..model.model import Model
+from ..model.state import State
 from ..solvers import joint_accel as ja
 from ..solvers.joint_solve import joint_accumulate, joint_project
+from .timestepping import TimeStepping, apply_pseudo, finish, run_contact_step, wake_all
 
-if TYPE_CHECKING:
-    from ..world import World
+ODE_METHODS = {Integrator.EULER: "euler", Integrator.RK4: "rk4", Integrator.ADAPTIVE: "adaptive"}
+"""The ODE integrators and ``tumble.ode``'s names for them."""
 
 
-def joint_ode_step(world: World, dt: float, method: str, before_projection: Callable[[], None] | None = None) -> None:
-    """Advance ``world`` by ``dt`` [s] with the ODE ``method`` and its joints' constraint loads (module
-    docstring); the loads accumulated for the step are used and then cleared. ``before_projection``, if given,
-    runs after the ODE's step and before the joints' projection (the contacts' position correction, which
-    would otherwise pull the joints apart after they were projected)."""
-    live = world._live()
-    data, solve, extra = _kernel_arrays(world)
+class OdeIntegration(TimeStepping):
+    """The ODE integrators' method (module docstring). Shares time-stepping's detection and spring stages."""
+
+    name = "ode"
+
+    def __init__(self, model: Model) -> None:
+        super().__init__(model)
+        self.ode_method = ODE_METHODS[Integrator(model.integrator)]
+
+    def advance(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any,
+                loads: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """One step of ``dt`` [s] (module docstring)."""
+        t0 = time.perf_counter()
+        self.refresh(model)
+        joints = len(model.joints) > 0
+        pairs = self.detect(model, state, contacts, dt)
+        if loads is not None:
+            self.check_lemke_size(model, state, contacts, loads)
+        t1 = time.perf_counter()
+        if state.sleeping:
+            wake_all(model, state, contacts)
+        if model.springs:
+            self.spring_stage(model, state, dt)
+        if pairs:
+            contact_kick(model, state, contacts, dt, stats)
+        push = pairs > 0 and model.settings.correction == "split"
+        if joints:   # the push before the joints' projection, which then keeps the joints shut
+            joint_ode_step(model, state, contacts, dt, self.ode_method,
+                           (lambda: kick_pseudo_move(model, state, dt)) if push else None)
+        else:
+            ode_step(model, state, contacts, dt, self.ode_method)
+            if push:
+                kick_pseudo_move(model, state, dt)
+        finish(state, contacts, dt, pairs, 1, stats, t0, t1)
+
+
+
+def contact_kick(model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:
+    """Find the step's contact impulses as the splitting scheme's velocity stage and solve would over the whole
+    step (one sub-step of dt), and apply only the contacts' share to the velocities at the start of the step
+    (an impulsive kick); the ODE then integrates gravity and the applied loads over the step. At rest the kick
+    gives +g dt and gravity takes it back over the step."""
+    body, st = model.bodies(), state.bodies()
+    v0, w0 = st.v.copy(), st.w.copy()
+    force, torque = st.force.copy(), st.torque.copy()
+    v_loads, w_loads = v0.copy(), w0.copy()  # what the loads alone do to the velocities over the step
+    velocity_stage(int(Integrator.SPLITTING), body.mass, body.inv_mass, body.principal_q, body.principal_moments,
+                   body.inv_principal_moments, st.q, v_loads, w_loads, force.copy(), torque.copy(), model.gravity,
+                   dt, st.inv_inertia_world.copy(), np.ones(len(v0), dtype=np.bool_), True)
+    run_contact_step(model, state, contacts, dt, int(Integrator.SPLITTING), False, stats)
+    st.force[...] = force
+    st.torque[...] = torque
+    st.v[...] = v0 + (st.v - v_loads)
+    st.w[...] = w0 + (st.w - w_loads)
+
+
+def kick_pseudo_move(model: Model, state: State, dt: float) -> None:
+    """With the split-impulse correction: move the bodies by the pseudo-velocities the kick's solve found (the
+    splitting step's position pass, ``timestepping.apply_pseudo``), after the ODE's step: positions only, so no
+    kinetic energy is added. Without it nothing pushed two moving bodies apart: a sphere started 20 mm into a
+    box resting on the ground stayed 20 mm in with rk4."""
+    body, st = model.bodies(), state.bodies()
+    apply_pseudo(body.principal_q, body.principal_moments, body.inv_principal_moments, st.x, st.q, st.w,
+                 st.v_pseudo, st.w_pseudo, dt)
+
+
+def state_to_array(model: Model, state: State) -> np.ndarray:
+    """Baraff's Y = (x, q, P, L) per body, (13 n,) (Baraff I section 3)."""
+    body, st = model.bodies(), state.bodies()
+    y = np.empty(_state.STATE_SIZE * model.body.count)
+    _state.bodies_to_array(body.mass, body.inertia_body, st.x, st.q, st.v, st.w, y)
+    return y
+
+
+def array_to_state(model: Model, state: State, y: np.ndarray) -> None:
+    """The bodies' state from Y (13 n,): quaternions normalized, v = P/M and ω = I⁻¹ L recomputed (fixed bodies
+    stay at rest). ValueError if Y is not finite (the step left the state undefined)."""
+    if not np.all(np.isfinite(y)):
+        from .._checks import array
+
+        array("y", y, (y.shape[0],))     # raises, naming the values
+    body, st = model.bodies(), state.bodies()
+    _state.array_to_bodies(body.inv_mass, body.inv_inertia_body, y, st.x, st.q, st.v, st.w)
+
+
+def ode_step(model: Model, state: State, contacts: ContactBuffers, dt: float, method: str) -> None:
+    """Integrate Baraff's Y = (x, q, P, L) over one step through ``ode`` (Baraff I section 3)."""
+    body, st = model.bodies(), state.bodies()
+
+    def dydt(t: float, y):
+        ydot = y.copy()
+        _state.state_derivative(body.mass, body.inv_mass, body.inv_inertia_body, st.force, st.torque, model.gravity,
+                                y, ydot)
+        return ydot
+
+    y1 = ode.ode(state_to_array(model, state), state.time, state.time + dt, dydt, method=method)
+    array_to_state(model, state, y1)
+    wake_all(model, state, contacts)
+    st.force[...] = 0.0
+    st.torque[...] = 0.0
+
+
+def joint_ode_step(model: Model, state: State, contacts: ContactBuffers, dt: float, method: str,
+                   before_projection: Callable[[], None] | None = None) -> None:
+    """Advance by ``dt`` [s] with the ODE ``method`` and the joints' constraint loads (module docstring); the
+    loads accumulated for the step are used and then cleared. ``before_projection``, if given, runs after the
+    ODE's step and before the joints' projection (the contacts' position correction, which would otherwise
+    pull the joints apart after they were projected)."""
+    body, st = model.bodies(), state.bodies()
+    data, solve, extra = _kernel_arrays(model)
     rate, x, q, v, w, acc, ang_acc, force, torque, awake, impulse = (extra[2], *extra[3:7], *extra[8:14])
     bias, limit_gap, motor_hold, lam = extra[14:18]
-    n = live["x"].shape[0]
+    n = st.x.shape[0]
 
     def constraint_loads(y: np.ndarray) -> None:
         """force, torque ← the joints' constraint loads at the state y (13 n,), under the step's loads."""
-        _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y, x, q, v, w)
-        iinv = _world_inertia(live, q, extra)
-        ja.free_accelerations(live["inv_mass"], iinv, w, live["force"], live["torque"], world._gravity, y, acc,
-                              ang_acc)
-        ja.joint_constraint_forces(*data[:8], x, q, v, w, live["inv_mass"], iinv, acc, ang_acc, *solve, rate, bias,
+        _state.array_to_bodies(body.inv_mass, body.inv_inertia_body, y, x, q, v, w)
+        iinv = _world_inertia(body, q, extra)
+        ja.free_accelerations(body.inv_mass, iinv, w, st.force, st.torque, model.gravity, y, acc, ang_acc)
+        ja.joint_constraint_forces(*data[:8], x, q, v, w, body.inv_mass, iinv, acc, ang_acc, *solve, rate, bias,
                                    limit_gap, motor_hold, lam, awake, force, torque)
 
     def dydt(t: float, y: np.ndarray) -> np.ndarray:
         ydot = np.empty_like(y)
-        _state.state_derivative(live["mass"], live["inv_mass"], live["inv_inertia_body"], live["force"],
-                                live["torque"], world._gravity, y, ydot)
+        _state.state_derivative(body.mass, body.inv_mass, body.inv_inertia_body, st.force, st.torque, model.gravity,
+                                y, ydot)
         constraint_loads(y)
         per_body = ydot.reshape(n, _state.STATE_SIZE)
         per_body[:, 7:10] += force     # Ṗ = F + Gᵀλ (linear part)
@@ -63,63 +181,62 @@ def joint_ode_step(world: World, dt: float, method: str, before_projection: Call
         return ydot
 
     # the kick: what the joints ask of the velocities now, their limits and motors included
-    ja.joint_velocity_kick(*data[:8], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
-                           _world_inertia(live, live["q"], extra), *solve, bias, impulse, awake, dt, limit_gap,
-                           motor_hold)
-    y1 = ode.ode(world.state_to_array(), world.time, world.time + dt, dydt, method=method)
-    world.array_to_state(y1)
+    ja.joint_velocity_kick(*data[:8], st.x, st.q, st.v, st.w, body.inv_mass, _world_inertia(body, st.q, extra),
+                           *solve, bias, impulse, awake, dt, limit_gap, motor_hold)
+    y1 = ode.ode(state_to_array(model, state), state.time, state.time + dt, dydt, method=method)
+    array_to_state(model, state, y1)
+    wake_all(model, state, contacts)
     if before_projection is not None:
         before_projection()
-    project_joints(world)
+    project_joints(model, state)
     # the readings: λ at the end state, as the impulse λ dt over the step for JointSet's accumulator
-    constraint_loads(world.state_to_array())
+    constraint_loads(state_to_array(model, state))
     np.multiply(lam, dt, out=impulse)
-    record_joint_impulses(world, impulse, dt)
-    live["force"][...] = 0.0
-    live["torque"][...] = 0.0
+    record_joint_impulses(model, state, impulse, dt)
+    st.force[...] = 0.0
+    st.torque[...] = 0.0
 
 
-def _kernel_arrays(world: World) -> tuple[tuple, tuple, tuple]:
+def _kernel_arrays(model: Model) -> tuple[tuple, tuple, tuple]:
     """(``JointSet``'s data, the solve's arrays from the structure to the right-hand side as the kernels of
     joint_accel.py take them, ``JointSet.ode_args``' ode scratch)."""
-    data, scratch, structure, extra = world._joints.ode_args(world._live()["inv_mass"])
+    data, scratch, structure, extra = model.joints.ode_args(model.body.live("inv_mass"))
     lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, _, active = scratch[:10]
     return data, (structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, extra[0],
                   extra[1]), extra
 
 
-def _world_inertia(live: dict[str, np.ndarray], q: np.ndarray, extra: tuple) -> np.ndarray:
+def _world_inertia(body: Any, q: np.ndarray, extra: tuple) -> np.ndarray:
     """The bodies' world inverse inertia (n, 3, 3) at the orientations q, in the ode scratch ``extra``."""
-    inertia_stage(live["principal_q"], live["inv_principal_moments"], q, extra[7], extra[12])
+    inertia_stage(body.principal_q, body.inv_principal_moments, q, extra[7], extra[12])
     return extra[7]
 
 
-def project_joint_velocities(world: World) -> None:
+def project_joint_velocities(model: Model, state: State) -> None:
     """The bodies' velocities projected onto the joints' G u = 0 (the M-orthogonal projection, notes 0.5):
     what a contact kick or a velocity the user set asks of the joints, taken out."""
-    live = world._live()
-    data, solve, extra = _kernel_arrays(world)
-    ja.joint_velocity_projection(*data[:7], live["x"], live["q"], live["v"], live["w"], live["inv_mass"],
-                                 _world_inertia(live, live["q"], extra), *solve, extra[13], extra[14])
+    body, st = model.bodies(), state.bodies()
+    data, solve, extra = _kernel_arrays(model)
+    ja.joint_velocity_projection(*data[:7], st.x, st.q, st.v, st.w, body.inv_mass,
+                                 _world_inertia(body, st.q, extra), *solve, extra[13], extra[14])
 
 
-def project_joints(world: World) -> None:
+def project_joints(model: Model, state: State) -> None:
     """Post-stabilization (notes 0.5): the bodies' positions projected onto the joints' C = 0
     (``joint_project``, ``World(joint_projection=...)`` Newton steps), then their velocities onto G u = 0
     (the M-orthogonal projection, which never adds kinetic energy)."""
-    live = world._live()
-    data, (structure, *scratch), extra = _kernel_arrays(world)
-    joint_project(*data[:7], live["x"], live["q"], live["inv_mass"], _world_inertia(live, live["q"], extra),
-                  structure, True, *scratch, world._settings.joint_projection, extra[8], extra[9])
-    project_joint_velocities(world)
+    body, st = model.bodies(), state.bodies()
+    data, (structure, *scratch), extra = _kernel_arrays(model)
+    joint_project(*data[:7], st.x, st.q, body.inv_mass, _world_inertia(body, st.q, extra), structure, True,
+                  *scratch, model.settings.joint_projection, extra[8], extra[9])
+    project_joint_velocities(model, state)
 
 
-def record_joint_impulses(world: World, impulse: np.ndarray, dt: float) -> None:
+def record_joint_impulses(model: Model, state: State, impulse: np.ndarray, dt: float) -> None:
     """The joints' readings of a step of ``dt`` [s] from their row impulses ``impulse`` (m, 8) [N·s] (a force
     held over the step: λ dt) along the rows last built, then the breaking test (``JointSet.finish_step``)."""
-    live = world._live()
-    data, scratch, _ = world._joints.kernel_args(live["inv_mass"])
+    data, scratch, _ = model.joints.kernel_args(model.body.live("inv_mass"))
     wrench = data[9]
     wrench[:] = 0.0
-    joint_accumulate(data[1], scratch[0], scratch[1], impulse, data[2], live["q"], wrench)
-    world._joints.finish_step(dt)
+    joint_accumulate(data[1], scratch[0], scratch[1], impulse, data[2], state.bodies().q, wrench)
+    model.joints.finish_step(dt)

@@ -1,15 +1,25 @@
-"""The time-stepping method's step with contacts, as one kernel (DESIGN.md "Two ways to advance time").
+"""Time-stepping (DESIGN.md "Two ways to advance time"): the default method, robust for stacks and piles.
 
-    velocity stage → rows (+ warm start by feature id) → Gauss–Seidel sweeps → position stage
-                   → position correction → restitution → impulses stored for the next step
+A step, stage by stage (``TimeStepping.advance``):
+
+    detection (collision/detect.py: AABBs → sweep and sort → narrowphase, into the contact buffer)
+    → islands (constraints/islands.py: sleep and wake)
+    → springs' loads (forces/springs.py)
+    → with contacts or joints, one kernel (``contact_step``), per sub-step:
+        velocity stage (integration/integrate.py) → contact and joint rows (constraints/, warm-started by feature
+        id) → velocity solve (solvers/: Gauss–Seidel sweeps or the solver chosen) → position stage
+        → position correction → rows refreshed at the new pose
+      then restitution, and the impulses kept for the next step's warm start;
+      without, the free-motion kernel (the same schemes fused per body)
+    → joints' readings and breaking (model/joint_set.py)
 
 The rows are rebuilt for the current pose after every position stage (``contact_rows.refresh_rows``), so
 that every impulse of the step, in every sub-step, the position correction and the restitution pass, acts
 on both bodies at one common world point with the current inverse inertias: the contacts then conserve the
 total angular momentum about any fixed point, as they conserve linear momentum (Baraff II (8-12)).
 
-Detection has run before this kernel and filled the contact buffer. Two ways of removing penetration
-without injecting energy (ArtiSynth notes 0.11; measured against each other in docs/contact.md):
+Two ways of removing penetration without injecting energy (ArtiSynth notes 0.11; measured against each other
+in docs/contact.md):
 
 - ``CORRECTION_SPLIT`` (Bullet's split impulse): the velocity sweeps are rigid; a separate sweep finds
   pseudo-velocities that remove a fraction β of each penetration beyond a slop; they move the bodies in the
@@ -17,61 +27,290 @@ without injecting energy (ArtiSynth notes 0.11; measured against each other in d
 - ``CORRECTION_SOFT`` (Catto's soft step, Box2D v3): the velocity sweeps use regularized rows that push
   out of penetration (frequency, damping ratio); after the position stage, rigid "relax" sweeps remove
   the push velocity again.
-
-Shapes: ``body`` is the tuple of ``BODY_ARRAYS`` (n rows each); ``pairs`` and ``slots`` the contact
-buffer's live arrays (``contact_buffer.PAIR_FIELDS`` / ``SLOT_FIELDS``); ``old`` = (pair_key,
-pair_contacts, feature, point, normal_impulse, friction_impulse) of the last step.
 """
 
 from __future__ import annotations
 
+import time
+from collections import namedtuple
+from typing import Any
+
 import numpy as np
 
-from ..collision.sat import MAX_CONTACTS
+from ..collision.contacts import ContactBuffers
+from ..collision.detect import CollisionDetector
 from ..constraints.contact_rows import prepare_rows, refresh_rows
+from ..constraints.islands import clear_sleeping_loads, update_islands
+from ..conventions import PARALLEL_MIN_BODIES, Integrator
+from ..forces.springs import spring_loads
+from ..integration import integrate
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
+from ..model.fields import MAX_CONTACTS
+from ..model.model import Model
+from ..model.settings import (
+    CORRECTION_SOFT,
+    I_CORRECTION,
+    I_FRICTION,
+    I_FRICTION_DIRECTIONS,
+    I_RELAX_ITERATIONS,
+    I_SUBSTEPS,
+    S_BAUMGARTE,
+    S_DAMPING,
+    S_HERTZ,
+    S_MATCH_DISTANCE,
+    S_MAX_PUSH,
+    S_RESTITUTION_THRESHOLD,
+    S_SLOP,
+)
+from ..model.state import State
 from ..solvers import sequential_impulse as si
 from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project
-from ..solvers.velocity_solve import velocity_solve
+from ..solvers.pivoting import MAX_LEMKE_SIZE
+from ..solvers.velocity_solve import lemke_size, velocity_solve
 
-BODY_ARRAYS = ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments", "x", "q", "v", "w",
-               "force", "torque", "inv_inertia_world", "v_pseudo", "w_pseudo", "awake")
-
-CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
-
-# settings (float64 array) layout
-S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_MATCH_DISTANCE = range(7)
-SETTINGS_SIZE = 7
-# isettings (int64 array) layout
-I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS = range(5)
-# and I_JOINT_SOLVER (5), I_JOINT_PROJECTION (6), read by solvers/joint_stage.py
-ISETTINGS_SIZE = 7
-# stats_out layout
+# stats_out layout (step.StepStats.solver_out)
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)
 STATS_SIZE = 4
 
+StepInputs = namedtuple("StepInputs", ["scheme", "gravity", "h", "settings", "isettings", "integrate_positions"])
+"""What ``contact_step`` is asked to do: the Integrator code of its velocity and position stages (SPLITTING,
+SYMPLECTIC_EULER or IMPLICIT_GYRO), gravity (3,) [m/s²], the step h [s], the contact settings' float and int
+arrays (layouts above), and whether to integrate positions (False: the ODE integrators' kick)."""
+
+QUIET_WORLD_SKIP = True
+"""Whether a step of a world whose moving bodies all sleep does nothing but advance the time (``_asleep``)."""
+
+
+class TimeStepping:
+    """The time-stepping method of a world (module docstring): ``advance`` is one step. Keeps what a step
+    leaves for the next: the coherent collision detector and the islands' scratch, made anew when the model's
+    bodies or shapes change (``Model.version``)."""
+
+    name = "timestep"
+
+    def __init__(self, model: Model) -> None:
+        self._version = -1
+        self._detector: CollisionDetector | None = None
+        self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.free_scheme = int(model.integrator)
+        """The Integrator code of the free-motion and contact stages (the implicit integrators use SPLITTING)."""
+        self._keep_loads = model.settings.solver == "lemke"
+
+    def loads_before_forces(self, state: State) -> tuple[np.ndarray, np.ndarray] | None:
+        """With Lemke's solver, the loads before the force callbacks: a step whose LCP is beyond its dense
+        tableau is refused before anything changes (``check_lemke_size``), the callbacks' loads taken back."""
+        if not self._keep_loads:
+            return None
+        st = state.bodies()
+        return st.force.copy(), st.torque.copy()
+
+    def taking_over(self, previous: Any) -> TimeStepping:
+        """This method, continuing where ``previous`` (the world's method before its integrator changed) left
+        off: its collision detector and island scratch are kept, so detection stays coherent."""
+        if isinstance(previous, TimeStepping):
+            self._version, self._detector, self._islands = previous._version, previous._detector, previous._islands
+        return self
+
+    @property
+    def collision_stats(self) -> dict[str, float]:
+        """The detector's figures of the last detection (``CollisionDetector.stats``), {} before any."""
+        return {} if self._detector is None else self._detector.stats
+
+    def refresh(self, model: Model) -> None:
+        """Drop what depends on the model's bodies and shapes when they changed since the last step."""
+        if self._version != model.version:
+            self._version = model.version
+            self._detector = None
+            self._islands = None
+
+    def detector(self, model: Model) -> CollisionDetector:
+        self.refresh(model)
+        if self._detector is None:
+            self._detector = CollisionDetector(model)
+        return self._detector
+
+    # ------------------------------------------------------------------ the step
+    def advance(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any,
+                loads: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """One step of ``dt`` [s] (module docstring); ``stats`` is the world's ``StepStats``."""
+        t0 = time.perf_counter()
+        self.refresh(model)
+        joints = len(model.joints) > 0
+        if self.quiet(model, state, contacts, joints):
+            _asleep_step(contacts, state, stats)
+            return
+        pairs = self.detect(model, state, contacts, dt)
+        if loads is not None:
+            self.check_lemke_size(model, state, contacts, loads)
+        t1 = time.perf_counter()
+        if pairs and model.settings.sleep:
+            self.islands(model, state, contacts, dt)
+        elif state.sleeping:
+            wake_all(model, state, contacts)
+        if model.springs:
+            self.spring_stage(model, state, dt)
+        if pairs == 0 and not joints:
+            free_step(model, state, dt, self.free_scheme)
+        else:
+            run_contact_step(model, state, contacts, dt, self.free_scheme, True, stats)
+            if joints:
+                model.joints.finish_step(dt)
+        finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
+
+    def detect(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> int:
+        """The detection stage: the new contacts go to one buffer while the other keeps the last step's,
+        whose witnesses and impulses carry over by pair key and feature id. Returns the candidate pairs."""
+        if model.geom.count <= 1:
+            return 0
+        contacts.swap()
+        self.detector(model).update(model, state, contacts.now, contacts.last, dt)
+        return contacts.now.pair_count
+
+    def islands(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> None:
+        """Sleep and wake by islands (constraints/islands.py); ``dt`` [s] advances the quiet timers."""
+        if self._islands is None:
+            n = model.body.count
+            self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
+        body, st, p = model.bodies(), state.bodies(), contacts.now.pairs.view()
+        parent, island_timer, island_state = self._islands
+        settings = model.settings
+        state.sleeping = update_islands(p.pair_body, p.pair_contacts, body.inv_mass, body.extent, st.v, st.w,
+                                        st.awake, st.sleep_timer, parent, island_timer, island_state, dt,
+                                        settings.sleep_speed, settings.sleep_time, p.pair_awake,
+                                        model.island_edges())
+
+    def spring_stage(self, model: Model, state: State, dt: float) -> None:
+        """The springs' loads for this step, on the awake bodies (a sleeping body's loads would pile up, since the
+        step skips it; a spring joins its bodies' islands, so a sleeping body's springs rest with it)."""
+        st = state.bodies()
+        spring_loads(model.spring_arrays(), st.x, st.q, st.v, st.w, st.force, st.torque)
+        if state.sleeping:
+            clear_sleeping_loads(st.awake, st.force, st.torque)
+
+    def quiet(self, model: Model, state: State, contacts: ContactBuffers, joints: bool) -> bool:
+        """Whether the step can be skipped (``_asleep_step``, with ``QUIET_WORLD_SKIP``): every moving body
+        sleeps, the last step found contact pairs, and nothing but contacts ties bodies together or loads them
+        (no joints, springs or attachments; a force callback that applied a load has woken its body by now)."""
+        if not (state.sleeping and QUIET_WORLD_SKIP):
+            return False
+        if joints or model.springs or len(model.attachments) or not model.settings.sleep:
+            return False
+        if contacts.dt is None:   # the last step found no pairs: the full step wakes every sleeping body
+            return False
+        return state.sleeping == int(np.count_nonzero(model.body.live("inv_mass")))
+
+    def check_lemke_size(self, model: Model, state: State, contacts: ContactBuffers,
+                         loads: tuple[np.ndarray, np.ndarray]) -> None:
+        """ValueError when the step's LCP is beyond Lemke's dense tableau, after undoing the detection and the
+        force callbacks' loads (``loads``), so the world is as it was before the step."""
+        p = contacts.now.pairs
+        isettings = model.settings.arrays[1]
+        size = lemke_size(p.live("pair_contacts"), p.live("pair_awake"), isettings[I_FRICTION],
+                          isettings[I_FRICTION_DIRECTIONS])
+        if size > MAX_LEMKE_SIZE:
+            contacts.swap()
+            st = state.bodies()
+            st.force[...], st.torque[...] = loads
+            raise ValueError(f"solver='lemke': this step's LCP has {size} unknowns, more than MAX_LEMKE_SIZE = "
+                             f"{MAX_LEMKE_SIZE} (Lemke's dense tableau); use solver='pgs', 'apgd' or 'cg'")
+
+
+def wake_all(model: Model, state: State, contacts: ContactBuffers) -> None:
+    """Wake every moving body, and this step's pairs: those detected asleep kept their contacts (still valid:
+    nothing moved) and must now be solved."""
+    state.wake_all(model.body.live("inv_mass"))
+    contacts.now.pairs.live("pair_awake")[:] = True
+
+
+def _asleep_step(contacts: ContactBuffers, state: State, stats: Any) -> None:
+    """The step of a world whose moving bodies all sleep (Box2D's islands: a sleeping world costs nothing).
+
+    Such a step would change nothing: a sleeping body keeps its pose and zero velocities, detection would
+    find the same pairs at the same poses (the narrowphase already skips a pair with no awake body and
+    keeps its contacts), no island can wake without an awake body in it, and the solver skips every pair.
+    So detection and solve are skipped and the last step's buffer stays, contacts, impulses and all, for
+    ``world.contacts()`` and the warm start when something wakes the world (a setter, a load, a new body).
+    The buffer keeps the step ``dt`` its impulses were solved with, so ``world.contacts()`` reports force =
+    impulse / that dt whatever ``dt`` the skipped steps take. tests/contact/test_sleep.py checks that a
+    trajectory that sleeps and is woken by a dropped body is bitwise the one of the full steps."""
+    values = stats.values
+    values[stats.CONTACTS] = int(contacts.now.pairs.live("pair_contacts").sum())
+    values[stats.SLEEPING] = state.sleeping
+    values[stats.SECONDS_SOLVE] = 0.0
+
+
+def finish(state: State, contacts: ContactBuffers, dt: float, pairs: int, substeps: int, stats: Any, t0: float,
+           t1: float) -> None:
+    """The step's bookkeeping: the step the contacts' impulses belong to, the statistics."""
+    values = stats.values
+    values[stats.SLEEPING] = state.sleeping
+    contacts.dt = dt if pairs else None
+    contacts.substeps = substeps
+    t2 = time.perf_counter()
+    values[stats.SECONDS_DETECT] = t1 - t0
+    values[stats.SECONDS_SOLVE] = t2 - t1
+
+
+def run_contact_step(model: Model, state: State, contacts: ContactBuffers, dt: float, scheme: int,
+                     integrate_positions: bool, stats: Any) -> None:
+    """``contact_step`` on the model, state and contact buffers: the whole step after detection
+    (``integrate_positions`` False: the ODE integrators' kick, one sub-step of dt, no position stage)."""
+    settings = model.settings
+    arrays, iarrays = settings.arrays if integrate_positions else settings.kick_arrays
+    out = stats.solver_out
+    joints = model.joints.kernel_args(model.body.live("inv_mass")) if len(model.joints) else None
+    inputs = StepInputs(scheme, model.gravity, dt, arrays, iarrays, integrate_positions)
+    contact_step(model.bodies(), state.bodies(), contacts.now.pairs.view(), contacts.now.slots.view(),
+                 contacts.last.warm_start(), inputs, settings.solver_settings, out, joints)
+    values = stats.values
+    values[stats.CONTACTS] = out[STAT_CONTACTS]
+    values[stats.SWEEPS] = out[STAT_ITERATIONS]
+    values[stats.RESIDUAL] = out[STAT_RESIDUAL]
+    values[stats.STATUS] = out[STAT_STATUS]
+
+
+def free_step(model: Model, state: State, dt: float, scheme: int) -> None:
+    """A step without contacts or joints: the scheme's fused per-body kernel (integration/integrate.py)."""
+    body, st = model.bodies(), state.bodies()
+    parallel = model.body.count >= PARALLEL_MIN_BODIES
+    substeps = model.settings.substeps
+    lag = (substeps - 1) / (2 * substeps)  # translate as the sub-stepped contact steps do
+    args = (body.mass, body.inv_mass, body.principal_q, body.principal_moments, body.inv_principal_moments,
+            st.x, st.q, st.v, st.w, st.force, st.torque, model.gravity, dt)
+    if scheme == Integrator.SPLITTING:
+        kernel = integrate.step_splitting if parallel else integrate.step_splitting_serial
+        kernel(*args, lag)
+    else:
+        kernel = integrate.step_symplectic_euler if parallel else integrate.step_symplectic_euler_serial
+        kernel(*args, scheme == Integrator.IMPLICIT_GYRO, lag)
+
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
-def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, isettings, integrate_positions,
-                 stats_out, joints):
+def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, joints):
     """Advance every body by h [s] with the contacts in the buffer (module docstring).
 
-    ``scheme``: Integrator code of the velocity and position stages (SPLITTING, SYMPLECTIC_EULER or
-    IMPLICIT_GYRO). ``solver``: the settings tuple of the velocity solve (solvers/velocity_solve.py; its type
-    picks the solver, so each solver compiles its own specialization of this kernel). ``integrate_positions``
-    False stops after the velocity solve and, with the split correction, its pseudo sweep (the ODE integrators
-    then take the contact impulses as an initial kick, and move the bodies by the pseudo-velocities v_pseudo,
-    w_pseudo after their step: step._kick_pseudo_move). stats_out (4,): contacts, the solver's iterations
-    summed over the sub-steps, the last sub-step's residual [m/s], and the worst sub-step's status
-    (velocity_solve.STATUS_*).
+    ``body`` (BodyModel), ``state`` (BodyState): the bodies; ``pairs`` (ContactPairs), ``slots``
+    (ContactSlots): this step's contact buffer, detected; ``old`` (WarmStart): the last step's, for the warm
+    start; ``inputs`` (StepInputs): the scheme, gravity, h and settings. ``solver``: the settings tuple of the
+    velocity solve (solvers/velocity_solve.py; its type picks the solver, so each solver compiles its own
+    specialization of this kernel). ``inputs.integrate_positions`` False stops after the velocity solve and,
+    with the split correction, its pseudo sweep (the ODE integrators then take the contact impulses as an
+    initial kick, and move the bodies by the pseudo-velocities v_pseudo, w_pseudo after their step:
+    methods/ode.py). stats_out (4,): contacts, the solver's iterations summed over the sub-steps, the last
+    sub-step's residual [m/s], and the worst sub-step's status (solvers/result.py's codes). ``joints``: None,
+    or the joints' arrays (model/joint_set.py).
     """
-    (mass, inv_mass, principal_q, principal_moments, inv_principal_moments, x, q, v, w, force, torque,
-     inv_inertia_world, v_pseudo, w_pseudo, awake) = body
-    (pair_key, pair_geom, pair_body, pair_witness, pair_contacts, pair_friction, pair_restitution, pair_awake,
-     pair_radius, pair_ellipsoid) = pairs
-    rounding = (pair_radius, pair_ellipsoid)
+    scheme, gravity, h, settings, isettings, integrate_positions = inputs
+    mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
+    principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
+    x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
+    inv_inertia_world, v_pseudo, w_pseudo, awake = state.inv_inertia_world, state.v_pseudo, state.w_pseudo, state.awake
+    pair_key, pair_body, pair_contacts, pair_friction = pairs.pair_key, pairs.pair_body, pairs.pair_contacts, \
+        pairs.pair_friction
+    pair_restitution, pair_awake = pairs.pair_restitution, pairs.pair_awake
+    rounding = (pairs.pair_radius, pairs.pair_ellipsoid)
     (point, normal, depth, kind, feature, normal_impulse, friction_impulse, tangent, tangent_impulse, ang_a, ang_b,
      inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
      pseudo_impulse, anchor_a, anchor_b) = slots
@@ -135,7 +374,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
         position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs, awake)
         moved = False
         if not soft:
-            moved = _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo,
+            moved = apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo,
                                   w_pseudo, hs)
         joints_project(joints, body_stage, isettings)
         # The bodies have moved: the rows follow them (the relax pass, the next sub-step and the restitution
@@ -171,7 +410,7 @@ def contact_step(scheme, body, pairs, slots, old, gravity, h, solver, settings, 
 
 
 @njit(cache=True, refcount=False)
-def _apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
+def apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
     """Move every body by its split-impulse pseudo-velocities: x ← x + h v_p, q ← exp(½ h ω_p) q, keeping
     its world spin I ω: ω ← I(q')⁻¹ I(q) ω. Returns whether any body moved.
 

@@ -1,17 +1,35 @@
-"""The World's structure-of-arrays storage, declared once in a field registry.
+"""Every array tumble keeps, declared once: the field registry (after MuJoCo's ``mjmodel.h``/``mjdata.h``).
 
-Each field is declared with its dtype, trailing shape, units, frame and the stage that writes it
-(after MuJoCo's ``mjmodel.h``/``mjdata.h``). Allocation, growth by doubling, snapshot and restore are
-generated from the registry. Kernels receive the bare arrays, sliced to the live count.
+Each field has its dtype, trailing shape, units, frame and the stage that writes it. The registry makes
+the storage (``storage.ArrayGroup``: allocation, growth by doubling, snapshot and restore) and the typed
+containers the stages and kernels take whole: one ``namedtuple`` class per group, whose entries are the
+group's live arrays in registry order (Numba types a namedtuple by its class and entries, so a kernel reads
+``state.x`` as it would a bare array).
+
+Groups, by lifetime (DESIGN.md "Containers by lifetime"):
+
+- Model (changes only through the API): ``BODY_MODEL_FIELDS`` → ``BodyModel``, ``GEOM_FIELDS`` →
+  ``Geometry``, the packed polytope tables → ``Polytopes``;
+- State (what a step advances): ``BODY_STATE_FIELDS`` → ``BodyState``;
+- Contacts (this step's, and the last step's for the warm start): ``PAIR_FIELDS`` → ``ContactPairs``,
+  ``SLOT_FIELDS`` → ``ContactSlots`` (``MAX_CONTACTS`` slots per pair: slot ``slot(k, j)`` is contact j of
+  pair k).
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..conventions import FLOAT
+
+MAX_CONTACTS = 4
+"""Contact slots per pair: a face manifold is reduced to at most 4 points (Baraff II 7.1)."""
+
+WITNESS_NONE = -1
+"""``pair_witness[k, 0]`` of a pair with no cached separating axis yet."""
 
 
 @dataclass(frozen=True)
@@ -27,8 +45,19 @@ class Field:
     """True for fields that change as time advances: the ones a snapshot saves."""
 
 
+def container(name: str, fields: tuple[Field, ...], doc: str) -> type:
+    """The namedtuple class ``name`` with one entry per field of ``fields``, in order. Its module is this one,
+    where it must be bound to ``name``: Numba's cache refers to it by module and name."""
+    cls = namedtuple(name, [f.name for f in fields])
+    cls.__module__ = __name__
+    cls.__doc__ = doc + "\n\n" + "\n".join(
+        f"{f.name} ({', '.join(['n', *map(str, f.shape)])}) [{f.units}] {f.frame}: {f.doc}" for f in fields)
+    return cls
+
+
+# ---------------------------------------------------------------------------------------------------- bodies
 # Body parameters change only through the API; body state changes every step (Baraff I 2.11).
-BODY_FIELDS: tuple[Field, ...] = (
+BODY_MODEL_FIELDS: tuple[Field, ...] = (
     Field("mass", FLOAT, (), "kg", "-", "add_body", "mass M; a fixed body keeps its shape's mass for reference"),
     Field("inv_mass", FLOAT, (), "1/kg", "-", "add_body", "1/M, zero for fixed bodies (Baraff II 8)"),
     Field("inertia_body", FLOAT, (3, 3), "kg m²", "body", "add_body", "Ibody about the COM (Baraff I 2.10)"),
@@ -40,6 +69,14 @@ BODY_FIELDS: tuple[Field, ...] = (
     Field("principal_moments", FLOAT, (3,), "kg m²", "principal", "add_body", "eigenvalues of Ibody, ascending"),
     Field("inv_principal_moments", FLOAT, (3,), "1/(kg m²)", "principal", "add_body",
           "1 / principal_moments, zero for fixed bodies"),
+    Field("friction", FLOAT, (), "-", "-", "add_body", "Coulomb friction coefficient μ"),
+    Field("restitution", FLOAT, (), "-", "-", "add_body", "coefficient of restitution e ∈ [0, 1]"),
+    Field("collide", np.bool_, (), "-", "-", "add_body", "False: the body takes part in no contact"),
+    Field("extent", FLOAT, (), "m", "-", "add_body",
+          "radius about the COM of a sphere holding every shape of the body (for the sleep test)"),
+)
+
+BODY_STATE_FIELDS: tuple[Field, ...] = (
     Field("x", FLOAT, (3,), "m", "world", "integrate", "COM position x(t)", state=True),
     Field("q", FLOAT, (4,), "-", "body → world", "integrate", "orientation q(t), (w, x, y, z)", state=True),
     Field("v", FLOAT, (3,), "m/s", "world", "integrate", "COM velocity v(t) = P/M", state=True),
@@ -48,11 +85,6 @@ BODY_FIELDS: tuple[Field, ...] = (
           "external force F(t) accumulated for the next step, gravity excluded", state=True),
     Field("torque", FLOAT, (3,), "N m", "world", "apply_force / apply_torque; zeroed by integrate",
           "external torque τ(t) about the COM accumulated for the next step", state=True),
-    Field("friction", FLOAT, (), "-", "-", "add_body", "Coulomb friction coefficient μ"),
-    Field("restitution", FLOAT, (), "-", "-", "add_body", "coefficient of restitution e ∈ [0, 1]"),
-    Field("collide", np.bool_, (), "-", "-", "add_body", "False: the body takes part in no contact"),
-    Field("extent", FLOAT, (), "m", "-", "add_body",
-          "radius about the COM of a sphere holding every shape of the body (for the sleep test)"),
     Field("awake", np.bool_, (), "-", "-", "islands / the API",
           "False while the body sleeps: the step skips it (constraints/islands.py)", state=True),
     Field("sleep_timer", FLOAT, (), "s", "-", "islands", "how long the body has been quiet", state=True),
@@ -63,10 +95,15 @@ BODY_FIELDS: tuple[Field, ...] = (
     Field("w_pseudo", FLOAT, (3,), "rad/s", "world", "contact solve", "split-impulse pseudo angular velocity"),
 )
 
-DERIVED_BODY_FIELDS = ("inv_inertia_world", "v_pseudo", "w_pseudo")
-"""Body fields that the step writes as scratch: add_body fills them with zeros."""
+SCRATCH_BODY_FIELDS = ("inv_inertia_world", "v_pseudo", "w_pseudo")
+"""Body state fields that the step writes as scratch (not saved by a snapshot): add_body fills them with zeros."""
 
-# Geometry: one row per shape; a compound body owns several rows. Local pose is in the body frame.
+BodyModel = container("BodyModel", BODY_MODEL_FIELDS, "The bodies' parameters (Model), n rows.")
+BodyState = container("BodyState", BODY_STATE_FIELDS, "The bodies' state and the step's per-body scratch (State).")
+
+
+# -------------------------------------------------------------------------------------------------- geometry
+# One row per shape; a compound body owns several rows. Local pose is in the body frame.
 GEOM_FIELDS: tuple[Field, ...] = (
     Field("geom_type", np.int32, (), "-", "-", "add_body", "GeomType code"),
     Field("geom_body", np.int32, (), "-", "-", "add_body", "index of the owning body"),
@@ -94,68 +131,79 @@ GEOM_FIELDS: tuple[Field, ...] = (
           "collision mask bits: a pair collides iff group_a & mask_b and group_b & mask_a (default all)"),
 )
 
+Geometry = container("Geometry", GEOM_FIELDS, "The shapes (Model), g rows.")
 
-class ArrayGroup:
-    """Arrays for one kind of entity, sized to a capacity that doubles as rows are added.
+POLYTOPE_FIELDS: tuple[Field, ...] = (
+    Field("vertices", FLOAT, (3,), "m", "shape", "add_body", "polytope vertices, all polytopes stacked"),
+    Field("face_normal", FLOAT, (3,), "-", "shape", "add_body", "unit outward face normals"),
+    Field("face_offset", FLOAT, (), "m", "shape", "add_body", "n · p for p on the face"),
+    Field("face_vstart", np.int64, (), "-", "-", "add_body", "row of the face's first entry in face_verts"),
+    Field("face_vcount", np.int64, (), "-", "-", "add_body", "number of the face's vertices"),
+    Field("face_verts", np.int64, (), "-", "-", "add_body",
+          "vertex indices local to the polytope, each face counter-clockwise seen from outside"),
+    Field("edges", np.int64, (2,), "-", "-", "add_body", "local vertex pairs, each undirected edge once"),
+    Field("edge_faces", np.int64, (2,), "-", "-", "add_body", "the two local faces that meet at each edge"),
+)
+"""The packed polytope tables (``collision.polytope.PolytopeTable``): rows are vertices, faces, face entries
+and edges of every stored polytope, addressed through the geometry rows' ``geom_*_start``/``count``."""
 
-    Attributes are the full-capacity arrays named as in the registry; ``count`` rows are live.
-    Use ``live(name)`` for the view a kernel should see.
-    """
+Polytopes = container("Polytopes", POLYTOPE_FIELDS, "The packed polytope tables (Model).")
 
-    def __init__(self, fields: tuple[Field, ...], capacity: int = 16) -> None:
-        self.fields = fields
-        self.count = 0
-        self.capacity = max(1, capacity)
-        for f in fields:
-            setattr(self, f.name, np.zeros((self.capacity, *f.shape), dtype=f.dtype))
 
-    def live(self, name: str) -> np.ndarray:
-        """The ``count`` live rows of field ``name`` (a view)."""
-        return getattr(self, name)[: self.count]
+# -------------------------------------------------------------------------------------------------- contacts
+PAIR_FIELDS: tuple[Field, ...] = (
+    Field("pair_key", np.int64, (), "-", "-", "broadphase", "a · geom_count + b, ascending", state=True),
+    Field("pair_geom", np.int64, (2,), "-", "-", "broadphase", "shape rows (a, b), a < b", state=True),
+    Field("pair_body", np.int64, (2,), "-", "-", "broadphase", "their bodies (A, B)", state=True),
+    Field("pair_witness", np.int64, (3,), "-", "-", "narrowphase",
+          "separating-axis witness carried to the next step (Baraff II 7.1)", state=True),
+    Field("pair_contacts", np.int64, (), "-", "-", "narrowphase", "slots in use, 0 … MAX_CONTACTS",
+          state=True),
+    Field("pair_friction", FLOAT, (), "-", "-", "broadphase", "μ = √(μa μb) (API.md, Box2D's rule)", state=True),
+    Field("pair_restitution", FLOAT, (), "-", "-", "broadphase", "e = max(ea, eb) (API.md)", state=True),
+    Field("pair_awake", np.bool_, (), "-", "-", "islands",
+          "the pair has an awake moving body: the solver visits it (constraints/islands.py)", state=True),
+    Field("pair_radius", FLOAT, (2,), "m", "-", "broadphase",
+          "rounding radius of each shape (sphere, capsule; 0 for the others): the part of a contact's arm "
+          "that keeps its world direction while the body turns (contact_rows.refresh_rows)", state=True),
+    Field("pair_ellipsoid", FLOAT, (2, 7), "m, -", "shape", "broadphase",
+          "each shape's semi-axes (a, b, c) and orientation in its body's axes (w, x, y, z) if it is an "
+          "ellipsoid, zeros otherwise: its contact point is its support point, re-found as it turns "
+          "(contact_rows.contact_from_core)", state=True),
+)
 
-    def reserve(self, extra: int) -> None:
-        """Make room for ``extra`` more rows, doubling the capacity as often as needed."""
-        needed = self.count + extra
-        if needed <= self.capacity:
-            return
-        capacity = self.capacity
-        while capacity < needed:
-            capacity *= 2
-        for f in self.fields:
-            old = getattr(self, f.name)
-            new = np.zeros((capacity, *f.shape), dtype=f.dtype)
-            new[: self.count] = old[: self.count]
-            setattr(self, f.name, new)
-        self.capacity = capacity
+SLOT_FIELDS: tuple[Field, ...] = (
+    Field("point", FLOAT, (3,), "m", "world", "narrowphase", "midway between the surfaces", state=True),
+    Field("normal", FLOAT, (3,), "-", "world", "narrowphase", "unit, from body B toward body A", state=True),
+    Field("depth", FLOAT, (), "m", "-", "narrowphase", "penetration; negative for a gap", state=True),
+    Field("kind", np.int64, (), "-", "-", "narrowphase", "contact kind code (detect.KIND_NAMES)", state=True),
+    Field("feature", np.int64, (), "-", "-", "narrowphase", "feature id, unique within the pair", state=True),
+    Field("normal_impulse", FLOAT, (), "N s", "-", "solve", "λn >= 0 applied along the normal this step",
+          state=True),
+    Field("friction_impulse", FLOAT, (3,), "N s", "world", "solve",
+          "friction impulse on A this step (B gets its negative), in the tangent plane", state=True),
+    Field("tangent", FLOAT, (2, 3), "-", "world", "rows", "friction directions t1, t2 = n × t1"),
+    Field("tangent_impulse", FLOAT, (2,), "N s", "tangent", "solve", "friction impulse in (t1, t2)"),
+    Field("ang_a", FLOAT, (3, 3), "m", "world", "rows", "rows r_a × n, r_a × t1, r_a × t2 (Jacobian, ω_a part)"),
+    Field("ang_b", FLOAT, (3, 3), "m", "world", "rows", "rows r_b × n, r_b × t1, r_b × t2"),
+    Field("inv_ang_a", FLOAT, (3, 3), "1/(kg m)", "world", "rows", "I_a⁻¹ (r_a × d) for d = n, t1, t2"),
+    Field("inv_ang_b", FLOAT, (3, 3), "1/(kg m)", "world", "rows", "I_b⁻¹ (r_b × d) for d = n, t1, t2"),
+    Field("normal_mass", FLOAT, (), "kg", "-", "rows", "1 / (J M⁻¹ Jᵀ) of the normal row"),
+    Field("tangent_k", FLOAT, (3,), "1/kg", "-", "rows",
+          "the 2×2 tangential block K_t = J_t M⁻¹ J_tᵀ as (a, b, c) = [[a, b], [b, c]] (notes 0.16)"),
+    Field("approach", FLOAT, (), "m/s", "-", "rows",
+          "normal relative velocity at the start of the step, before any load acted (v⁻ of (8-10))"),
+    Field("normal_accel", FLOAT, (), "m/s²", "-", "rows",
+          "normal relative acceleration from gravity and the applied loads over the step"),
+    Field("recycled_from", np.int64, (), "-", "-", "rows",
+          "slot of the last step's buffer whose impulses warm-started this contact; −1 for a new contact"),
+    Field("separation", FLOAT, (), "m", "-", "solve", "current gap estimate: −depth, then moved with the step"),
+    Field("pseudo_impulse", FLOAT, (), "N s", "-", "solve", "split-impulse position correction, this step"),
+    Field("anchor_a", FLOAT, (3,), "m", "body A", "rows",
+          "the contact point p − x_a in A's body axes when the rows were prepared; it moves with A, and the rows "
+          "are rebuilt from it after every pose change of the step (contact_rows.refresh_rows)"),
+    Field("anchor_b", FLOAT, (3,), "m", "body B", "rows", "the same point p − x_b in B's body axes"),
+)
 
-    def append(self, rows: dict[str, np.ndarray]) -> int:
-        """Append rows given as {field: (k, *shape) array}; every field must be given. Returns the
-        first new index. Callers validate first: this only copies."""
-        k = len(next(iter(rows.values())))
-        self.reserve(k)
-        start = self.count
-        for f in self.fields:
-            getattr(self, f.name)[start:start + k] = rows[f.name]
-        self.count += k
-        return start
-
-    def keep(self, mask: np.ndarray) -> None:
-        """Keep the live rows where ``mask`` (count,) is True, moved up in order; the others are dropped."""
-        kept = int(np.count_nonzero(mask))
-        for f in self.fields:
-            arr = getattr(self, f.name)
-            arr[:kept] = arr[: self.count][mask]
-            arr[kept: self.count] = 0
-        self.count = kept
-
-    def snapshot(self) -> dict[str, np.ndarray]:
-        """Copies of the live rows of every state field (MuJoCo's mj_getState)."""
-        return {f.name: self.live(f.name).copy() for f in self.fields if f.state}
-
-    def restore(self, snap: dict[str, np.ndarray]) -> None:
-        """Write back a ``snapshot`` taken with the same number of rows (mj_setState)."""
-        for name, value in snap.items():
-            if value.shape[0] != self.count:
-                raise ValueError(f"snapshot has {value.shape[0]} rows for {name}, the world has {self.count}")
-        for name, value in snap.items():
-            self.live(name)[...] = value
+ContactPairs = container("ContactPairs", PAIR_FIELDS, "One step's candidate pairs (Contacts), m rows.")
+ContactSlots = container("ContactSlots", SLOT_FIELDS, "One step's contact slots (Contacts), MAX_CONTACTS m rows.")

@@ -225,21 +225,22 @@ class JointSet:
             return self._broken[j]
         return bool(self._arrays["flags"][j] & BROKEN)
 
-    def _rows_now(self, world: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(error (m, 8), coordinate (m,)) of the joints at the world's current pose."""
-        data, scratch, _ = self.kernel_args(world._live()["inv_mass"])
-        live = world._live()
+    def _rows_now(self, inv_mass: np.ndarray, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(error (m, 8), coordinate (m,)) of the joints at the poses x (n, 3), q (n, 4)."""
+        data, scratch, _ = self.kernel_args(inv_mass)
         m = len(self.joints)
         lin, error, coordinate = np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)), np.zeros(m)
-        joint_rows(data[0], data[1], data[2], data[3], data[4], data[5], live["x"], live["q"], lin, lin.copy(),
-                   lin.copy(), error, coordinate)
+        joint_rows(data[0], data[1], data[2], data[3], data[4], data[5], x, q, lin, lin.copy(), lin.copy(), error,
+                   coordinate)
         return error, coordinate
 
-    def coordinate(self, j: int) -> float:
-        return float(self._rows_now(self.joints[j]._world)[1][j])
+    def coordinate(self, j: int, inv_mass: np.ndarray, x: np.ndarray, q: np.ndarray) -> float:
+        """Joint j's coordinate (hinge angle [rad], slider position [m]) at the poses x, q."""
+        return float(self._rows_now(inv_mass, x, q)[1][j])
 
-    def error(self, j: int) -> float:
-        error, _ = self._rows_now(self.joints[j]._world)
+    def error(self, j: int, inv_mass: np.ndarray, x: np.ndarray, q: np.ndarray) -> float:
+        """Joint j's largest equality-row violation at the poses x, q ([m] or [rad])."""
+        error, _ = self._rows_now(inv_mass, x, q)
         n = EQUALITY_ROWS[self.joints[j].kind]
         return float(np.abs(error[j, :n]).max())
 

@@ -12,11 +12,20 @@ from typing import Any
 import numpy as np
 
 from .. import _checks
-from ..methods import timestepping as ts
 from ..solvers import joint_solve as js
 from ..solvers import sequential_impulse as si
 from ..solvers import velocity_solve as vs
-from ..solvers.joint_stage import I_JOINT_PROJECTION, I_JOINT_SOLVER
+
+CORRECTION_SPLIT, CORRECTION_SOFT = 0, 1
+"""Codes of ``correction``: the split impulse and the soft step (methods/timestepping.py)."""
+
+# The packed float settings the step's kernels read (``ContactSettings.arrays[0]``) ...
+S_HERTZ, S_DAMPING, S_MAX_PUSH, S_BAUMGARTE, S_SLOP, S_RESTITUTION_THRESHOLD, S_MATCH_DISTANCE = range(7)
+SETTINGS_SIZE = 7
+# ... and the packed int settings (``ContactSettings.arrays[1]``)
+(I_RELAX_ITERATIONS, I_CORRECTION, I_FRICTION, I_SUBSTEPS, I_FRICTION_DIRECTIONS, I_JOINT_SOLVER,
+ I_JOINT_PROJECTION) = range(7)
+ISETTINGS_SIZE = 7
 
 FRICTION_MODELS = {"cone": si.FRICTION_CONE, "pyramid": si.FRICTION_PYRAMID, "box": si.FRICTION_BOX,
                    "none": si.FRICTION_NONE}
@@ -37,7 +46,7 @@ means a pivot cap of max(100, 50 n) for n unknowns."""
 LCP_FRICTION = ("none", "pyramid")
 """The friction models with an LCP form (notes 0.10), the ones Lemke's method can solve."""
 
-CORRECTIONS = {"split": ts.CORRECTION_SPLIT, "soft": ts.CORRECTION_SOFT}
+CORRECTIONS = {"split": CORRECTION_SPLIT, "soft": CORRECTION_SOFT}
 """How penetration is removed without injecting energy (methods/timestepping.py, docs/contact.md)."""
 
 
@@ -153,20 +162,20 @@ class ContactSettings:
         beta = _checks.real("baumgarte", self.baumgarte)
         if not 0.0 <= beta <= 1.0:
             raise ValueError(f"baumgarte must be in [0, 1], got {self.baumgarte!r}")
-        settings = np.zeros(ts.SETTINGS_SIZE)
-        settings[ts.S_HERTZ] = self.contact_hertz
-        settings[ts.S_DAMPING] = self.contact_damping_ratio
-        settings[ts.S_MAX_PUSH] = self.max_push_velocity
-        settings[ts.S_BAUMGARTE] = beta
-        settings[ts.S_SLOP] = self.slop
-        settings[ts.S_RESTITUTION_THRESHOLD] = self.restitution_threshold
-        settings[ts.S_MATCH_DISTANCE] = self.match_distance
-        isettings = np.zeros(ts.ISETTINGS_SIZE, dtype=np.int64)
-        isettings[ts.I_RELAX_ITERATIONS] = self.relax_iterations
-        isettings[ts.I_CORRECTION] = CORRECTIONS[self.correction]
-        isettings[ts.I_FRICTION] = FRICTION_MODELS[self.friction]
-        isettings[ts.I_SUBSTEPS] = self.substeps
-        isettings[ts.I_FRICTION_DIRECTIONS] = self.friction_directions
+        settings = np.zeros(SETTINGS_SIZE)
+        settings[S_HERTZ] = self.contact_hertz
+        settings[S_DAMPING] = self.contact_damping_ratio
+        settings[S_MAX_PUSH] = self.max_push_velocity
+        settings[S_BAUMGARTE] = beta
+        settings[S_SLOP] = self.slop
+        settings[S_RESTITUTION_THRESHOLD] = self.restitution_threshold
+        settings[S_MATCH_DISTANCE] = self.match_distance
+        isettings = np.zeros(ISETTINGS_SIZE, dtype=np.int64)
+        isettings[I_RELAX_ITERATIONS] = self.relax_iterations
+        isettings[I_CORRECTION] = CORRECTIONS[self.correction]
+        isettings[I_FRICTION] = FRICTION_MODELS[self.friction]
+        isettings[I_SUBSTEPS] = self.substeps
+        isettings[I_FRICTION_DIRECTIONS] = self.friction_directions
         isettings[I_JOINT_SOLVER] = js.SOLVER_NAMES[self.joint_solver]
         isettings[I_JOINT_PROJECTION] = self.joint_projection
         object.__setattr__(self, "arrays", (settings, isettings))
@@ -174,7 +183,7 @@ class ContactSettings:
         object.__setattr__(self, "solver_settings", SOLVERS[self.solver](iterations, float(self.tolerance)))
         # The ODE integrators' contact kick solves the whole step at once (step._contact_kick).
         kick = isettings.copy()
-        kick[ts.I_SUBSTEPS] = 1
+        kick[I_SUBSTEPS] = 1
         object.__setattr__(self, "kick_arrays", (settings, kick))
 
     def as_dict(self) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..collision.detect import Contacts, detect_contacts
 from ..constraints.contact_rows import contact_directions
 from ..conventions import Integrator
 from ..integration import integrate
+from ..model import body_arrays
 
 if TYPE_CHECKING:
     from ..world import World
@@ -137,15 +138,16 @@ def contact_problem(world: World, dt: float) -> ContactProblem:
     (module docstring), with no sub-steps (the step's sub-steps solve the same rows with dt / substeps).
     The world is not changed."""
     dt = _checks.positive("dt", dt)
-    contacts = detect_contacts(world)
-    a = world._live()
+    contacts = detect_contacts(world.model, world.state)
+    a = body_arrays(world.model, world.state)
     n, c = a["x"].shape[0], len(contacts)
     v, w = a["v"].copy(), a["w"].copy()
     inv_inertia = np.empty((n, 3, 3))
     # v* and I⁻¹ as the step's velocity stage makes them (its splitting kick), on copies of the loads.
     integrate.velocity_stage(int(Integrator.SPLITTING), a["mass"], a["inv_mass"], a["principal_q"],
                              a["principal_moments"], a["inv_principal_moments"], a["q"], v, w, a["force"].copy(),
-                             a["torque"].copy(), world._gravity, dt, inv_inertia, np.ones(n, dtype=np.bool_), False)
+                             a["torque"].copy(), world.model.gravity, dt, inv_inertia, np.ones(n, dtype=np.bool_),
+                             False)
     fixed = a["inv_mass"] == 0.0
     inv_inertia[fixed] = 0.0
     blocks = np.zeros((n, 6, 6))

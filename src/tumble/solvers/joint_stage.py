@@ -18,11 +18,10 @@ from __future__ import annotations
 from numba import types
 from numba.extending import overload
 
+from ..model.settings import I_JOINT_PROJECTION, I_JOINT_SOLVER
 from . import joint_solve as js
-from .velocity_solve import STATUS_CONVERGED, STATUS_MAX_ITERATIONS, sweeps_singly, velocity_solve
-
-I_JOINT_SOLVER, I_JOINT_PROJECTION = 5, 6
-"""Places of the joint settings in the kernel's int settings (methods/timestepping.py's layout)."""
+from .result import CONVERGED, MAX_ITERATIONS
+from .velocity_solve import sweeps_singly, velocity_solve
 
 
 def joints_begin(joints):
@@ -78,14 +77,14 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
                        bias_j, active, factor)
         js.joint_warm_start(kind, jbody, flags, impulse, lin, inv_a, inv_b, inv_mass, awake, v, w)
         if sweeps_singly(solver):
-            done, residual, status = solver.iterations, 0.0, STATUS_MAX_ITERATIONS
+            done, residual, status = solver.iterations, 0.0, MAX_ITERATIONS
             for it in range(solver.iterations):
                 joint_residual = js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin,
                                                     ang_a, ang_b, inv_a, inv_b, inv_mass, awake, structure, active,
                                                     factor, rhs, direct, h, v, w)
                 _, residual, _ = velocity_solve(solver, rows, bias, friction_model, directions, 1, -1.0, v, w)
                 if max(residual, joint_residual) <= solver.tolerance:
-                    done, status = it + 1, STATUS_CONVERGED
+                    done, status = it + 1, CONVERGED
                     break
         else:
             for _ in range(solver.iterations):

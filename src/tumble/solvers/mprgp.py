@@ -29,6 +29,12 @@ import numpy as np
 from .._checks import array
 from ..jit import njit
 from .result import (
+    CONVERGED,
+    DEGENERATE,
+    DIVERGED,
+    INFEASIBLE,
+    MAX_ITERATIONS,
+    STATUS_NAMES,
     SolverResult,
     _result,
     check_iterations,
@@ -40,9 +46,6 @@ from .rows import natural_residual, product
 
 __all__ = ["cg_qp"]
 
-_CONVERGED, _MAX_ITERATIONS, _INFEASIBLE, _DEGENERATE, _DIVERGED = 0, 1, 2, 3, 4
-_STATUS = {_CONVERGED: "converged", _MAX_ITERATIONS: "max_iterations", _INFEASIBLE: "infeasible",
-           _DEGENERATE: "degenerate", _DIVERGED: "diverged"}
 
 _GAMMA = 1.0
 """Dostál's proportioning constant Γ: 1 is his recommended default (the balance between CG on the free set
@@ -71,7 +74,7 @@ def _mprgp_kernel(N, b, feasible, x, iterations, tol, alpha, L):
     n = x.shape[0]
     g = product(N, x) + b
     if natural_residual(feasible, x, g) <= tol:
-        return 0, _CONVERGED
+        return 0, CONVERGED
     p = np.empty(n)
     d = np.empty(n)
     _free_gradient(x, g, p)
@@ -92,7 +95,7 @@ def _mprgp_kernel(N, b, feasible, x, iterations, tol, alpha, L):
             pp = p @ p
             gp = g @ p
             if pnp < -_NEGATIVE * L * pp:
-                return it, _DEGENERATE
+                return it, DEGENERATE
             step_cg = gp / pnp if pnp > _FLAT * L * pp else np.inf
             step_f = np.inf
             for i in range(n):
@@ -108,7 +111,7 @@ def _mprgp_kernel(N, b, feasible, x, iterations, tol, alpha, L):
                     p[i] = d[i] - gam * p[i]
             else:
                 if step_f == np.inf:          # descent along −p forever: the QP is unbounded below
-                    return it + 1, _INFEASIBLE
+                    return it + 1, INFEASIBLE
                 for i in range(n):            # feasible step to the first bound, then expansion
                     x[i] = max(x[i] - step_f * p[i], 0.0)
                     g[i] -= step_f * Np[i]
@@ -125,9 +128,9 @@ def _mprgp_kernel(N, b, feasible, x, iterations, tol, alpha, L):
             dnd = d @ Nd
             dd = d @ d
             if dnd < -_NEGATIVE * L * dd:
-                return it, _DEGENERATE
+                return it, DEGENERATE
             if dnd <= _FLAT * L * dd:         # λ can grow along −β forever while the objective falls
-                return it + 1, _INFEASIBLE
+                return it + 1, INFEASIBLE
             step = (g @ d) / dnd
             for i in range(n):
                 x[i] = max(x[i] - step * d[i], 0.0)
@@ -135,13 +138,13 @@ def _mprgp_kernel(N, b, feasible, x, iterations, tol, alpha, L):
             _free_gradient(x, g, p)
         res = natural_residual(feasible, x, g)
         if res == np.inf:
-            return it + 1, _DIVERGED
+            return it + 1, DIVERGED
         if res <= tol:
             g = product(N, x) + b                     # confirm on a fresh gradient, free of recurrence drift
             if natural_residual(feasible, x, g) <= tol:
-                return it + 1, _CONVERGED
+                return it + 1, CONVERGED
             _free_gradient(x, g, p)
-    return iterations, _MAX_ITERATIONS
+    return iterations, MAX_ITERATIONS
 
 
 def cg_qp(N: Any, b: Any, x0: Any = None, iterations: int | None = None, tol: float = 1e-10) -> SolverResult:
@@ -174,4 +177,4 @@ def cg_qp(N: Any, b: Any, x0: Any = None, iterations: int | None = None, tol: fl
         L = 1.0
     zero, inf = np.zeros(n), np.full(n, np.inf)
     done, code = _mprgp_kernel(Ns, b, (zero, inf), x, iterations, tol, 1.9 / L, L)
-    return _result(N, b, x, zero, inf, done, _STATUS[code])
+    return _result(N, b, x, zero, inf, done, STATUS_NAMES[code])

@@ -32,7 +32,16 @@ from typing import Any
 import numpy as np
 
 from ..jit import njit
-from .result import SolverResult, _natural_map, _result, check_iterations, check_problem
+from .result import (
+    CONVERGED,
+    INFEASIBLE,
+    MAX_ITERATIONS,
+    SolverResult,
+    _natural_map,
+    _result,
+    check_iterations,
+    check_problem,
+)
 
 __all__ = ["MAX_LEMKE_SIZE", "lemke"]
 
@@ -51,7 +60,6 @@ _TIE = 1e-11
 tolerance, well above the rounding of the scaled tableau after a few hundred pivots (~1e-14), far below any
 genuine gap between ratios of an O(1) problem."""
 
-_CONVERGED, _MAX_ITERATIONS, _RAY = 0, 1, 2
 
 
 @njit(cache=True)
@@ -77,15 +85,15 @@ def _lemke_kernel(MT, q, max_pivots):
     """Lemke's method (module docstring) on a scaled problem; ``MT`` is Mᵀ (row j is column j of M).
 
     Variables are numbered w_i = i, x_j = n + j, z0 = 2n. Returns (x (n,), basis (n,) variable per row,
-    pivots, code) with code 0 converged, 1 pivot cap, 2 secondary ray.
+    pivots, code) with code CONVERGED, MAX_ITERATIONS (the pivot cap) or INFEASIBLE (a secondary ray).
     """
     n = q.shape[0]
     x = np.zeros(n)
     basis = np.arange(n)
     if n == 0 or np.min(q) >= 0.0:
-        return x, basis, 0, _CONVERGED
+        return x, basis, 0, CONVERGED
     if max_pivots == 0:
-        return x, basis, 0, _MAX_ITERATIONS
+        return x, basis, 0, MAX_ITERATIONS
     binv = np.eye(n)
     b = q.copy()
     a = np.empty(n)
@@ -105,7 +113,7 @@ def _lemke_kernel(MT, q, max_pivots):
     entering = n + leaving
     while True:
         if pivots >= max_pivots:
-            code = _MAX_ITERATIONS
+            code = MAX_ITERATIONS
             break
         if entering < n:                      # w_i: column e_i
             for i in range(n):
@@ -121,7 +129,7 @@ def _lemke_kernel(MT, q, max_pivots):
                 if t < theta:
                     theta = t
         if theta == np.inf:
-            code = _RAY
+            code = INFEASIBLE
             break
         nc = 0
         has_z0 = False
@@ -158,7 +166,7 @@ def _lemke_kernel(MT, q, max_pivots):
         leaving = basis[r]
         basis[r] = entering
         if leaving == 2 * n:
-            code = _CONVERGED
+            code = CONVERGED
             break
         entering = leaving + n if leaving < n else leaving - n
     for i in range(n):
@@ -224,9 +232,9 @@ def lemke(M: Any, q: Any, max_pivots: int | None = None) -> SolverResult:
         return _result(M, q, np.zeros(n), zero, inf, 0, "converged")
     Ms, qs = M / scale, q / scale
     x, basis, pivots, code = _lemke_kernel(np.ascontiguousarray(Ms.T), qs, cap)
-    if code == _RAY:
+    if code == INFEASIBLE:
         return _result(M, q, x, zero, inf, pivots, "infeasible")
-    if code == _MAX_ITERATIONS:
+    if code == MAX_ITERATIONS:
         return _result(M, q, x, zero, inf, pivots, "max_iterations")
     if pivots > 0:
         x = _polish(Ms, qs, x, basis)

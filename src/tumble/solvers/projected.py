@@ -17,6 +17,10 @@ import numpy as np
 
 from ..jit import njit
 from .result import (
+    CONVERGED,
+    DIVERGED,
+    MAX_ITERATIONS,
+    STATUS_NAMES,
     SolverResult,
     _result,
     check_box_problem,
@@ -28,8 +32,6 @@ from .rows import natural_residual, product, project
 
 __all__ = ["apgd", "pgs"]
 
-_CONVERGED, _MAX_ITERATIONS, _DIVERGED = 0, 1, 2
-_STATUS = {_CONVERGED: "converged", _MAX_ITERATIONS: "max_iterations", _DIVERGED: "diverged"}
 
 _REFRESH = 50
 """pgs keeps w = M x + q up to date by rank-one column updates; every 50 sweeps (and before it reports
@@ -44,7 +46,7 @@ def _pgs_kernel(M, MT, q, lo, hi, x, iterations, tol, omega):
     n = x.shape[0]
     w = M @ x + q
     if natural_map_norm(x, w, lo, hi) <= tol:
-        return 0, _CONVERGED
+        return 0, CONVERGED
     for sweep in range(iterations):
         for i in range(n):
             xi = min(max(x[i] - omega * w[i] / M[i, i], lo[i]), hi[i])
@@ -57,12 +59,12 @@ def _pgs_kernel(M, MT, q, lo, hi, x, iterations, tol, omega):
             w = M @ x + q
         res = natural_map_norm(x, w, lo, hi)
         if res == np.inf:
-            return sweep + 1, _DIVERGED
+            return sweep + 1, DIVERGED
         if res <= tol:
             w = M @ x + q
             if natural_map_norm(x, w, lo, hi) <= tol:
-                return sweep + 1, _CONVERGED
-    return iterations, _MAX_ITERATIONS
+                return sweep + 1, CONVERGED
+    return iterations, MAX_ITERATIONS
 
 
 def pgs(M: Any, q: Any, lo: Any = None, hi: Any = None, x0: Any = None, iterations: int = 100,
@@ -99,7 +101,7 @@ def pgs(M: Any, q: Any, lo: Any = None, hi: Any = None, x0: Any = None, iteratio
         i = int(np.argmax(diag <= 0.0))
         raise ValueError(f"M must have a positive diagonal for pgs, got M[{i}, {i}] = {float(diag[i])!r}")
     sweeps, code = _pgs_kernel(M, np.ascontiguousarray(M.T), q, lo, hi, x, iterations, tol, omega)
-    return _result(M, q, x, lo, hi, sweeps, _STATUS[code])
+    return _result(M, q, x, lo, hi, sweeps, STATUS_NAMES[code])
 
 
 @njit(cache=True)
@@ -121,7 +123,7 @@ def _apgd_kernel(M, q, feasible, x, iterations, tol, L, mnorm):
     n = x.shape[0]
     Mx = product(M, x)
     if natural_residual(feasible, x, Mx + q) <= tol:
-        return 0, _CONVERGED, L
+        return 0, CONVERGED, L
     y = x.copy()
     My = Mx.copy()
     xn = np.empty(n)
@@ -151,10 +153,10 @@ def _apgd_kernel(M, q, feasible, x, iterations, tol, L, mnorm):
         res = natural_residual(feasible, xn, Mxn + q)
         if res == np.inf:
             x[:] = xn
-            return k + 1, _DIVERGED, L
+            return k + 1, DIVERGED, L
         if res <= tol:
             x[:] = xn
-            return k + 1, _CONVERGED, L
+            return k + 1, CONVERGED, L
         uphill = 0.0
         for i in range(n):
             uphill += (y[i] - xn[i]) * (xn[i] - x[i])
@@ -171,7 +173,7 @@ def _apgd_kernel(M, q, feasible, x, iterations, tol, L, mnorm):
                 My[i] = Mxn[i] + beta * (Mxn[i] - Mx[i])
         x[:] = xn
         Mx = Mxn
-    return iterations, _MAX_ITERATIONS, L
+    return iterations, MAX_ITERATIONS, L
 
 
 def largest_eigenvalue_estimate(M: np.ndarray, iterations: int = 50) -> float:
@@ -231,4 +233,4 @@ def apgd(M: Any, q: Any, lo: Any = None, hi: Any = None, x0: Any = None, iterati
     if not L > 0.0:   # M = 0 (or numerically so): any positive step is safe, the backtracking fixes the rest
         L = max(mnorm, 1.0)
     done, code, _ = _apgd_kernel(Ms, q, (lo, hi), x, iterations, tol, L, mnorm)
-    return _result(M, q, x, lo, hi, done, _STATUS[code])
+    return _result(M, q, x, lo, hi, done, STATUS_NAMES[code])

@@ -28,8 +28,18 @@ from ..jit import njit
 
 __all__ = ["STATUSES", "SolverResult", "lcp_residual"]
 
-STATUSES = ("converged", "max_iterations", "infeasible", "degenerate", "diverged")
-"""Every ``SolverResult.status``:
+CONVERGED, MAX_ITERATIONS, INFEASIBLE, DEGENERATE, DIVERGED, FAILED = range(6)
+"""How a solve ended, as the kernels report it: the one status code of every solver, standalone and in-step
+(an index into ``STATUS_NAMES``)."""
+
+STATUS_NAMES = ("converged", "max_iterations", "infeasible", "degenerate", "diverged", "failed")
+"""Each status code's name. ``FAILED`` is the step's own: a sub-step whose solver ended in INFEASIBLE,
+DEGENERATE or DIVERGED (or, with Lemke, above MAX_LEMKE_SIZE after an island woke) applies no answer and runs
+Gauss–Seidel sweeps instead (solvers/velocity_solve.py); the step reports the worst of its sub-steps, and the
+codes are ordered so that the worst is the largest of CONVERGED, MAX_ITERATIONS and FAILED."""
+
+STATUSES = STATUS_NAMES[:FAILED]
+"""Every ``SolverResult.status`` (a standalone solve never reports ``"failed"``):
 
 - ``"converged"``: a solution was found (``ok`` is True): the residual is <= ``tol`` (pgs, apgd, cg_qp), or
   Lemke reached a complementary basis and the point it gives passed the acceptance check of ``lemke``;

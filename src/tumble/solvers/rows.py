@@ -31,9 +31,9 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import row_velocity
 from ..jit import njit
+from ..model.fields import MAX_CONTACTS
 from .result import natural_map_norm
 from .sequential_impulse import FRICTION_BOX, FRICTION_CONE, FRICTION_PYRAMID, friction_polygon
 

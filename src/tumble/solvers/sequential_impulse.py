@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collision.sat import MAX_CONTACTS
 from ..constraints.contact_rows import row_velocity
 from ..jit import njit
+from ..model.fields import MAX_CONTACTS
 
 
 @njit(cache=True, forceinline=True, refcount=False)

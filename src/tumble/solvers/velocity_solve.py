@@ -33,13 +33,13 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..collision.sat import MAX_CONTACTS
 from ..jit import njit
+from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
 from .mprgp import _mprgp_kernel
 from .pivoting import MAX_LEMKE_SIZE, _lemke_kernel
 from .projected import _apgd_kernel
-from .result import natural_map_norm
+from .result import CONVERGED, FAILED, INFEASIBLE, MAX_ITERATIONS, natural_map_norm
 from .rows import ContactRows, RowSet, gather, natural_residual, product, scatter
 
 PGS = namedtuple("PGS", ["iterations", "tolerance"])
@@ -69,14 +69,8 @@ LEMKE_ACCEPT = float(np.sqrt(np.finfo(np.float64).eps))
 """The natural-map residual of the scaled LCP (max |M|, |q| = 1) above which Lemke's answer is refused."""
 
 FALLBACK_SWEEPS = 20
-"""Gauss–Seidel sweeps a sub-step runs instead of applying a failed solve (STATUS_FAILED)."""
+"""Gauss–Seidel sweeps a sub-step runs instead of applying a failed solve (FAILED)."""
 
-STATUS_CONVERGED, STATUS_MAX_ITERATIONS, STATUS_FAILED = 0, 1, 2
-STATUS_NAMES = ("converged", "max_iterations", "failed")
-"""How a solve ended: under the tolerance; out of iterations (the answer is applied); no answer (APGD
-diverged, CG found the problem infeasible or degenerate, Lemke ended on a ray, at its pivot cap, on an
-inexact basis or, after an island woke, above MAX_LEMKE_SIZE: the sub-step then runs ``FALLBACK_SWEEPS``
-Gauss–Seidel sweeps instead)."""
 
 
 @njit(cache=True, refcount=False)
@@ -91,8 +85,8 @@ def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, toler
                             inv_mass, v, w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band,
                             friction_model, directions, it % 2 == 1)
         if residual <= tolerance:
-            return it + 1, residual, STATUS_CONVERGED
-    return iterations, residual, STATUS_MAX_ITERATIONS
+            return it + 1, residual, CONVERGED
+    return iterations, residual, MAX_ITERATIONS
 
 
 @njit(cache=True)
@@ -175,14 +169,14 @@ def _finish(op, x0, x, rows, v, w):
 
 @njit(cache=True)
 def _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done, code):
-    """Apply an iterative solve's x (kernel code 0 converged, 1 out of iterations, others failed), or fall back
-    on Gauss–Seidel sweeps when it failed or left a non-finite residual."""
+    """Apply an iterative solve's x (kernel code CONVERGED, MAX_ITERATIONS, or a failure), or fall back on
+    Gauss–Seidel sweeps when it failed or left a non-finite residual."""
     residual = natural_residual(feasible, x, product(op, x) + q)
-    if code >= 2 or not np.isfinite(residual):
+    if code >= INFEASIBLE or not np.isfinite(residual):
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
-        return done, residual, STATUS_FAILED
+        return done, residual, FAILED
     _finish(op, x0, x, rows, v, w)
-    return done, residual, STATUS_CONVERGED if code == 0 else STATUS_MAX_ITERATIONS
+    return done, residual, CONVERGED if code == CONVERGED else MAX_ITERATIONS
 
 
 @njit(cache=True)
@@ -190,7 +184,7 @@ def _apgd_solve(solver, rows, bias, friction_model, directions, iterations, tole
     width = 1 if friction_model == si.FRICTION_NONE else 3
     op, feasible, x0, q, diag_max, upper = _setup(rows, bias, friction_model, directions, width, v, w)
     if diag_max == 0.0:
-        return 0, 0.0, STATUS_CONVERGED
+        return 0, 0.0, CONVERGED
     x = x0.copy()
     # L starts at the largest diagonal entry (<= λ_max) and the backtracking doubles it as needed
     done, code, _ = _apgd_kernel(op, q, feasible, x, iterations, tolerance, diag_max, upper)
@@ -202,7 +196,7 @@ def _apgd_solve(solver, rows, bias, friction_model, directions, iterations, tole
 def _cg_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     op, feasible, x0, q, diag_max, upper = _setup(rows, bias, si.FRICTION_NONE, directions, 1, v, w)
     if diag_max == 0.0:
-        return 0, 0.0, STATUS_CONVERGED
+        return 0, 0.0, CONVERGED
     x = x0.copy()
     done, code = _mprgp_kernel(op, q, feasible, x, iterations, tolerance, 1.9 / upper, upper)
     return _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done,
@@ -231,10 +225,10 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     op, feasible, x0, q, diag_max, upper = _setup(rows, bias, friction_model, directions, width, v, w)
     size = lemke_size(pair_contacts, pair_awake, friction_model, directions)
     if size == 0:
-        return 0, 0.0, STATUS_CONVERGED
+        return 0, 0.0, CONVERGED
     if size > MAX_LEMKE_SIZE:   # World checked before the islands pass; a wake can still add contacts
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
-        return 0, residual, STATUS_FAILED
+        return 0, residual, FAILED
     m = size // (kdir + 2) if pyramid else size
     slot = np.empty(m, dtype=np.int64)
     c = 0
@@ -283,7 +277,7 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
                 M[top + p, m + kdir * p + i] = -1.0
     scale_lcp = max(np.max(np.abs(M)), np.max(np.abs(qq)))
     if scale_lcp == 0.0:
-        return 0, 0.0, STATUS_CONVERGED
+        return 0, 0.0, CONVERGED
     # the pivot cap is Lemke's own setting: a relax pass's sweep count means one exact solve here
     cap = solver.iterations if solver.iterations > 0 else max(100, 50 * size)
     M /= scale_lcp
@@ -304,12 +298,13 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
         pivots += used
         # A ray, the pivot cap, or a basis that rounding made inexact (the scaled LCP, entries <= 1, must hold
         # to √eps in absolute terms: a blown-up x of 1e10 passes a test relative to |x|) is refused.
-        if code == 0 and natural_map_norm(sol, M @ sol + qq, np.zeros(size), np.full(size, np.inf)) <= LEMKE_ACCEPT:
+        if code == CONVERGED and natural_map_norm(sol, M @ sol + qq, np.zeros(size),
+                                                  np.full(size, np.inf)) <= LEMKE_ACCEPT:
             solved = True
             break
     if not solved:   # both tries refused: Gauss–Seidel sweeps, so the bodies still meet their contacts
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
-        return pivots, residual, STATUS_FAILED
+        return pivots, residual, FAILED
     x = x0.copy()
     for p in range(m):
         r = width * slot[p]
@@ -323,7 +318,7 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
             x[r + 1], x[r + 2] = t1, t2
     residual = natural_residual(feasible, x, product(op, x) + q)
     _finish(op, x0, x, rows, v, w)
-    return pivots, residual, STATUS_CONVERGED
+    return pivots, residual, CONVERGED
 
 
 def velocity_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):

@@ -39,6 +39,7 @@ from ..conventions import (
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
 )
+from ..model import body_arrays
 from ..model.settings import ContactSettings
 from ..shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from ..world import World
@@ -153,7 +154,7 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
 
 def scene_text(world: World) -> str:
     """The TOML text ``save_scene`` writes for ``world``."""
-    grounds = [i for i, r in enumerate(world._records) if r.get("ground")]
+    grounds = [i for i, r in enumerate(world.body_records) if r.get("ground")]
     if len(grounds) > 1:
         raise ValueError(f"a scene file holds at most one ground; this world has {len(grounds)} "
                          f"(bodies {grounds})")
@@ -163,28 +164,28 @@ def scene_text(world: World) -> str:
         raise ValueError(f"world.run_defaults: {_dotted(exc.where[1:])}: {exc.problem}") from None
     out = [f"# a tumble scene (format {SCENE_FORMAT}); docs/scenes.md describes it\n",
            f"format = {SCENE_FORMAT}\n", "\n[world]\n"]
-    out.append(_line("gravity", [float(g) for g in world._gravity]))
+    out.append(_line("gravity", [float(g) for g in world.gravity]))
     out.append(_line("method", world.method))
     out.append(_line("integrator", world.integrator))
     out.append(_line("contact_margin", float(world.contact_margin)))
     out.append(_line("time", float(world.time)))
     contact = {}
-    for key, value in world._contact_options.items():
+    for key, value in world.contact_options.items():
         value = getattr(world.settings, key)
         if value is not None:
             contact[key] = _plain(value)
     if contact:
         out.append("\n[world.contact]\n")
         out.extend(_line(k, v) for k, v in contact.items())
-    if world._event is not None:
+    if world.method == "event":
         out.append("\n[world.event]\n")
-        out.extend(_line(k, _plain(getattr(world._event.settings, k))) for k in _EVENT_KEYS)
+        out.extend(_line(k, _plain(getattr(world.model.event_settings, k))) for k in _EVENT_KEYS)
     if run:
         out.append("\n[run]\n")
         out.extend(_line(k, v) for k, v in run.items())
-    live = world._live()
+    live = body_arrays(world.model, world.state)
     made = _made_states(world)
-    for i, record in enumerate(world._records):
+    for i, record in enumerate(world.body_records):
         if record.get("ground"):
             out.append("\n[ground]\n")
             out.append(_line("height", float(record["height"])))
@@ -194,7 +195,7 @@ def scene_text(world: World) -> str:
                 out.append(_line("name", False if record["name"] is None else record["name"]))
             if i != 0:
                 out.append(_line("index", i))
-    for i, record in enumerate(world._records):
+    for i, record in enumerate(world.body_records):
         if record.get("ground"):
             continue
         out.append("\n[[bodies]]\n")
@@ -230,7 +231,7 @@ def scene_text(world: World) -> str:
             out.append(_line("collision_group", int(record["collision_group"])))
         if record["collision_mask"] != 0xFFFFFFFF:
             out.append(_line("collision_mask", int(record["collision_mask"])))
-    if world._attach_log or world.joints or world.springs:
+    if world.attachment_log or world.joints or world.springs:
         from .scene_joints import WORLD, attachment_tables, joint_tables, spring_tables
 
         def reference(body: Any) -> str | int:
@@ -250,15 +251,15 @@ def _made_states(world: World) -> dict[int, tuple[np.ndarray, ...]]:
     (position, orientation, velocity, angular velocity) of the frame it was made in, which ``load_scene``
     makes it at before making the attachments again (world frame; the velocity is its assembly's rigid
     velocity at that origin)."""
-    involved = {op[k] for op in world._attach_log for k in ((1, 2) if op[0] == "body" else (1,))}
+    involved = {op[k] for op in world.attachment_log for k in ((1, 2) if op[0] == "body" else (1,))}
     out = {}
-    live = world._live()
-    owners = world._geom.live("geom_body")
-    makers = world._geom.live("geom_maker")
+    live = body_arrays(world.model, world.state)
+    owners = world.model.geom.live("geom_body")
+    makers = world.model.geom.live("geom_maker")
     for body in involved:
         if body._index < 0:
             continue
-        x, q = world._made_frame(body)
+        x, q = world.frame_as_made(body)
         owner = int(owners[np.flatnonzero(makers == body._index)[0]])
         w = live["w"][owner].copy()
         out[body._index] = (x, q, live["v"][owner] + np.cross(w, x - live["x"][owner]), w)
@@ -572,7 +573,7 @@ def _build(plan: dict[str, Any]) -> World:
                 quats.append(q)
         except (TypeError, ValueError) as exc:
             raise _Problem(entry["where"], str(exc)) from None
-    q_rows = world._body.live("q")
+    q_rows = world.state.body.live("q")
     for i, q in enumerate(quats):
         if q is not None and abs(math.sqrt(sum(c * c for c in q)) - 1.0) <= _QUAT_AS_IS:
             q_rows[i] = q          # as written: add_body's normalization may change the last bit

@@ -289,9 +289,9 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
         except (TypeError, ValueError) as exc:
             raise _Problem(plan["where"], str(exc)) from None
         if "frames" in plan:
-            world._joints.set_frames(joint._index, *plan["frames"])
+            joint.frames = plan["frames"]
         if plan["broken"]:
-            world._joints.set_broken(joint._index)
+            joint.broken = True
 
 
 def _placed_by_frame(a: Any, frame_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -337,7 +337,7 @@ def build_springs(world: World, plans: list[dict[str, Any]]) -> None:
         elif "frames" in plan:
             spring.local_pos = np.stack([f[:3] for f in plan["frames"]])
             spring.local_rot = np.stack([f[3:] for f in plan["frames"]])
-        world._packed_springs = None
+        world.model.constraints_changed()     # the springs' points changed: pack them again
 
 
 def _to_world(refs: list[Any], local: np.ndarray) -> np.ndarray:
@@ -397,11 +397,11 @@ def attachment_tables(world: World, reference: Any) -> list[dict[str, Any]]:
     """One table per attachment as ``save_scene`` writes it, in the order they were made (a point mass's
     point in world coordinates now)."""
     out = []
-    for op in world._attach_log:
+    for op in world.attachment_log:
         if op[0] == "body":
             out.append({"body": reference(op[1]), "master": reference(op[2])})
         else:
-            x, q = world._made_frame(op[1])
+            x, q = world.frame_as_made(op[1])
             out.append({"body": reference(op[1]), "point": (x + quat_rotate(q, op[2])).tolist(),
                         "mass": float(op[3])})
     return out

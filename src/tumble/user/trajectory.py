@@ -17,7 +17,6 @@ import numpy as np
 from ..collision.detect import deepest_penetration
 from ..conventions import GeomType
 from ..integration import energy as _energy
-from ..step import step
 
 if TYPE_CHECKING:
     from ..world import World
@@ -277,11 +276,12 @@ def world_geometry(world: World) -> dict[str, Any]:
     "vertices" (k, 3) and "faces" (polygons of vertex indices, counter-clockwise seen from outside);
     plane (the ground) nothing more. The first plane found sets "ground".
     """
-    geom = {name: world._geom.live(name) for name in ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size",
-                                                      "geom_vert_start", "geom_vert_count", "geom_face_start",
-                                                      "geom_face_count")}
-    poly = world._polytopes.arrays()
-    body = world._live()
+    geom = world.model.geometry()
+    geom = {name: getattr(geom, name) for name in ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size",
+                                                   "geom_vert_start", "geom_vert_count", "geom_face_start",
+                                                   "geom_face_count")}
+    poly = world.model.polytopes.arrays()
+    body = {"inv_mass": world.model.bodies().inv_mass, "x": world.state.bodies().x}
     bodies: list[dict[str, Any]] = [{"fixed": bool(body["inv_mass"][i] == 0.0), "parts": []}
                                     for i in range(world.body_count)]
     ground = None
@@ -360,8 +360,8 @@ class Recorder:
             times=np.empty(T), positions=np.empty((T, n, 3)), orientations=np.empty((T, n, 4)),
             velocities=np.empty((T, n, 3)), angular_velocities=np.empty((T, n, 3)),
             kinetic_energy=np.empty(T), potential_energy=np.empty(T), linear_momentum=np.empty((T, 3)),
-            angular_momentum=np.empty((T, 3)), masses=world._live()["mass"].copy(),
-            names=np.array([name or "" for name in world._names], dtype=str),
+            angular_momentum=np.empty((T, 3)), masses=world.model.bodies().mass.copy(),
+            names=np.array([name or "" for name in world.model.names], dtype=str),
             geometry=json.dumps(world_geometry(world)),
         )
         self._points: list[np.ndarray] = []
@@ -373,14 +373,14 @@ class Recorder:
         """Store the current state as the next frame; ``after_step`` says whether a step produced it (so
         its contact figures are this state's; the initial state has none)."""
         k, w, tr = self.count, self.world, self._traj
-        a = w._live()
+        body, st = w.model.bodies(), w.state.bodies()
         tr.times[k] = w.time
-        tr.positions[k] = a["x"]
-        tr.orientations[k] = a["q"]
-        tr.velocities[k] = a["v"]
-        tr.angular_velocities[k] = a["w"]
-        _energy.energy_momentum(a["mass"], a["inv_mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"],
-                                w._gravity, self._origin, self._totals)
+        tr.positions[k] = st.x
+        tr.orientations[k] = st.q
+        tr.velocities[k] = st.v
+        tr.angular_velocities[k] = st.w
+        _energy.energy_momentum(body.mass, body.inv_mass, body.inertia_body, st.x, st.q, st.v, st.w,
+                                w.model.gravity, self._origin, self._totals)
         tr.kinetic_energy[k] = self._totals[_energy.KINETIC]
         tr.potential_energy[k] = self._totals[_energy.POTENTIAL]
         tr.linear_momentum[k] = self._totals[_energy.MOMENTUM]
@@ -394,13 +394,10 @@ class Recorder:
             if len(contacts):
                 depth = max(0.0, float(contacts.depth.max()))
             points, normals = contacts.point, contacts.normal
-        elif after_step and stats.contacts:  # read in place: recording every step must not allocate
-            buffer = w._buffer
-            depth = deepest_penetration(buffer.pairs.live("pair_contacts"), buffer.slots.live("depth"))
-        if after_step and w._event is not None:
-            # the event method detects into its own buffer (the time-stepping one stays empty), and its
-            # deepest contact need not be a resting one (``contacts()`` reports those): read its buffer
-            buffer = w._event.final_buffer()
+        if after_step and (w.method == "event" or (stats.contacts and not self.record_contacts)):
+            # read in place (recording every step must not allocate); the event method's deepest contact need
+            # not be a resting one (``contacts()`` reports those): its buffer has them all
+            buffer = w.contact_buffer()
             depth = deepest_penetration(buffer.pairs.live("pair_contacts"), buffer.slots.live("depth"))
         tr.max_penetration[k] = depth
         added = points.shape[0] if self.record_contacts and points is not None else 0
@@ -442,7 +439,7 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
         recorder.record(after_step=False)
         k = 1
         for s in range(1, steps + 1):
-            step(world, dt)
+            world.step(dt)
             if bar is not None:
                 bar.update(1)
             if k < len(frames) and frames[k] == s:
