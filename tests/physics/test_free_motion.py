@@ -251,11 +251,10 @@ def test_serial_and_parallel_kernels_agree_bitwise():
     for _ in range(50):
         world.add_body(tb.Box(*rng.uniform(0.1, 1.0, 3)), orientation=rng.normal(size=4),
                        angular_velocity=rng.normal(size=3) * 4)
-    a = world._live()
-    args = [a[k].copy() for k in ("mass", "inv_mass", "principal_q", "principal_moments", "inv_principal_moments",
-                                  "x", "q", "v", "w", "force", "torque")]
-    args2 = [x.copy() for x in args]
-    integrate.step_splitting(*args, world.model.gravity, 1e-3, 0.375)
-    integrate.step_splitting_serial(*args2, world.model.gravity, 1e-3, 0.375)
-    for x, y in zip(args, args2, strict=True):
+    body, st = world.model.bodies(), world.state.bodies()
+    one = st._replace(**{k: getattr(st, k).copy() for k in ("x", "q", "v", "w", "force", "torque")})
+    two = st._replace(**{k: getattr(st, k).copy() for k in ("x", "q", "v", "w", "force", "torque")})
+    integrate.step_splitting(body, one, world.model.gravity, 1e-3, 0.375)
+    integrate.step_splitting_serial(body, two, world.model.gravity, 1e-3, 0.375)
+    for x, y in zip(one, two, strict=True):
         np.testing.assert_array_equal(x, y)

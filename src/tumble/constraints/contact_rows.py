@@ -94,11 +94,16 @@ def row_velocity(s, d, a, b, dx, dy, dz, ang_a, ang_b, v, w):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
-              normal_mass, tangent_k):
-    """The rows of slot s for the arms r_a, r_b and world inverse inertias ia, ib (3, 3): ang = r × d,
-    inv_ang = I⁻¹ (r × d) for d = n, t1, t2, the normal row's effective mass 1 / (J_n M⁻¹ J_nᵀ) (the
-    denominator of Baraff II (8-18)) and the tangential block K_t."""
+def _set_rows(s, arm_a, arm_b, ia, ib, ima, imb, slots):
+    """The rows of slot s for the arms ``arm_a`` = r_a, ``arm_b`` = r_b (3-tuples, world) and world inverse
+    inertias ia, ib (3, 3), inverse masses ima, imb: ang = r × d, inv_ang = I⁻¹ (r × d) for d = n, t1, t2, the
+    normal row's effective mass 1 / (J_n M⁻¹ J_nᵀ) (the denominator of Baraff II (8-18)) and the tangential
+    block K_t, written into ``slots`` (ContactSlots)."""
+    ra0, ra1, ra2 = arm_a
+    rb0, rb1, rb2 = arm_b
+    normal, tangent, ang_a, ang_b = slots.normal, slots.tangent, slots.ang_a, slots.ang_b
+    inv_ang_a, inv_ang_b, normal_mass, tangent_k = slots.inv_ang_a, slots.inv_ang_b, slots.normal_mass, \
+        slots.tangent_k
     nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
     t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
@@ -149,11 +154,10 @@ def contact_from_core(rounding, k, side, q, body, nx, ny, nz, depth):
 
 
 @njit(cache=True, refcount=False)
-def refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, tangent, anchor_a, anchor_b, x, q,
-                 inv_mass, inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
-                 pseudo_impulse, w, withdraw, only_needed, pair_restitution, approach, normal_accel,
-                 restitution_threshold, h):
+def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restitution_threshold, h):
     """Rebuild the rows of every awake pair for the bodies' current pose (module docstring: one common point).
+    ``pairs``, ``slots``: the contact buffer (ContactPairs, ContactSlots); inv_mass (n,); ``state``
+    (BodyState): x, q, the world inverse inertias and ω (which the withdrawal below changes).
 
     Each contact's anchors (``prepare_rows``) are carried by their bodies to p_a = x_a + R(q_a) anchor_a
     + e_a and p_b = x_b + R(q_b) anchor_b + e_b, with e the ``contact_from_core`` vector of a rounded shape
@@ -178,6 +182,13 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, 
     may visit (``pair_restitution`` > 0 and approach + h normal_accel ≤ −``restitution_threshold``, as
     ``sequential_impulse.restitution_sweep`` selects them); the next step prepares every row afresh.
     """
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    pair_restitution = pairs.pair_restitution
+    rounding = (pairs.pair_radius, pairs.pair_ellipsoid)
+    normal, depth, anchor_a, anchor_b = slots.normal, slots.depth, slots.anchor_a, slots.anchor_b
+    ang_a, ang_b, pseudo_impulse = slots.ang_a, slots.ang_b, slots.pseudo_impulse
+    approach, normal_accel = slots.approach, slots.normal_accel
+    x, q, w, inv_inertia_world = state.x, state.q, state.w, state.inv_inertia_world
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
@@ -213,9 +224,8 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, 
             ub0, ub1, ub2 = ub0 + eb0, ub1 + eb1, ub2 + eb2
             # r_a = p' − x_a = wa u_a + wb (u_b + x_b − x_a), r_b = p' − x_b = wa (u_a − (x_b − x_a)) + wb u_b
             ma0, ma1, ma2 = wa * ua0 + wb * ub0, wa * ua1 + wb * ub1, wa * ua2 + wb * ub2
-            _set_rows(s, ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz, ma0 - wa * dx, ma1 - wa * dy,
-                      ma2 - wa * dz, ia, ib, ima, imb, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                      normal_mass, tangent_k)
+            _set_rows(s, (ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz), (ma0 - wa * dx, ma1 - wa * dy,
+                      ma2 - wa * dz), ia, ib, ima, imb, slots)
             if lam != 0.0:
                 sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
                 sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
@@ -226,23 +236,30 @@ def refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, 
 
 
 @njit(cache=True, refcount=False)
-def prepare_rows(pair_key, pair_body, pair_contacts, rounding, point, normal, depth, feature, normal_impulse,
-                 friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                 tangent_k, approach, normal_accel, separation, source, old_key, old_contacts, old_feature,
-                 old_point, old_normal_impulse, old_friction_impulse, match_distance, x, q, v, w, v_start, w_start,
-                 h, inv_mass, inv_inertia_world, anchor_a, anchor_b):
-    """Rows of every contact in the buffer, with the warm-start impulses recycled from the last step.
+def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
+    """Rows of every contact in the buffer (``pairs``, ``slots``: ContactPairs, ContactSlots), with the
+    warm-start impulses recycled from the last step (``old``: collision.contacts.WarmStart).
 
-    Run after the (first) velocity stage of length h [s]: v_start, w_start are the velocities before it, so
-    ``approach`` is the normal velocity at the start of the step (v⁻ of Baraff II (8-10)) and
-    ``normal_accel`` the normal relative acceleration the loads gave over the stage. old_* are the last
-    step's pair keys (sorted), slot counts, feature ids, points and impulses; match_distance [m] bounds the
-    fallback match by position. Both arms end at the contact point (module docstring: one common point),
-    which is also stored in each body's axes (anchor_a, anchor_b (S, 3); q the bodies' orientations) for
-    ``refresh_rows``: the material point of a polytope, the core point (the point less its
-    ``contact_from_core`` vector; ``rounding`` as there) of a rounded shape or an ellipsoid. Returns the
-    number of contacts.
+    Run after the (first) velocity stage of length h [s]: ``start`` = (v_start, w_start) (n, 3) are the
+    velocities before it, so ``approach`` is the normal velocity at the start of the step (v⁻ of Baraff II
+    (8-10)) and ``normal_accel`` the normal relative acceleration the loads gave over the stage; ``state``
+    (BodyState) holds x, q, v, w after it and the world inverse inertias. ``old`` has the last step's pair
+    keys (sorted), slot counts, feature ids, points and impulses; match_distance [m] bounds the fallback match
+    by position. Both arms end at the contact point (module docstring: one common point), which is also stored
+    in each body's axes (anchor_a, anchor_b (S, 3)) for ``refresh_rows``: the material point of a polytope,
+    the core point (the point less its ``contact_from_core`` vector) of a rounded shape or an ellipsoid.
+    Returns the number of contacts.
     """
+    pair_key, pair_body, pair_contacts = pairs.pair_key, pairs.pair_body, pairs.pair_contacts
+    rounding = (pairs.pair_radius, pairs.pair_ellipsoid)
+    point, normal, depth, feature = slots.point, slots.normal, slots.depth, slots.feature
+    normal_impulse, friction_impulse, tangent, tangent_impulse = slots.normal_impulse, slots.friction_impulse, \
+        slots.tangent, slots.tangent_impulse
+    ang_a, ang_b, approach, normal_accel = slots.ang_a, slots.ang_b, slots.approach, slots.normal_accel
+    separation, source, anchor_a, anchor_b = slots.separation, slots.recycled_from, slots.anchor_a, slots.anchor_b
+    old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
+    x, q, v, w, inv_inertia_world = state.x, state.q, state.v, state.w, state.inv_inertia_world
+    v_start, w_start = start
     jo = 0
     n_old = old_key.shape[0]
     count = 0
@@ -309,8 +326,8 @@ def prepare_rows(pair_key, pair_body, pair_contacts, rounding, point, normal, de
                                                                         ra0 - ea0, ra1 - ea1, ra2 - ea2)
             anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2] = qrot_inv_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3],
                                                                         rb0 - eb0, rb1 - eb1, rb2 - eb2)
-            _set_rows(s, ra0, ra1, ra2, rb0, rb1, rb2, inv_inertia_world[a], inv_inertia_world[b], ima, imb,
-                      normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k)
+            _set_rows(s, (ra0, ra1, ra2), (rb0, rb1, rb2), inv_inertia_world[a], inv_inertia_world[b], ima, imb,
+                      slots)
             approach[s] = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_start, w_start)
             normal_accel[s] = (row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w) - approach[s]) / h
             separation[s] = -depth[s]

@@ -10,8 +10,8 @@ diag(I1, I2, I3), ascending, and the angular momentum in principal coordinates i
 
 Every scheme has a serial driver (``*_serial``) for small worlds and a ``prange`` driver; both call the
 same per-body function, so they give bitwise-equal results.
-Shapes: mass, inv_mass (n,); principal_q (n,4); principal_moments, inv_principal_moments (n,3);
-x, v, w, force, torque (n,3) world; q (n,4); gravity (3,); h scalar [s].
+The kernels take the bodies as the Model's and State's containers (``body``: model.fields.BodyModel,
+``state``: BodyState); gravity (3,) [m/s²] world; h scalar [s].
 """
 
 from __future__ import annotations
@@ -139,8 +139,13 @@ def _free_rotation(pw, px, py, pz, p0, p1, p2, k0, k1, k2, h):
 
 
 @njit(cache=True, inline="always")
-def _kick_omega(implicit_gyro, I0, I1, I2, k0, k1, k2, a0, a1, a2, t0, t1, t2, h):
-    """Euler's equation stepped on ω (principal coordinates): explicit, or implicit by one Newton step."""
+def _kick_omega(implicit_gyro, moments, inv_moments, omega, torque, h):
+    """Euler's equation stepped on ω (principal coordinates): explicit, or implicit by one Newton step.
+    ``moments`` (I0, I1, I2), ``inv_moments`` (k0, k1, k2), ``omega`` (a0, a1, a2), ``torque`` (t0, t1, t2)."""
+    I0, I1, I2 = moments
+    k0, k1, k2 = inv_moments
+    a0, a1, a2 = omega
+    t0, t1, t2 = torque
     if implicit_gyro:
         return _implicit_gyro(I0, I1, I2, a0 + h * k0 * t0, a1 + h * k1 * t1, a2 + h * k2 * t2, h)
     L0, L1, L2 = I0 * a0, I1 * a1, I2 * a2
@@ -149,9 +154,14 @@ def _kick_omega(implicit_gyro, I0, I1, I2, k0, k1, k2, a0, a1, a2, t0, t1, t2, h
             a2 + h * k2 * (t2 - (a0 * L1 - a1 * L0)))
 
 
-@njit(cache=True, inline="always")
-def _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                   x, q, v, w, force, torque, gravity, h, lag):
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _splitting_one(i, body, state, gravity, h, lag):
+    """One body's step of ``step_splitting``. Inlined by LLVM into both drivers (an IR-inlined function that
+    reads arrays from a tuple inside a ``prange`` loop loses its writes: numba 0.68), with its own
+    fused multiply-adds."""
+    mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
+    principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
+    x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
     _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
@@ -164,17 +174,14 @@ def _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_princi
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)
-def step_splitting_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                          x, q, v, w, force, torque, gravity, h, lag):
+def step_splitting_serial(body, state, gravity, h, lag):
     """Serial driver of ``step_splitting``."""
-    for i in range(x.shape[0]):
-        _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                       x, q, v, w, force, torque, gravity, h, lag)
+    for i in range(state.x.shape[0]):
+        _splitting_one(i, body, state, gravity, h, lag)
 
 
 @njit(cache=True, parallel=True, fastmath=_FMA)
-def step_splitting(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                   x, q, v, w, force, torque, gravity, h, lag):
+def step_splitting(body, state, gravity, h, lag):
     """Symplectic Euler for translation, an exact-rotation splitting for the rigid body's spin.
 
     Kick (ArtiSynth notes 0.9.1): v ← v + h M⁻¹ (F + M g), L ← L + h τ. Drift: x ← x + h v, and the
@@ -184,9 +191,8 @@ def step_splitting(mass, inv_mass, principal_q, principal_moments, inv_principal
     largest, and back. |L| is conserved to rounding and the energy error stays bounded at O(h²); this
     axis order gave the smallest error constant of the orders tried (docs/integrators.md).
     """
-    for i in prange(x.shape[0]):
-        _splitting_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                       x, q, v, w, force, torque, gravity, h, lag)
+    for i in prange(state.x.shape[0]):
+        _splitting_one(i, body, state, gravity, h, lag)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -215,14 +221,17 @@ def _implicit_gyro(I0, I1, I2, a0, a1, a2, h):
     return a0 - d0 / det, a1 - d1 / det, a2 - d2 / det
 
 
-@njit(cache=True, inline="always")
-def _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                          x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag):
+    """One body's step of ``step_symplectic_euler`` (inlined by LLVM, as ``_splitting_one``)."""
+    mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
+    principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
+    x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
     _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     I0, I1, I2 = principal_moments[i, 0], principal_moments[i, 1], principal_moments[i, 2]
     k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
-    a0, a1, a2 = _kick_omega(implicit_gyro, I0, I1, I2, k0, k1, k2, a0, a1, a2, t0, t1, t2, h)
+    a0, a1, a2 = _kick_omega(implicit_gyro, (I0, I1, I2), (k0, k1, k2), (a0, a1, a2), (t0, t1, t2), h)
     # Rp ← exp(½ h ω⁺) Rp with ω⁺ in world coordinates, i.e. exp(½ h ω⁺_p) on the right in principal ones.
     dw, dx, dy, dz = exp_map_t(a0, a1, a2, h)
     pw, px, py, pz = qmul_t(pw, px, py, pz, dw, dx, dy, dz)
@@ -230,17 +239,14 @@ def _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)
-def step_symplectic_euler_serial(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                                 x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
+def step_symplectic_euler_serial(body, state, gravity, h, implicit_gyro, lag):
     """Serial driver of ``step_symplectic_euler``."""
-    for i in range(x.shape[0]):
-        _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                              x, q, v, w, force, torque, gravity, h, implicit_gyro, lag)
+    for i in range(state.x.shape[0]):
+        _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag)
 
 
 @njit(cache=True, parallel=True, fastmath=_FMA)
-def step_symplectic_euler(mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                          x, q, v, w, force, torque, gravity, h, implicit_gyro, lag):
+def step_symplectic_euler(body, state, gravity, h, implicit_gyro, lag):
     """Semi-implicit (symplectic) Euler on (v, ω) with the gyroscopic term (ArtiSynth notes 0.9.1).
 
     In principal coordinates, Euler's equation I ω̇ + ω × I ω = τ (lecture; Baraff II (C-10)) is stepped
@@ -250,9 +256,8 @@ def step_symplectic_euler(mass, inv_mass, principal_q, principal_moments, inv_pr
     Then x ← x + h v⁺ and q ← exp(½ h ω⁺) q (exponential map, exact for constant ω over the step).
     First order in h for the rotation: |L| and energy drift (docs/integrators.md).
     """
-    for i in prange(x.shape[0]):
-        _symplectic_euler_one(i, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                              x, q, v, w, force, torque, gravity, h, implicit_gyro, lag)
+    for i in prange(state.x.shape[0]):
+        _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -290,8 +295,7 @@ def _store_inv_inertia_world(i, pw, px, py, pz, k0, k1, k2, inv_inertia_world):
 
 
 @njit(cache=True, inline="always")
-def velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                       q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads):
+def velocity_stage_one(i, scheme, body, state, gravity, h, clear_loads):
     """Kick of body i by every load but the contacts, and its world inverse inertia for the solver.
 
     v ← v + h M⁻¹ (F + M g) (ArtiSynth notes 0.9.1). ``scheme`` SPLITTING: L ← L + h τ at the current
@@ -299,6 +303,10 @@ def velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments
     stepped by the explicit (SYMPLECTIC_EULER) or implicit (IMPLICIT_GYRO) Euler equation as in
     ``step_symplectic_euler``. Zeroes the load accumulators when ``clear_loads`` (the last sub-step).
     """
+    mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
+    principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
+    q, v, w, force, torque = state.q, state.v, state.w, state.force, state.torque
+    inv_inertia_world = state.inv_inertia_world
     for k in range(3):
         v[i, k] += h * inv_mass[i] * (force[i, k] + mass[i] * gravity[k])
     pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
@@ -313,8 +321,8 @@ def velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments
     if scheme == 0:  # Integrator.SPLITTING
         a0, a1, a2 = a0 + h * k0 * t0, a1 + h * k1 * t1, a2 + h * k2 * t2
     else:
-        a0, a1, a2 = _kick_omega(scheme == 2, principal_moments[i, 0], principal_moments[i, 1],
-                                 principal_moments[i, 2], k0, k1, k2, a0, a1, a2, t0, t1, t2, h)
+        a0, a1, a2 = _kick_omega(scheme == 2, (principal_moments[i, 0], principal_moments[i, 1],
+                                 principal_moments[i, 2]), (k0, k1, k2), (a0, a1, a2), (t0, t1, t2), h)
     w[i, 0], w[i, 1], w[i, 2] = qrot_t(pw, px, py, pz, a0, a1, a2)
     _store_inv_inertia_world(i, pw, px, py, pz, k0, k1, k2, inv_inertia_world)
 
@@ -340,14 +348,13 @@ def position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_
 
 
 @njit(cache=True, refcount=False)
-def velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
-                   torque, gravity, h, inv_inertia_world, awake, clear_loads):
-    """``velocity_stage_one`` for every body with ``awake`` (n,) True (serial). One call per stage, not one
-    per body: the per-body work is inlined here once, and the ~15 arrays are bound once."""
-    for i in range(v.shape[0]):
+def velocity_stage(scheme, body, state, gravity, h, clear_loads):
+    """``velocity_stage_one`` for every body with ``state.awake`` True (serial). One call per stage, not one
+    per body: the per-body work is inlined here once, and the arrays are bound once."""
+    awake = state.awake
+    for i in range(state.v.shape[0]):
         if awake[i]:
-            velocity_stage_one(i, scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments,
-                               q, v, w, force, torque, gravity, h, inv_inertia_world, clear_loads)
+            velocity_stage_one(i, scheme, body, state, gravity, h, clear_loads)
 
 
 @njit(cache=True, refcount=False)
@@ -363,8 +370,11 @@ def inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awak
 
 
 @njit(cache=True, refcount=False)
-def position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h, awake):
-    """``position_stage_one`` for every body with ``awake`` (n,) True (serial)."""
+def position_stage(scheme, body, state, h):
+    """``position_stage_one`` for every body with ``state.awake`` True (serial)."""
+    principal_q, principal_moments, inv_principal_moments = (body.principal_q, body.principal_moments,
+                                                             body.inv_principal_moments)
+    x, q, v, w, awake = state.x, state.q, state.v, state.w, state.awake
     for i in range(v.shape[0]):
         if awake[i]:
             position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h)

@@ -94,9 +94,9 @@ def contact_kick(model: Model, state: State, contacts: ContactBuffers, dt: float
     v0, w0 = st.v.copy(), st.w.copy()
     force, torque = st.force.copy(), st.torque.copy()
     v_loads, w_loads = v0.copy(), w0.copy()  # what the loads alone do to the velocities over the step
-    velocity_stage(int(Integrator.SPLITTING), body.mass, body.inv_mass, body.principal_q, body.principal_moments,
-                   body.inv_principal_moments, st.q, v_loads, w_loads, force.copy(), torque.copy(), model.gravity,
-                   dt, st.inv_inertia_world.copy(), np.ones(len(v0), dtype=np.bool_), True)
+    loads_only = st._replace(v=v_loads, w=w_loads, force=force.copy(), torque=torque.copy(),
+                             inv_inertia_world=st.inv_inertia_world.copy(), awake=np.ones(len(v0), dtype=np.bool_))
+    velocity_stage(int(Integrator.SPLITTING), body, loads_only, model.gravity, dt, True)
     run_contact_step(model, state, contacts, dt, int(Integrator.SPLITTING), False, stats)
     st.force[...] = force
     st.torque[...] = torque
@@ -110,8 +110,7 @@ def kick_pseudo_move(model: Model, state: State, dt: float) -> None:
     kinetic energy is added. Without it nothing pushed two moving bodies apart: a sphere started 20 mm into a
     box resting on the ground stayed 20 mm in with rk4."""
     body, st = model.bodies(), state.bodies()
-    apply_pseudo(body.principal_q, body.principal_moments, body.inv_principal_moments, st.x, st.q, st.w,
-                 st.v_pseudo, st.w_pseudo, dt)
+    apply_pseudo(body, st, dt)
 
 
 def state_to_array(model: Model, state: State) -> np.ndarray:

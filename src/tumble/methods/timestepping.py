@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..collision.contacts import ContactBuffers
+from ..collision.contacts import ContactBuffers, slot
 from ..collision.detect import CollisionDetector
 from ..constraints.contact_rows import prepare_rows, refresh_rows
 from ..constraints.islands import clear_sleeping_loads, update_islands
@@ -47,7 +47,6 @@ from ..integration import integrate
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
-from ..model.fields import MAX_CONTACTS
 from ..model.model import Model
 from ..model.settings import (
     CORRECTION_SOFT,
@@ -277,14 +276,12 @@ def free_step(model: Model, state: State, dt: float, scheme: int) -> None:
     parallel = model.body.count >= PARALLEL_MIN_BODIES
     substeps = model.settings.substeps
     lag = (substeps - 1) / (2 * substeps)  # translate as the sub-stepped contact steps do
-    args = (body.mass, body.inv_mass, body.principal_q, body.principal_moments, body.inv_principal_moments,
-            st.x, st.q, st.v, st.w, st.force, st.torque, model.gravity, dt)
     if scheme == Integrator.SPLITTING:
         kernel = integrate.step_splitting if parallel else integrate.step_splitting_serial
-        kernel(*args, lag)
+        kernel(body, st, model.gravity, dt, lag)
     else:
         kernel = integrate.step_symplectic_euler if parallel else integrate.step_symplectic_euler_serial
-        kernel(*args, scheme == Integrator.IMPLICIT_GYRO, lag)
+        kernel(body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
 
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
@@ -303,18 +300,12 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     or the joints' arrays (model/joint_set.py).
     """
     scheme, gravity, h, settings, isettings, integrate_positions = inputs
-    mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
-    principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
-    x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
-    inv_inertia_world, v_pseudo, w_pseudo, awake = state.inv_inertia_world, state.v_pseudo, state.w_pseudo, state.awake
-    pair_key, pair_body, pair_contacts, pair_friction = pairs.pair_key, pairs.pair_body, pairs.pair_contacts, \
-        pairs.pair_friction
-    pair_restitution, pair_awake = pairs.pair_restitution, pairs.pair_awake
-    rounding = (pairs.pair_radius, pairs.pair_ellipsoid)
-    (point, normal, depth, kind, feature, normal_impulse, friction_impulse, tangent, tangent_impulse, ang_a, ang_b,
-     inv_ang_a, inv_ang_b, normal_mass, tangent_k, approach, normal_accel, recycled_from, separation,
-     pseudo_impulse, anchor_a, anchor_b) = slots
-    old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
+    inv_mass, principal_q, inv_principal_moments = body.inv_mass, body.principal_q, body.inv_principal_moments
+    q, v, w, inv_inertia_world = state.q, state.v, state.w, state.inv_inertia_world
+    v_pseudo, w_pseudo, awake = state.v_pseudo, state.w_pseudo, state.awake
+    pair_contacts = pairs.pair_contacts
+    friction_impulse, tangent, tangent_impulse = slots.friction_impulse, slots.tangent, slots.tangent_impulse
+    pseudo_impulse = slots.pseudo_impulse
     joints_begin(joints)
     substeps = isettings[I_SUBSTEPS]
     hs = h / substeps
@@ -322,13 +313,8 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
         for c in range(3):          # (a loop: an array-to-array slice assignment may allocate a copy)
             v_pseudo[i, c] = v[i, c]
             w_pseudo[i, c] = w[i, c]
-    velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w, force,
-                   torque, gravity, hs, inv_inertia_world, awake, substeps == 1)
-    count = prepare_rows(pair_key, pair_body, pair_contacts, rounding, point, normal, depth, feature, normal_impulse,
-                         friction_impulse, tangent, tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass,
-                         tangent_k, approach, normal_accel, separation, recycled_from, old_key, old_contacts,
-                         old_feature, old_point, old_normal_impulse, old_friction_impulse, settings[S_MATCH_DISTANCE],
-                         x, q, v, w, v_pseudo, w_pseudo, hs, inv_mass, inv_inertia_world, anchor_a, anchor_b)
+    velocity_stage(scheme, body, state, gravity, hs, substeps == 1)
+    count = prepare_rows(pairs, slots, old, inv_mass, state, (v_pseudo, w_pseudo), settings[S_MATCH_DISTANCE], hs)
     correction = isettings[I_CORRECTION]
     soft = correction == CORRECTION_SOFT
     # Soft rows stay stable up to about a quarter of the sub-step rate (Catto, Box2D v3).
@@ -336,8 +322,7 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     bias_rate, mass_scale, impulse_scale = si.soft_coefficients(hertz, settings[S_DAMPING], hs)
     max_push = settings[S_MAX_PUSH]
     friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
-    rows = (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse,
-            ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass)
+    rows = (pairs, slots, inv_mass)
     touch_band = settings[S_SLOP]
     solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band)
     relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band)
@@ -346,13 +331,10 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     status = 0
     for sub in range(substeps):
         if sub > 0:
-            velocity_stage(scheme, mass, inv_mass, principal_q, principal_moments, inv_principal_moments, q, v, w,
-                           force, torque, gravity, hs, inv_inertia_world, awake, sub == substeps - 1)
+            velocity_stage(scheme, body, state, gravity, hs, sub == substeps - 1)
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
-        si.warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-                      inv_ang_b, inv_mass, v, w)
-        body_stage = (x, q, v, w, inv_mass, inv_inertia_world, awake, scheme, principal_q, principal_moments,
-                      inv_principal_moments)
+        si.warm_start(pairs, slots, inv_mass, v, w)
+        body_stage = (body, state, scheme)
         done, residual, ended = joints_and_contacts_solve(joints, solver, rows, solve_bias, friction_model,
                                                           directions, body_stage, hs, isettings, integrate_positions)
         iterations += done
@@ -362,20 +344,17 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
             w_pseudo[:] = 0.0
             pseudo_impulse[:] = 0.0
             for _ in range(isettings[I_RELAX_ITERATIONS]):
-                si.pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a,
-                                inv_ang_b, normal_mass, separation, inv_mass, v_pseudo, w_pseudo, hs,
-                                settings[S_BAUMGARTE], settings[S_SLOP])
+                si.pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, hs, settings[S_BAUMGARTE],
+                                settings[S_SLOP])
         if not integrate_positions:
-            break       # (the ODE integrators apply the pseudo-velocities after their step: step._kick_pseudo_move)
+            break       # (the ODE integrators apply the pseudo-velocities after their step: ode.kick_pseudo_move)
         if not soft:
-            si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v_pseudo,
-                                  w_pseudo, hs)
-        si.advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, hs)
-        position_stage(scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, hs, awake)
+            si.advance_separation(pairs, slots, v_pseudo, w_pseudo, hs)
+        si.advance_separation(pairs, slots, v, w, hs)
+        position_stage(scheme, body, state, hs)
         moved = False
         if not soft:
-            moved = apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo,
-                                  w_pseudo, hs)
+            moved = apply_pseudo(body, state, hs)
         joints_project(joints, body_stage, isettings)
         # The bodies have moved: the rows follow them (the relax pass, the next sub-step and the restitution
         # pass use them), with I⁻¹ at the new orientations (the next velocity stage computes the same again).
@@ -383,23 +362,19 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
         # stale I⁻¹: two boxes colliding in zero gravity changed L by 0.65 % with 4 sub-steps (1e-14 with 1).
         inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
         relax = soft and isettings[I_RELAX_ITERATIONS] > 0
-        refresh_rows(pair_body, pair_contacts, pair_awake, rounding, normal, depth, tangent, anchor_a, anchor_b, x,
-                     q, inv_mass, inv_inertia_world, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k,
-                     pseudo_impulse, w, moved, sub == substeps - 1 and not relax, pair_restitution, approach,
-                     normal_accel, settings[S_RESTITUTION_THRESHOLD], hs)
+        refresh_rows(pairs, slots, inv_mass, state, moved, sub == substeps - 1 and not relax,
+                     settings[S_RESTITUTION_THRESHOLD], hs)
         if relax:
             # the rigid relax pass, by the same solver (a tolerance of −1: every iteration runs)
             velocity_solve(solver, rows, relax_bias, friction_model, directions, isettings[I_RELAX_ITERATIONS],
                            -1.0, v, w)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
-            si.restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a,
-                                 ang_b, inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v,
-                                 w, settings[S_RESTITUTION_THRESHOLD], hs)
+            si.restitution_sweep(pairs, slots, inv_mass, v, w, settings[S_RESTITUTION_THRESHOLD], hs)
 
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             for c in range(3):
                 friction_impulse[s, c] = (tangent_impulse[s, 0] * tangent[s, 0, c]
                                           + tangent_impulse[s, 1] * tangent[s, 1, c])
@@ -410,9 +385,10 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
 
 
 @njit(cache=True, refcount=False)
-def apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w, v_pseudo, w_pseudo, h):
-    """Move every body by its split-impulse pseudo-velocities: x ← x + h v_p, q ← exp(½ h ω_p) q, keeping
-    its world spin I ω: ω ← I(q')⁻¹ I(q) ω. Returns whether any body moved.
+def apply_pseudo(body, state, h):
+    """Move every body by its split-impulse pseudo-velocities over h [s]: x ← x + h v_p, q ← exp(½ h ω_p) q,
+    keeping its world spin I ω: ω ← I(q')⁻¹ I(q) ω. Returns whether any body moved. ``body`` (BodyModel),
+    ``state`` (BodyState, with the pseudo-velocities v_pseudo, w_pseudo).
 
     The pseudo move is a correction of the pose, not a physical impulse, so it must not change the angular
     momentum: turning the body's inertia under a fixed ω changed I(q) ω (two boxes started 3 cm into each
@@ -420,6 +396,9 @@ def apply_pseudo(principal_q, principal_moments, inv_principal_moments, x, q, w,
     does (the splitting's exact rotation keeps it too). The orbital part Σ x × M v moves by h P × (v_a − v_b)
     for a pseudo impulse P on a sliding contact; ``contact_rows.refresh_rows`` (withdraw) balances it.
     """
+    principal_q, principal_moments, inv_principal_moments = (body.principal_q, body.principal_moments,
+                                                             body.inv_principal_moments)
+    x, q, w, v_pseudo, w_pseudo = state.x, state.q, state.w, state.v_pseudo, state.w_pseudo
     moved = False
     for i in range(x.shape[0]):
         wx, wy, wz = w_pseudo[i, 0], w_pseudo[i, 1], w_pseudo[i, 2]

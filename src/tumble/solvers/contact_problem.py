@@ -144,10 +144,10 @@ def contact_problem(world: World, dt: float) -> ContactProblem:
     v, w = a["v"].copy(), a["w"].copy()
     inv_inertia = np.empty((n, 3, 3))
     # v* and I⁻¹ as the step's velocity stage makes them (its splitting kick), on copies of the loads.
-    integrate.velocity_stage(int(Integrator.SPLITTING), a["mass"], a["inv_mass"], a["principal_q"],
-                             a["principal_moments"], a["inv_principal_moments"], a["q"], v, w, a["force"].copy(),
-                             a["torque"].copy(), world.model.gravity, dt, inv_inertia, np.ones(n, dtype=np.bool_),
-                             False)
+    st = world.state.bodies()
+    copies = st._replace(v=v, w=w, force=st.force.copy(), torque=st.torque.copy(), inv_inertia_world=inv_inertia,
+                         awake=np.ones(n, dtype=np.bool_))
+    integrate.velocity_stage(int(Integrator.SPLITTING), world.model.bodies(), copies, world.model.gravity, dt, False)
     fixed = a["inv_mass"] == 0.0
     inv_inertia[fixed] = 0.0
     blocks = np.zeros((n, 6, 6))

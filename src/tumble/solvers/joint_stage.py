@@ -32,8 +32,8 @@ def joints_begin(joints):
 def joints_and_contacts_solve(joints, solver, rows, bias, friction_model, directions, body, h, isettings,
                               integrate_positions):
     """The velocity solve of one sub-step with the joints (module docstring); returns (iterations, residual
-    [m/s], status) as ``velocity_solve``. ``body`` = (x, q, v, w, inv_mass, inv_inertia_world, awake, scheme,
-    principal_q, principal_moments, inv_principal_moments). Kernels only."""
+    [m/s], status) as ``velocity_solve``. ``body`` = (BodyModel, BodyState, the Integrator code of the step's
+    stages). Kernels only."""
     raise NotImplementedError("resolved by Numba inside kernels")
 
 
@@ -59,7 +59,7 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
     if isinstance(joints, types.NoneType):
         def contacts_only(joints, solver, rows, bias, friction_model, directions, body, h, isettings,
                           integrate_positions):
-            v, w = body[2], body[3]
+            v, w = body[1].v, body[1].w
             return velocity_solve(solver, rows, bias, friction_model, directions, solver.iterations,
                                   solver.tolerance, v, w)
         return contacts_only
@@ -69,8 +69,11 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
         kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
         (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs, predict_x,
          predict_q, predict_w, predict_lin, predict_error, predict_coordinate) = scratch
-        (x, q, v, w, inv_mass, inv_inertia_world, awake, scheme, principal_q, principal_moments,
-         inv_principal_moments) = body
+        bodies, state, scheme = body
+        inv_mass, principal_q = bodies.inv_mass, bodies.principal_q
+        principal_moments, inv_principal_moments = bodies.principal_moments, bodies.inv_principal_moments
+        x, q, v, w = state.x, state.q, state.v, state.w
+        inv_inertia_world, awake = state.inv_inertia_world, state.awake
         direct = isettings[I_JOINT_SOLVER] == js.DIRECT
         js.joint_setup(kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, x, q, inv_mass,
                        inv_inertia_world, structure, h, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma,
@@ -116,7 +119,7 @@ def _joints_project(joints, body, isettings):
         kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
         (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs, predict_x, _,
          predict_w) = scratch[:15]
-        x, q, inv_mass, inv_inertia_world = body[0], body[1], body[4], body[5]
+        x, q, inv_mass, inv_inertia_world = body[1].x, body[1].q, body[0].inv_mass, body[1].inv_inertia_world
         js.joint_project(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
                          structure, isettings[I_JOINT_SOLVER] == js.DIRECT, lin, ang_a, ang_b, inv_a, inv_b, error,
                          coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION], predict_x,

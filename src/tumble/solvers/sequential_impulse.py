@@ -211,9 +211,13 @@ def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
 
 
 @njit(cache=True, refcount=False)
-def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_impulse, tangent_impulse, inv_ang_a,
-               inv_ang_b, inv_mass, v, w):
-    """Apply last step's recycled impulses before the first sweep (warm start)."""
+def warm_start(pairs, slots, inv_mass, v, w):
+    """Apply last step's recycled impulses before the first sweep (warm start). ``pairs``, ``slots``: the contact
+    buffer (model.fields.ContactPairs, ContactSlots); inv_mass (n,); v, w (n, 3) changed in place."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
+        slots.tangent_impulse
+    inv_ang_a, inv_ang_b = slots.inv_ang_a, slots.inv_ang_b
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
@@ -229,15 +233,21 @@ def warm_start(pair_body, pair_contacts, pair_awake, normal, tangent, normal_imp
 
 
 @njit(cache=True, refcount=False)
-def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
-          ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass, v, w, h, use_bias, bias_rate,
-          mass_scale, impulse_scale, max_push, touch_band, friction_model, directions, reverse):
+def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, reverse):
     """One Gauss–Seidel sweep: every pair's normal rows (a face manifold's passed over until they agree,
     ``MANIFOLD_PASSES``), then every contact's friction (whose bound then uses this sweep's normal impulses)
     by ``friction_model`` (FRICTION_*; ``directions``: the pyramid's k); backwards through the buffer when
     ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is favoured). Normals
     first holds stacks better than pair by pair (the S3 stack's top swayed 5.5 mm instead of 2.1 mm).
+    ``bias`` = (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m]) (velocity_solve).
     Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    pair_friction = pairs.pair_friction
+    normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
+        slots.tangent_impulse
+    ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
+    normal_mass, tangent_k, separation = slots.normal_mass, slots.tangent_k, slots.separation
+    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
     residual = 0.0
     inv_h = 1.0 / h
     m = pair_contacts.shape[0]
@@ -309,11 +319,14 @@ def sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, 
 
 
 @njit(cache=True, refcount=False)
-def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                 normal_mass, separation, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
+def pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
     """One sweep of the split-impulse position correction (Bullet's split impulse): pseudo-velocities that
-    remove the fraction ``baumgarte`` of each penetration beyond ``slop`` over the step. They move the
+    remove the fraction ``baumgarte`` of each penetration beyond ``slop`` [m] over the step h [s]. They move the
     bodies in the position stage and are then dropped, so they add no kinetic energy."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    normal, pseudo_impulse, normal_mass, separation = slots.normal, slots.pseudo_impulse, slots.normal_mass, \
+        slots.separation
+    ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
     inv_h = 1.0 / h
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
@@ -332,9 +345,11 @@ def pseudo_sweep(pair_body, pair_contacts, pair_awake, normal, pseudo_impulse, a
 
 
 @njit(cache=True, refcount=False)
-def advance_separation(pair_body, pair_contacts, pair_awake, normal, ang_a, ang_b, separation, v, w, h):
-    """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v (to first order
-    in the rotation), for the passes that run after it."""
+def advance_separation(pairs, slots, v, w, h):
+    """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v, w (n, 3) over h [s]
+    (to first order in the rotation), for the passes that run after it."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    normal, ang_a, ang_b, separation = slots.normal, slots.ang_a, slots.ang_b, slots.separation
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
@@ -366,11 +381,15 @@ def rebound_speed(e, v0, a, gap, h):
 
 
 @njit(cache=True, refcount=False)
-def restitution_sweep(pair_body, pair_contacts, pair_awake, pair_restitution, normal, normal_impulse, ang_a, ang_b,
-                      inv_ang_a, inv_ang_b, normal_mass, approach, normal_accel, depth, inv_mass, v, w, threshold, h):
+def restitution_sweep(pairs, slots, inv_mass, v, w, threshold, h):
     """Baraff II (8-10): a contact that was closing faster than ``threshold`` [m/s] and took a normal
     impulse leaves with the separation speed of ``rebound_speed``. Run after the position stage (as Box2D v3
     does), so a speculative contact first brings the bodies together and only then sends them apart."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    pair_restitution = pairs.pair_restitution
+    normal, normal_impulse, normal_mass, depth = slots.normal, slots.normal_impulse, slots.normal_mass, slots.depth
+    ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
+    approach, normal_accel = slots.approach, slots.normal_accel
     for k in range(pair_contacts.shape[0]):
         e = pair_restitution[k]
         if e == 0.0 or not pair_awake[k]:

@@ -75,15 +75,10 @@ FALLBACK_SWEEPS = 20
 
 @njit(cache=True, refcount=False)
 def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
-    (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
-     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
-    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
+    pairs, slots, inv_mass = rows
     residual = 0.0
     for it in range(iterations):
-        residual = si.sweep(pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse,
-                            tangent_impulse, ang_a, ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation,
-                            inv_mass, v, w, h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band,
-                            friction_model, directions, it % 2 == 1)
+        residual = si.sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, it % 2 == 1)
         if residual <= tolerance:
             return it + 1, residual, CONVERGED
     return iterations, residual, MAX_ITERATIONS
@@ -94,12 +89,17 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
     """The rows as (op, feasible set, x₀, q, largest diagonal of N + C, upper bound of its largest eigenvalue)
     (module docstring). The bound: for A = J M^(−1/2), whose rows have two body blocks, λ_max(AAᵀ) <=
     2 max_i Σ_{rows at i} |A_ri|² (Cauchy–Schwarz per row), plus the largest compliance."""
-    (pair_body, pair_contacts, pair_awake, pair_friction, normal, tangent, normal_impulse, tangent_impulse, ang_a,
-     ang_b, inv_ang_a, inv_ang_b, normal_mass, tangent_k, separation, inv_mass) = rows
+    pairs, slots, inv_mass = rows
+    pair_body, pair_contacts, pair_awake, pair_friction = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake, \
+        pairs.pair_friction
+    normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
+        slots.tangent_impulse
+    ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
+    normal_mass, tangent_k, separation = slots.normal_mass, slots.tangent_k, slots.separation
     h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
-    slots = normal.shape[0]
-    size = width * slots
-    compliance = np.zeros(slots)
+    slot_count = normal.shape[0]
+    size = width * slot_count
+    compliance = np.zeros(slot_count)
     gap_term = np.zeros(size)
     scale = np.zeros(size)
     x0 = np.zeros(size)
@@ -142,7 +142,7 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
     q = np.empty(size)
     gather(op, v, w, q)
     nx0 = product(op, x0)
-    for s in range(slots):
+    for s in range(slot_count):
         r = width * s
         nx0[r] -= compliance[s] * x0[r]
     for i in range(size):
@@ -154,7 +154,7 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
 @njit(cache=True)
 def _finish(op, x0, x, rows, v, w):
     """Apply the change of impulses x − x₀ to the velocities (Baraff II (8-12)) and store x in the buffer."""
-    normal_impulse, tangent_impulse = rows[6], rows[7]
+    normal_impulse, tangent_impulse = rows[1].normal_impulse, rows[1].tangent_impulse
     width = op.width
     change = x - x0
     scatter(op, change, v, w)
@@ -168,9 +168,12 @@ def _finish(op, x0, x, rows, v, w):
 
 
 @njit(cache=True)
-def _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done, code):
+def _conclude(solver, rows, bias, friction, tolerance, v, w, problem, x, done, code):
     """Apply an iterative solve's x (kernel code CONVERGED, MAX_ITERATIONS, or a failure), or fall back on
-    Gauss–Seidel sweeps when it failed or left a non-finite residual."""
+    Gauss–Seidel sweeps when it failed or left a non-finite residual. ``friction`` = (friction_model,
+    directions); ``problem`` = (op, feasible, x0, q) from ``_setup``."""
+    friction_model, directions = friction
+    op, feasible, x0, q = problem
     residual = natural_residual(feasible, x, product(op, x) + q)
     if code >= INFEASIBLE or not np.isfinite(residual):
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
@@ -188,8 +191,8 @@ def _apgd_solve(solver, rows, bias, friction_model, directions, iterations, tole
     x = x0.copy()
     # L starts at the largest diagonal entry (<= λ_max) and the backtracking doubles it as needed
     done, code, _ = _apgd_kernel(op, q, feasible, x, iterations, tolerance, diag_max, upper)
-    return _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done,
-                     code)
+    return _conclude(solver, rows, bias, (friction_model, directions), tolerance, v, w, (op, feasible, x0, q), x,
+                     done, code)
 
 
 @njit(cache=True)
@@ -199,8 +202,8 @@ def _cg_solve(solver, rows, bias, friction_model, directions, iterations, tolera
         return 0, 0.0, CONVERGED
     x = x0.copy()
     done, code = _mprgp_kernel(op, q, feasible, x, iterations, tolerance, 1.9 / upper, upper)
-    return _conclude(solver, rows, bias, friction_model, directions, tolerance, v, w, op, feasible, x0, q, x, done,
-                     code)
+    return _conclude(solver, rows, bias, (friction_model, directions), tolerance, v, w, (op, feasible, x0, q), x,
+                     done, code)
 
 
 @njit(cache=True)
@@ -218,7 +221,8 @@ def lemke_size(pair_contacts, pair_awake, friction_model, directions):
 def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     """The LCP of contact_problem.py (frictionless: (N_nn, b_n); pyramid: ``ContactProblem.pyramid_lcp``'s
     layout) assembled densely from the operator's columns, solved by Lemke's method."""
-    pair_contacts, pair_awake, pair_friction = rows[1], rows[2], rows[3]
+    pairs = rows[0]
+    pair_contacts, pair_awake, pair_friction = pairs.pair_contacts, pairs.pair_awake, pairs.pair_friction
     pyramid = friction_model == si.FRICTION_PYRAMID
     width = 3 if pyramid else 1
     kdir = directions if pyramid else 0
@@ -324,8 +328,9 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
 def velocity_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     """Solve the sub-step's rows by ``solver`` (PGS, APGD, CG or Lemke settings), changing the impulses in the
     buffer and the velocities v, w (n, 3) in place; v, w hold the warm start on entry. ``rows``: the buffer
-    and body arrays of ``_pgs_solve``; ``bias``: (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s],
-    touch band [m]). Returns (iterations, residual [m/s], STATUS_*). Callable from kernels only."""
+    (ContactPairs, ContactSlots) and the bodies' inverse masses, as (pairs, slots, inv_mass); ``bias``: (h [s],
+    use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m]). Returns (iterations, residual [m/s],
+    a result.py status code). Callable from kernels only."""
     raise NotImplementedError("velocity_solve is resolved by Numba inside kernels")
 
 
