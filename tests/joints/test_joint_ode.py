@@ -14,9 +14,20 @@ import pytest
 from scipy.special import ellipk
 
 import tumble as tb
-from tumble.constraints.joint_rows import BALL, EQUALITY_ROWS, FIXED, HAS_LIMIT, HINGE, MOTOR_ROW, SLIDER, joint_rows
+from tumble.constraints.joint_rows import (
+    BALL,
+    EQUALITY_ROWS,
+    FIXED,
+    HAS_LIMIT,
+    HINGE,
+    MOTOR_ROW,
+    SLIDER,
+    joint_rate_products,
+    joint_rows,
+    rpy_rate_products,
+)
+from tumble.model.fields import JointData
 from tumble.rotations import axis_angle_to_quat, quat_mul, quat_rotate
-from tumble.solvers.joint_accel import joint_rate_products, rpy_rate_products
 
 G = 9.81
 
@@ -47,14 +58,23 @@ def _advance(x, q, v, w, eps):
     return x + eps * v, q2
 
 
+def _joints(kind, body, frame_a, frame_b, limit, flags):
+    """The joints as the rows kernel takes them (model.fields.JointData; no softness, motors or impulses)."""
+    m = len(kind)
+    return JointData(np.asarray(kind, dtype=np.int64), np.asarray(body, dtype=np.int64),
+                     np.asarray(frame_a, dtype=float), np.asarray(frame_b, dtype=float), np.asarray(limit, dtype=float),
+                     np.asarray(flags, dtype=np.int64), np.zeros((m, 2)), np.zeros((m, 2)), np.zeros((m, 8)),
+                     np.zeros((m, 6)))
+
+
 def _g_times_u(kind, body, frame_a, frame_b, x, q, v, w):
     """G(x, q) u for every equality row and the coordinate's row (slot 7) (m, 8), from the rows kernel
     (constraints/joint_rows.py)."""
     m = len(kind)
     lin, ang_a, ang_b = np.zeros((m, 8, 3)), np.zeros((m, 8, 3)), np.zeros((m, 8, 3))
     error, coordinate = np.zeros((m, 8)), np.zeros(m)
-    joint_rows(kind, body, frame_a, frame_b, np.zeros((m, 6)), np.zeros(m, dtype=np.int64), x, q, lin, ang_a,
-               ang_b, error, coordinate)
+    joint_rows(_joints(kind, body, frame_a, frame_b, np.zeros((m, 6)), np.zeros(m, dtype=np.int64)), x, q,
+               (lin, ang_a, ang_b, error, coordinate))
     out = np.zeros((m, 8))
     for j in range(m):
         a, b = body[j]
@@ -78,7 +98,8 @@ def test_rate_products_match_central_differences_of_the_rows(kind):
     kinds = np.full(m, kind, dtype=np.int64)
     rate = np.zeros((m, 8))
     for j in range(m):
-        joint_rate_products(j, kinds, body, frame_a, frame_b, x, q, v, w, rate)
+        joint_rate_products(j, _joints(kinds, body, frame_a, frame_b, np.zeros((m, 6)), np.zeros(m, dtype=np.int64)),
+                            x, q, v, w, rate)
     eps = 1e-5
     plus = _g_times_u(kinds, body, frame_a, frame_b, *_advance(x, q, v, w, eps), v, w)
     minus = _g_times_u(kinds, body, frame_a, frame_b, *_advance(x, q, v, w, -eps), v, w)
@@ -213,7 +234,7 @@ def test_roll_pitch_yaw_limit_rate_products_match_central_differences(seed):
     def g_times_u(xx, qq):
         lin, ang_a, ang_b = np.zeros((m, 8, 3)), np.zeros((m, 8, 3)), np.zeros((m, 8, 3))
         error, coordinate = np.zeros((m, 8)), np.zeros(m)
-        joint_rows(kinds, body, frame_a, frame_b, limit, flags, xx, qq, lin, ang_a, ang_b, error, coordinate)
+        joint_rows(_joints(kinds, body, frame_a, frame_b, limit, flags), xx, qq, (lin, ang_a, ang_b, error, coordinate))
         out = np.zeros((m, 3))
         for j in range(m):
             a, b = body[j]
@@ -225,7 +246,7 @@ def test_roll_pitch_yaw_limit_rate_products_match_central_differences(seed):
     assert np.all(error[:, 3:6] < 1e29)     # every row on (none within gimbal lock here)
     rate = np.zeros((m, 8))
     for j in range(m):
-        rpy_rate_products(j, body, frame_a, frame_b, limit, x, q, v, w, rate)
+        rpy_rate_products(j, _joints(kinds, body, frame_a, frame_b, limit, flags), x, q, v, w, rate)
     eps = 1e-5
     plus, _ = g_times_u(*_advance(x, q, v, w, eps))
     minus, _ = g_times_u(*_advance(x, q, v, w, -eps))

@@ -258,7 +258,7 @@ def test_a_motor_waits_out_of_the_block_while_its_limit_holds_the_hinge(solver):
     for _ in range(240):
         world.step(1 / 240)
     data, scratch, _ = world.model.joints.kernel_args(np.ones(1))
-    impulse, active = data[8], scratch[9]
+    impulse, active = data.impulse, scratch.active
     assert active[0, LIMIT_ROW] == 1 and active[0, MOTOR_ROW] == 0
     assert impulse[0, MOTOR_ROW] == pytest.approx(3.0 * h, rel=1e-12)
     assert impulse[0, LIMIT_ROW] == pytest.approx(3.0 * h, rel=1e-9)
@@ -557,7 +557,7 @@ def test_projection_newton_step_is_the_dense_mass_weighted_step():
     # share as its own finite rotation turned rod 1's 0.005 rad into 0.61 rad.
     from tumble.constraints.joint_rows import EQUALITY_ROWS, LIMIT_ROW, joint_rows
     from tumble.rotations import quat_mul
-    from tumble.solvers.joint_solve import joint_project
+    from tumble.solvers.joint_solve import joint_project, time_step_block
     world, rods, joints = _off_axis_tree(0.01)
     live = world._live()
     data, scratch, structure = world.model.joints.kernel_args(live["inv_mass"])
@@ -568,8 +568,7 @@ def test_projection_newton_step_is_the_dense_mass_weighted_step():
     m, n = len(joints), len(rods)
     lin, ang_a, ang_b = np.zeros((m, 8, 3)), np.zeros((m, 8, 3)), np.zeros((m, 8, 3))
     error, coordinate = np.zeros((m, 8)), np.zeros(m)
-    joint_rows(kind, body, frame_a, frame_b, limit, flags, live["x"], live["q"], lin, ang_a, ang_b, error,
-               coordinate)
+    joint_rows(data, live["x"], live["q"], (lin, ang_a, ang_b, error, coordinate))
     rows, violation = [], []
     for j in range(m):
         slots = list(range(EQUALITY_ROWS[kind[j]])) + ([LIMIT_ROW] if j == 0 else [])
@@ -589,10 +588,8 @@ def test_projection_newton_step_is_the_dense_mass_weighted_step():
         inv_m[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = inv_inertia[i]
     step = inv_m @ jac.T @ np.linalg.solve(jac @ inv_m @ jac.T, -np.array(violation))
     x, q = live["x"].copy(), live["q"].copy()
-    lin_s, ang_a_s, ang_b_s, inv_a, inv_b, err_s, coord_s, sigma, _, active, factor, rhs = scratch[:12]
-    joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, live["inv_mass"], inv_inertia, structure,
-                  True, lin_s, ang_a_s, ang_b_s, inv_a, inv_b, err_s, coord_s, sigma, active, factor, rhs, 1,
-                  np.zeros((n, 3)), np.zeros((n, 3)))
+    joint_project(data, scratch, time_step_block(data, scratch), structure, live["inv_mass"], x, q, inv_inertia, True,
+                  1, (np.zeros((n, 3)), np.zeros((n, 3))))
     scale = np.abs(step).max()
     for i in range(n):
         turn = quat_mul(q[i], live["q"][i] * np.array([1, -1, -1, -1]))

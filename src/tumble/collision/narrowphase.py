@@ -414,7 +414,7 @@ def narrowphase_range(k0, k1, pairs, pair_awake, geom, poly, x, q, margin, sweep
                        pair_contacts_out, out, stats_out)
 
 
-@njit(cache=True, forceinline=True, refcount=False)
+@njit(cache=True, inline="always")   # it returns views: a function without reference counting must not
 def _thread_scratch(scratch, epa, t):
     """Thread t's scratch tuple (as ``narrowphase_range`` takes it) from the per-thread stacks."""
     return (scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],

@@ -25,9 +25,8 @@ import numpy as np
 import scipy.linalg
 
 from ..model import body_arrays
-from ..solvers.joint_accel import joint_rates
 from ..solvers.joint_solve import REGULARIZATION
-from .joint_rows import BROKEN, EQUALITY_ROWS, joint_rows
+from .joint_rows import BROKEN, EQUALITY_ROWS, joint_rates, joint_rows
 from .resting import apply_inverse_mass
 
 if TYPE_CHECKING:
@@ -42,12 +41,13 @@ class DenseJoints:
     def __init__(self, model: Model, state: State, inv_inertia: np.ndarray) -> None:
         a = body_arrays(model, state)
         data, scratch, _, extra = model.joints.ode_args(a["inv_mass"])
-        self._impulse = extra[13]
-        kind, body, frame_a, frame_b, limit, flags = data[:6]
-        lin, ang_a, ang_b, error, coordinate = scratch[0], scratch[1], scratch[2], scratch[5], scratch[6]
-        rate = extra[2]
-        joint_rows(kind, body, frame_a, frame_b, limit, flags, a["x"], a["q"], lin, ang_a, ang_b, error, coordinate)
-        joint_rates(kind, body, frame_a, frame_b, a["x"], a["q"], a["v"], a["w"], rate)
+        self._impulse = extra.impulse
+        kind, body, flags = data.kind, data.body, data.flags
+        lin, ang_a, ang_b, error, coordinate = scratch.lin, scratch.ang_a, scratch.ang_b, scratch.error, \
+            scratch.coordinate
+        rate = extra.rate
+        joint_rows(data, a["x"], a["q"], (lin, ang_a, ang_b, error, coordinate))
+        joint_rates(data, a["x"], a["q"], a["v"], a["w"], rate)
         n = a["x"].shape[0]
         # the rows (joint, slot) of the unbroken joints, in joint order
         count = EQUALITY_ROWS[kind]

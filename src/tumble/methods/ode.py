@@ -41,7 +41,7 @@ from ..integration.integrate import inertia_stage, velocity_stage
 from ..model.model import Model
 from ..model.state import State
 from ..solvers import joint_accel as ja
-from ..solvers.joint_solve import joint_accumulate, joint_project
+from ..solvers.joint_solve import joint_accumulate, joint_project, time_step_block
 from .timestepping import TimeStepping, apply_pseudo, finish, run_contact_step, wake_all
 
 ODE_METHODS = {Integrator.EULER: "euler", Integrator.RK4: "rk4", Integrator.ADAPTIVE: "adaptive"}
@@ -156,18 +156,18 @@ def joint_ode_step(model: Model, state: State, contacts: ContactBuffers, dt: flo
     ODE's step and before the joints' projection (the contacts' position correction, which would otherwise
     pull the joints apart after they were projected)."""
     body, st = model.bodies(), state.bodies()
-    data, solve, extra = _kernel_arrays(model)
-    rate, x, q, v, w, acc, ang_acc, force, torque, awake, impulse = (extra[2], *extra[3:7], *extra[8:14])
-    bias, limit_gap, motor_hold, lam = extra[14:18]
+    data, scratch, structure, extra = model.joints.ode_args(body.inv_mass)
+    x, q, v, w, force, torque, impulse, lam = extra.x, extra.q, extra.v, extra.w, extra.force, extra.torque, \
+        extra.impulse, extra.lam
     n = st.x.shape[0]
 
     def constraint_loads(y: np.ndarray) -> None:
         """force, torque ← the joints' constraint loads at the state y (13 n,), under the step's loads."""
         _state.array_to_bodies(body.inv_mass, body.inv_inertia_body, y, x, q, v, w)
         iinv = _world_inertia(body, q, extra)
-        ja.free_accelerations(body.inv_mass, iinv, w, st.force, st.torque, model.gravity, y, acc, ang_acc)
-        ja.joint_constraint_forces(*data[:8], x, q, v, w, body.inv_mass, iinv, acc, ang_acc, *solve, rate, bias,
-                                   limit_gap, motor_hold, lam, awake, force, torque)
+        ja.free_accelerations(body.inv_mass, iinv, w, st.force, st.torque, model.gravity, y, extra.acc,
+                              extra.ang_acc)
+        ja.joint_constraint_forces(data, scratch, structure, extra, x, q, v, w, body.inv_mass, iinv)
 
     def dydt(t: float, y: np.ndarray) -> np.ndarray:
         ydot = np.empty_like(y)
@@ -180,8 +180,8 @@ def joint_ode_step(model: Model, state: State, contacts: ContactBuffers, dt: flo
         return ydot
 
     # the kick: what the joints ask of the velocities now, their limits and motors included
-    ja.joint_velocity_kick(*data[:8], st.x, st.q, st.v, st.w, body.inv_mass, _world_inertia(body, st.q, extra),
-                           *solve, bias, impulse, awake, dt, limit_gap, motor_hold)
+    ja.joint_velocity_kick(data, scratch, structure, extra, st.x, st.q, st.v, st.w, body.inv_mass,
+                           _world_inertia(body, st.q, extra), dt)
     y1 = ode.ode(state_to_array(model, state), state.time, state.time + dt, dydt, method=method)
     array_to_state(model, state, y1)
     wake_all(model, state, contacts)
@@ -196,28 +196,19 @@ def joint_ode_step(model: Model, state: State, contacts: ContactBuffers, dt: flo
     st.torque[...] = 0.0
 
 
-def _kernel_arrays(model: Model) -> tuple[tuple, tuple, tuple]:
-    """(``JointSet``'s data, the solve's arrays from the structure to the right-hand side as the kernels of
-    joint_accel.py take them, ``JointSet.ode_args``' ode scratch)."""
-    data, scratch, structure, extra = model.joints.ode_args(model.body.live("inv_mass"))
-    lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, _, active = scratch[:10]
-    return data, (structure, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, active, extra[0],
-                  extra[1]), extra
-
-
-def _world_inertia(body: Any, q: np.ndarray, extra: tuple) -> np.ndarray:
+def _world_inertia(body: Any, q: np.ndarray, extra: Any) -> np.ndarray:
     """The bodies' world inverse inertia (n, 3, 3) at the orientations q, in the ode scratch ``extra``."""
-    inertia_stage(body.principal_q, body.inv_principal_moments, q, extra[7], extra[12])
-    return extra[7]
+    inertia_stage(body.principal_q, body.inv_principal_moments, q, extra.inv_inertia_world, extra.awake)
+    return extra.inv_inertia_world
 
 
 def project_joint_velocities(model: Model, state: State) -> None:
     """The bodies' velocities projected onto the joints' G u = 0 (the M-orthogonal projection, notes 0.5):
     what a contact kick or a velocity the user set asks of the joints, taken out."""
     body, st = model.bodies(), state.bodies()
-    data, solve, extra = _kernel_arrays(model)
-    ja.joint_velocity_projection(*data[:7], st.x, st.q, st.v, st.w, body.inv_mass,
-                                 _world_inertia(body, st.q, extra), *solve, extra[13], extra[14])
+    data, scratch, structure, extra = model.joints.ode_args(body.inv_mass)
+    ja.joint_velocity_projection(data, scratch, structure, extra, st.x, st.q, st.v, st.w, body.inv_mass,
+                                 _world_inertia(body, st.q, extra))
 
 
 def project_joints(model: Model, state: State) -> None:
@@ -225,9 +216,11 @@ def project_joints(model: Model, state: State) -> None:
     (``joint_project``, ``World(joint_projection=...)`` Newton steps), then their velocities onto G u = 0
     (the M-orthogonal projection, which never adds kinetic energy)."""
     body, st = model.bodies(), state.bodies()
-    data, (structure, *scratch), extra = _kernel_arrays(model)
-    joint_project(*data[:7], st.x, st.q, body.inv_mass, _world_inertia(body, st.q, extra), structure, True,
-                  *scratch, model.settings.joint_projection, extra[8], extra[9])
+    data, scratch, structure, extra = model.joints.ode_args(body.inv_mass)
+    # the direct solve's own factor and right-hand side, as the ODE's derivative uses them
+    scratch = scratch._replace(factor=extra.factor, rhs=extra.rhs)
+    joint_project(data, scratch, time_step_block(data, scratch), structure, body.inv_mass, st.x, st.q,
+                  _world_inertia(body, st.q, extra), True, model.settings.joint_projection, (extra.acc, extra.ang_acc))
     project_joint_velocities(model, state)
 
 
@@ -235,7 +228,6 @@ def record_joint_impulses(model: Model, state: State, impulse: np.ndarray, dt: f
     """The joints' readings of a step of ``dt`` [s] from their row impulses ``impulse`` (m, 8) [N·s] (a force
     held over the step: λ dt) along the rows last built, then the breaking test (``JointSet.finish_step``)."""
     data, scratch, _ = model.joints.kernel_args(model.body.live("inv_mass"))
-    wrench = data[9]
-    wrench[:] = 0.0
-    joint_accumulate(data[1], scratch[0], scratch[1], impulse, data[2], state.bodies().q, wrench)
+    data.wrench[:] = 0.0
+    joint_accumulate(data.body, scratch.lin, scratch.ang_a, impulse, data.frame_a, state.bodies().q, data.wrench)
     model.joints.finish_step(dt)

@@ -13,7 +13,9 @@ Groups, by lifetime (DESIGN.md "Containers by lifetime"):
 - State (what a step advances): ``BODY_STATE_FIELDS`` → ``BodyState``;
 - Contacts (this step's, and the last step's for the warm start): ``PAIR_FIELDS`` → ``ContactPairs``,
   ``SLOT_FIELDS`` → ``ContactSlots`` (``MAX_CONTACTS`` slots per pair: slot ``slot(k, j)`` is contact j of
-  pair k).
+  pair k);
+- the joints: ``JOINT_FIELDS`` → ``JointData`` (definitions, and the impulses they carry between steps), with
+  the solvers' scratch ``JointScratch``, ``JointBlock``, ``JointStructure`` and ``JointOde``.
 """
 
 from __future__ import annotations
@@ -207,3 +209,57 @@ SLOT_FIELDS: tuple[Field, ...] = (
 
 ContactPairs = container("ContactPairs", PAIR_FIELDS, "One step's candidate pairs (Contacts), m rows.")
 ContactSlots = container("ContactSlots", SLOT_FIELDS, "One step's contact slots (Contacts), MAX_CONTACTS m rows.")
+
+
+# ---------------------------------------------------------------------------------------------------- joints
+JOINT_FIELDS: tuple[Field, ...] = (
+    Field("kind", np.int64, (), "-", "-", "add_joint", "BALL, HINGE, SLIDER or FIXED (constraints/joint_rows.py)"),
+    Field("body", np.int64, (2,), "-", "-", "add_joint", "the two bodies (a, b), −1 for the world"),
+    Field("frame_a", FLOAT, (7,), "m, -", "body a", "add_joint",
+          "the joint's anchor (3) and frame orientation (4) in a's axes"),
+    Field("frame_b", FLOAT, (7,), "m, -", "body b", "add_joint", "the same in b's axes (the world's for −1)"),
+    Field("limit", FLOAT, (6,), "rad or m", "-", "the API",
+          "(lo, hi) of the hinge angle or slider position, or three (lo, hi) of a ball joint's roll, pitch, yaw"),
+    Field("flags", np.int64, (), "-", "-", "the API / breaking", "HAS_LIMIT | HAS_MOTOR | BROKEN bits"),
+    Field("soft", FLOAT, (2,), "m/N, N s/m", "-", "the API", "compliance and damping; (0, 0) for a rigid joint"),
+    Field("motor", FLOAT, (2,), "m/s or rad/s, N or N m", "-", "the API", "target speed and largest force"),
+    Field("impulse", FLOAT, (8,), "N s", "rows", "solve", "each row slot's impulse, the next step's warm start",
+          state=True),
+    Field("wrench", FLOAT, (6,), "N s, N m s", "world", "solve",
+          "the last step's impulse on body a: force part, then torque about the anchor", state=True),
+)
+
+JointData = container("JointData", JOINT_FIELDS, "The joints (Model; impulse and wrench change every step), m rows.")
+
+JointScratch = namedtuple("JointScratch", [
+    "lin", "ang_a", "ang_b", "inv_ang_a", "inv_ang_b", "error", "coordinate", "sigma", "bias", "active", "factor",
+    "rhs", "predict_x", "predict_q", "predict_w", "predict_lin", "predict_error", "predict_coordinate"])
+JointScratch.__module__ = __name__
+JointScratch.__doc__ = """The joint solve's scratch (model/joint_set.py allocates it once): the rows at the sub-step's
+pose, lin, ang_a, ang_b and their I⁻¹ arms inv_ang_a, inv_ang_b (m, 8, 3) (constraints/joint_rows.py), error (m, 8) C
+[m or rad], coordinate (m,), sigma (m,) the soft rows' Σ, bias (m, 8) [m/s], active (m, 8) the rows in the
+block; factor (packed envelope of K) and rhs (rows,); SHAKE's predicted pose predict_x (n, 3), predict_q (n, 4),
+predict_w (n, 3) and rows predict_lin (m, 8, 3), predict_error (m, 8), predict_coordinate (m,)."""
+
+JointBlock = namedtuple("JointBlock", ["sigma", "bias", "error", "motor", "impulse", "lin", "ang_a", "ang_b",
+                                       "inv_ang_a", "inv_ang_b", "active", "factor", "rhs"])
+JointBlock.__module__ = __name__
+JointBlock.__doc__ = """What one iteration of the joints' block reads and writes (solvers/joint_solve.py): the rows'
+Σ (m,) and bias (m, 8), the limit rows' C (error (m, 8)), the motors (m, 2), the accumulated impulses (m, 8), the
+rows (m, 8, 3) and I⁻¹ arms, the rows in the block (m, 8), the factor and the right-hand side. The time-stepping
+solve takes them from the joints and their scratch; the ODE integrators' acceleration-level solve gives
+accelerations for velocities and forces for impulses (solvers/joint_accel.py)."""
+
+JointStructure = namedtuple("JointStructure", ["order", "row0", "start", "ptr", "adj_ptr", "adj_joint", "adj_side",
+                                               "count", "slots"])
+JointStructure.__module__ = __name__
+JointStructure.__doc__ = """The sparsity structure of the joints' K (solvers/joint_solve.joint_structure)."""
+
+JointOde = namedtuple("JointOde", ["factor", "rhs", "rate", "x", "q", "v", "w", "inv_inertia_world", "acc", "ang_acc",
+                                   "force", "torque", "awake", "impulse", "bias", "limit_gap", "motor_hold", "lam"])
+JointOde.__module__ = __name__
+JointOde.__doc__ = """The ODE integrators' joint scratch (solvers/joint_accel.py): the direct factor and rhs, J̇ u
+(rate (m, 8)), a state x, q, v, w the derivative is evaluated at and its inverse inertias, the free accelerations
+acc, ang_acc (n, 3), the constraint loads force, torque (n, 3), awake (n,) all True, the kick's impulse and the
+solve's bias (m, 8), the limits held at their bounds (limit_gap (m, 8)) and motors at their speed (motor_hold
+(m, 2)) for the step, and the multipliers lam (m, 8)."""

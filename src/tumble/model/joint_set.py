@@ -1,8 +1,9 @@
 """The world's joints as flat arrays for the step's kernels, rebuilt when joints or bodies change.
 
-``JointSet.kernel_args()`` gives (data, scratch, structure): data are the joints' definitions and the state
-carried between steps (impulses for the warm start, the last step's impulse per joint); scratch holds each
-sub-step's rows and the factor of K (solvers/joint_solve.py). Nothing here is allocated per step.
+``JointSet.kernel_args()`` gives (data, scratch, structure), the containers of model/fields.py: data
+(``JointData``) are the joints' definitions and the state carried between steps (impulses for the warm start,
+the last step's impulse per joint); scratch (``JointScratch``) holds each sub-step's rows and the factor of K;
+structure (``JointStructure``) the sparsity of K (solvers/joint_solve.py). Nothing here is allocated per step.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..constraints.joint_rows import (
     joint_rows,
 )
 from ..solvers.joint_solve import joint_structure
+from .fields import JointData, JointOde, JointScratch, JointStructure
 
 if TYPE_CHECKING:
     from ..joints import Joint
@@ -89,12 +91,12 @@ class JointSet:
         return self._excluded
 
     # ------------------------------------------------------------------ arrays
-    def kernel_args(self, inv_mass: np.ndarray) -> tuple[tuple, tuple, tuple]:
+    def kernel_args(self, inv_mass: np.ndarray) -> tuple[JointData, JointScratch, JointStructure]:
         if self._arrays is None:
             self._build(inv_mass)
         a = self._arrays
-        data = (a["kind"], a["body"], a["frame_a"], a["frame_b"], a["limit"], a["flags"], a["soft"], a["motor"],
-                self._impulse, self._wrench)
+        data = JointData(a["kind"], a["body"], a["frame_a"], a["frame_b"], a["limit"], a["flags"], a["soft"],
+                         a["motor"], self._impulse, self._wrench)
         return data, self._scratch, self._structure
 
     def _build(self, inv_mass: np.ndarray) -> None:
@@ -118,34 +120,32 @@ class JointSet:
         self._force_sq, self._limit_sq = np.zeros(m), np.zeros(m)
         self._snapped = np.zeros(m, dtype=bool)
         self._structure = joint_structure(kind, body, flags, inv_mass, self.direct)
-        rows = int(self._structure[7].sum())
-        start, ptr = self._structure[2], self._structure[3]
-        self._scratch = (np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
-                         np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)),
-                         np.zeros(m), np.zeros(m), np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS), dtype=np.int64),
-                         np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows),
-                         np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)),
-                         np.zeros((m, ROW_SLOTS)),
-                         np.zeros(m))
+        rows = int(self._structure.count.sum())
+        start, ptr = self._structure.start, self._structure.ptr
+        self._scratch = JointScratch(
+            np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
+            np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)), np.zeros(m),
+            np.zeros(m), np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS), dtype=np.int64),
+            np.zeros(int(ptr[-1]) if len(start) else 0), np.zeros(rows),
+            np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)),
+            np.zeros(m))
 
-    def ode_args(self, inv_mass: np.ndarray) -> tuple[tuple, tuple, tuple, tuple]:
+    def ode_args(self, inv_mass: np.ndarray) -> tuple[JointData, JointScratch, JointStructure, JointOde]:
         """(data, scratch, structure, ode_scratch) for the ODE integrators' constraint forces
         (solvers/joint_accel.py): ``kernel_args`` with the structure of the direct (envelope) solve whatever
-        ``joint_solver`` says, and its own factor and right-hand side; ode_scratch = (factor, rhs, rate (m, 8),
-        x, q, v, w, inv_inertia_world, acc, ang_acc, force, torque, awake (n,) all True, impulse (m, 8), bias
-        (m, 8), limit_gap (m, 8), motor_hold (m, 2), lam (m, 8))."""
+        ``joint_solver`` says, and the ODE scratch (``JointOde``: its own factor and right-hand side, ...)."""
         data, scratch, structure = self.kernel_args(inv_mass)
         if self._ode is None:
             a = self._arrays
             m, n = len(self.joints), inv_mass.shape[0]
             direct = structure if self.direct else joint_structure(a["kind"], a["body"], a["flags"], inv_mass, True)
-            rows = int(direct[7].sum())
-            self._ode = (direct, (np.zeros(int(direct[3][-1]) if rows else 0), np.zeros(rows), np.zeros((m, ROW_SLOTS)),
-                                  np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 3)),
-                                  np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
-                                  np.zeros((n, 3)), np.ones(n, dtype=np.bool_), np.zeros((m, ROW_SLOTS)),
-                                  np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS)), np.zeros((m, 2)),
-                                  np.zeros((m, ROW_SLOTS))))
+            rows = int(direct.count.sum())
+            self._ode = (direct, JointOde(
+                np.zeros(int(direct.ptr[-1]) if rows else 0), np.zeros(rows), np.zeros((m, ROW_SLOTS)),
+                np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3, 3)),
+                np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.ones(n, dtype=np.bool_),
+                np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS)), np.zeros((m, ROW_SLOTS)), np.zeros((m, 2)),
+                np.zeros((m, ROW_SLOTS))))
         return data, scratch, self._ode[0], self._ode[1]
 
     def set_frames(self, j: int, frame_a: np.ndarray, frame_b: np.ndarray) -> None:
@@ -227,11 +227,10 @@ class JointSet:
 
     def _rows_now(self, inv_mass: np.ndarray, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(error (m, 8), coordinate (m,)) of the joints at the poses x (n, 3), q (n, 4)."""
-        data, scratch, _ = self.kernel_args(inv_mass)
+        data, _, _ = self.kernel_args(inv_mass)
         m = len(self.joints)
         lin, error, coordinate = np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS)), np.zeros(m)
-        joint_rows(data[0], data[1], data[2], data[3], data[4], data[5], x, q, lin, lin.copy(), lin.copy(), error,
-                   coordinate)
+        joint_rows(data, x, q, (lin, lin.copy(), lin.copy(), error, coordinate))
         return error, coordinate
 
     def coordinate(self, j: int, inv_mass: np.ndarray, x: np.ndarray, q: np.ndarray) -> float:

@@ -77,6 +77,15 @@ from ..constraints.joint_rows import (
 from ..integration.integrate import position_stage_one
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_t
+from ..model.fields import JointBlock, JointData, JointScratch, JointStructure
+
+
+def time_step_block(joints: JointData, scratch: JointScratch) -> JointBlock:
+    """The time-stepping solve's ``JointBlock``: the joints' motors and impulses with the scratch's rows. (Kernels
+    build it in place with the same arguments: a kernel without reference counting must not return arrays.)"""
+    return JointBlock(scratch.sigma, scratch.bias, scratch.error, joints.motor, joints.impulse, scratch.lin,
+                      scratch.ang_a, scratch.ang_b, scratch.inv_ang_a, scratch.inv_ang_b, scratch.active,
+                      scratch.factor, scratch.rhs)
 
 REGULARIZATION = 1e-10
 """Fraction of each diagonal entry of K added to it, so that redundant joints (closed loops) keep K SPD.
@@ -120,10 +129,10 @@ SOLVER_NAMES = {"direct": DIRECT, "pgs": PGS}
 
 
 def joint_structure(kind: np.ndarray, body: np.ndarray, flags: np.ndarray, inv_mass: np.ndarray,
-                    direct: bool) -> tuple:
-    """The sparsity structure of K for ``joint_solve_*``: (order (m,), row0 (m,), start (R,), ptr (R + 1,),
-    adj_ptr (m + 1,), adj_joint, adj_side (k, 2), count (m,), slots (m, 8)), recomputed when the joints, their
-    limits or motors (``flags`` (m,)), or the bodies change.
+                    direct: bool) -> JointStructure:
+    """The sparsity structure of K (``JointStructure``: order (m,), row0 (m,), start (R,), ptr (R + 1,), adj_ptr
+    (m + 1,), adj_joint, adj_side (k, 2), count (m,), slots (m, 8)), recomputed when the joints, their limits or
+    motors (``flags`` (m,)), or the bodies change.
 
     count[j], slots[j, :count[j]]: joint j's rows in the block, as row slots (constraints/joint_rows.py): its
     equality rows, then its limit rows if it has limits, then its motor row if it has a motor (``block_slots``).
@@ -181,8 +190,8 @@ def joint_structure(kind: np.ndarray, body: np.ndarray, flags: np.ndarray, inv_m
         start[row0[j]:row0[j] + rows[j]] = first
     ptr = np.zeros(total + 1, dtype=np.int64)
     ptr[1:] = np.cumsum(np.arange(total) - start + 1)
-    return (order, row0, start, ptr, adj_ptr, np.array(adj_joint, dtype=np.int64),
-            np.array(adj_side, dtype=np.int64).reshape(-1, 2), rows, slots)
+    return JointStructure(order, row0, start, ptr, adj_ptr, np.array(adj_joint, dtype=np.int64),
+                          np.array(adj_side, dtype=np.int64).reshape(-1, 2), rows, slots)
 
 
 def block_slots(kind: int, flags: int) -> list[int]:
@@ -222,12 +231,16 @@ def _body_mass(i, inv_mass):
 
 
 @njit(cache=True, refcount=False)
-def assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure,
-                   active, factor):
+def assemble_joint(j, joints, block, inv_mass, structure):
     """Joint j's rows of K + Σ (its own block and its blocks with the joints before it in the order) into the
-    packed envelope ``factor``: the rows of its block (``structure``'s slots) that are ``active`` (m, 8)
-    (the equality rows, an engaged limit, an unsaturated motor); the others, and a broken joint's, are
-    identity rows with no coupling (their impulse stays as it is)."""
+    packed envelope ``block.factor``: the rows of its block (``structure``'s slots) that are ``block.active``
+    (m, 8) (the equality rows, an engaged limit, an unsaturated motor); the others, and a broken joint's, are
+    identity rows with no coupling (their impulse stays as it is). ``joints``: JointData; ``block``:
+    JointBlock."""
+    kind, body, flags = joints.kind, joints.body, joints.flags
+    sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b = (block.sigma, block.lin, block.ang_a, block.ang_b,
+                                                      block.inv_ang_a, block.inv_ang_b)
+    active, factor = block.active, block.factor
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     a, b = body[j, 0], body[j, 1]
     ima, imb = _body_mass(a, inv_mass), _body_mass(b, inv_mass)
@@ -336,10 +349,12 @@ def _asleep(j, body, awake):
 
 
 @njit(cache=True, refcount=False)
-def joint_warm_start(kind, body, flags, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, awake, v, w):
+def joint_warm_start(joints, scratch, inv_mass, awake, v, w):
     """Apply the joints' impulses of the last sub-step (m, 8) along the current rows (joints of sleeping
-    islands keep theirs for when they wake)."""
-    for j in range(kind.shape[0]):
+    islands keep theirs for when they wake). ``joints``: JointData; ``scratch``: JointScratch."""
+    body, flags, impulse = joints.body, joints.flags, joints.impulse
+    lin, inv_ang_a, inv_ang_b = scratch.lin, scratch.inv_ang_a, scratch.inv_ang_b
+    for j in range(joints.kind.shape[0]):
         if flags[j] & BROKEN or _asleep(j, body, awake):
             continue
         a, b = body[j, 0], body[j, 1]
@@ -396,7 +411,7 @@ def limit_sign(j, lin, ang_a, ang_b):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h):
+def motor_yields_to_limit(j, joints, block, h):
     """While hinge or slider j's limit row is in the block, hold its motor out of it at the bound that drives
     the coordinate from the velocity the limit asks (σ τ: σ the limit row's sign, τ its target) toward the
     motor's target speed, or into the limit when they agree. Returns the change of the motor's impulse (0
@@ -408,8 +423,11 @@ def motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, an
     entered one after another ran out of ``ACTIVE_SET_PASSES`` first: the last pass clamped the motor and
     applied the limit's 9e6 N·s (a 5-link chain under rk4 went to NaN at t = 0.77 s). Held by this rule, a
     motor reversed on its limit pushes away from it at once; the limit then lets go (its impulse would pull)
-    and the motor comes back in as any saturated motor does."""
-    if kind[j] == BALL or not active[j, LIMIT_ROW] or not flags[j] & HAS_MOTOR:
+    and the motor comes back in as any saturated motor does. ``joints``: JointData; ``block``: JointBlock (its
+    active, error, motor, impulse and rows)."""
+    active, error, motor, impulse = block.active, block.error, block.motor, block.impulse
+    lin, ang_a, ang_b = block.lin, block.ang_a, block.ang_b
+    if joints.kind[j] == BALL or not active[j, LIMIT_ROW] or not joints.flags[j] & HAS_MOTOR:
         return 0.0
     sign = limit_sign(j, lin, ang_a, ang_b)
     push = motor[j, 0] - sign * _target(j, LIMIT_ROW, error, motor, h)
@@ -431,24 +449,25 @@ def _unilateral_awake(j, flags, body, awake):
 
 
 @njit(cache=True, refcount=False)
-def refactor(p0, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure, active,
-             factor):
+def refactor(p0, p1, joints, block, inv_mass, structure):
     """Assemble and factor again the rows of the joints order[p0:p1] (after their ``active`` rows changed):
     with the envelope Cholesky, the rows before them keep their factor."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     for jj in range(p0, p1):
-        assemble_joint(order[jj], kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
-                       structure, active, factor)
+        assemble_joint(order[jj], joints, block, inv_mass, structure)
     last = order[p1 - 1]
-    cholesky_rows(factor, start, ptr, row0[order[p0]], row0[last] + count[last])
+    cholesky_rows(block.factor, start, ptr, row0[order[p0]], row0[last] + count[last])
 
 
 @njit(cache=True, refcount=False)
-def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a,
-                inv_ang_b, inv_mass, awake, structure, active, factor, rhs, h, v, w):
+def _block_pass(p0, p1, joints, block, inv_mass, awake, structure, h, v, w):
     """One solve of the block of the joints order[p0:p1] (all joints for ``direct``, one for ``pgs``) on v, ω,
     in place, with their limits and motors by an active set (module docstring); returns the largest row
     velocity error before it [m/s or rad/s]."""
+    kind, body, flags = joints.kind, joints.body, joints.flags
+    sigma, bias, error, motor, impulse = block.sigma, block.bias, block.error, block.motor, block.impulse
+    lin, ang_a, ang_b, inv_ang_a, inv_ang_b = block.lin, block.ang_a, block.ang_b, block.inv_ang_a, block.inv_ang_b
+    active, factor, rhs = block.active, block.factor, block.rhs
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     last = order[p1 - 1]
     g0, g1 = row0[order[p0]], row0[last] + count[last]
@@ -508,8 +527,7 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
                 active[j, s] = 0
                 changed = min(changed, jj)
         if changed < p1:
-            refactor(changed, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
-                     structure, active, factor)
+            refactor(changed, p1, joints, block, inv_mass, structure)
             continue
         for jj in range(p0, p1):
             j = order[jj]
@@ -537,56 +555,55 @@ def _block_pass(p0, p1, kind, body, flags, sigma, bias, error, motor, impulse, l
                     active[j, s] = 1
                     changed = min(changed, jj)
             # a motor waits out of the block while its limit holds the coordinate, at the bound the rule asks
-            delta = motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h)
+            delta = motor_yields_to_limit(j, joints, block, h)
             if delta != 0.0:
                 _apply(j, MOTOR_ROW, a, b, delta, lin, inv_ang_a, inv_ang_b, inv_mass, v, w)
                 changed = min(changed, jj)
         if changed == p1:
             break
-        refactor(changed, p1, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
-                 structure, active, factor)
+        refactor(changed, p1, joints, block, inv_mass, structure)
     return residual
 
 
 @njit(cache=True, refcount=False)
-def joint_iteration(kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                    inv_mass, awake, structure, active, factor, rhs, direct, h, v, w):
+def joint_iteration(joints, block, inv_mass, awake, structure, direct, h, v, w):
     """One iteration of the joints' rows on the velocities v, ω (n, 3), in place: the block of every joint's
     equality rows, engaged limits and unsaturated motors, all at once for ``direct``, joint by joint
-    otherwise (module docstring). sigma (m,), bias (m, 8) [m/s] added to each row's velocity (a soft equality
-    row's b; 0 on the limit and motor rows here, which the ODE integrators' acceleration-level solve fills
-    with Ġ u: solvers/joint_accel.py), error (m, 8) (the limit rows' C), motor
+    otherwise (module docstring). ``block`` (JointBlock): sigma (m,), bias (m, 8) [m/s] added to each row's
+    velocity (a soft equality row's b; 0 on the limit and motor rows here, which the ODE integrators'
+    acceleration-level solve fills with Ġ u: solvers/joint_accel.py), error (m, 8) (the limit rows' C), motor
     (m, 2) target speed and largest force or torque, impulse (m, 8) accumulated, active (m, 8) the rows in
     the block (changed in place with the factor). Joints of sleeping islands are skipped (their bodies are at
     rest and, joined only to each other, decouple from the rest of K). Returns the largest row velocity error
     before the solve [m/s or rad/s]: of the equality rows, the rows in the block, and the limits and motors
     out of it that the velocities violate."""
-    m = kind.shape[0]
+    m = joints.kind.shape[0]
     if m == 0:
         return 0.0
     if direct:
-        return _block_pass(0, m, kind, body, flags, sigma, bias, error, motor, impulse, lin, ang_a, ang_b,
-                           inv_ang_a, inv_ang_b, inv_mass, awake, structure, active, factor, rhs, h, v, w)
+        return _block_pass(0, m, joints, block, inv_mass, awake, structure, h, v, w)
     residual = 0.0
     for jj in range(m):
-        residual = max(residual, _block_pass(jj, jj + 1, kind, body, flags, sigma, bias, error, motor, impulse, lin,
-                                             ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, awake, structure, active,
-                                             factor, rhs, h, v, w))
+        residual = max(residual, _block_pass(jj, jj + 1, joints, block, inv_mass, awake, structure, h, v, w))
     return residual
 
 
 @njit(cache=True, refcount=False)
-def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, motor, impulse, x, q, inv_mass, inv_inertia_world,
-                structure, h, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, bias, active, factor):
+def joint_setup(joints, scratch, block, structure, inv_mass, x, q, inv_inertia_world, h):
     """Rows, I⁻¹ arms, Σ and b of the soft rows (module docstring), the rows in the block and the factor of
-    K + Σ at the current pose, for a sub-step of h [s]. soft (m, 2): compliance and damping; motor (m, 2);
-    impulse (m, 8): the last sub-step's, the warm start, held within its bounds. A limit pushing at the end of
-    the last sub-step starts in the block, a motor below its largest force too. The other arrays: the
-    scratch of ``JointSet``."""
+    K + Σ at the pose x (n, 3), q (n, 4), for a sub-step of h [s]. ``joints`` (JointData): soft (m, 2)
+    compliance and damping, motor (m, 2), impulse (m, 8) the last sub-step's, the warm start, held within its
+    bounds. A limit pushing at the end of the last sub-step starts in the block, a motor below its largest
+    force too. ``scratch``: JointScratch, written; ``block``: the JointBlock over them (``time_step_block``)."""
+    kind, body, soft, motor, impulse = joints.kind, joints.body, joints.soft, joints.motor, joints.impulse
+    lin, ang_a, ang_b, inv_ang_a, inv_ang_b = scratch.lin, scratch.ang_a, scratch.ang_b, scratch.inv_ang_a, \
+        scratch.inv_ang_b
+    error, sigma, bias, active, factor = scratch.error, scratch.sigma, scratch.bias, scratch.active, scratch.factor
+    rows = (lin, ang_a, ang_b, error, scratch.coordinate)
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     for jj in range(kind.shape[0]):
         j = order[jj]
-        joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error, coordinate)
+        joint_rows_one(j, joints, x, q, rows)
         joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b)
         c, d = soft[j, 0], soft[j, 1]
         sigma[j] = c / (h * (h + d * c)) if c > 0.0 else 0.0
@@ -601,9 +618,8 @@ def joint_setup(kind, body, frame_a, frame_b, limit, flags, soft, motor, impulse
             lo, hi = _bounds(j, s, motor, h)
             impulse[j, s] = min(max(impulse[j, s], lo), hi)
             active[j, s] = 1 if lo < impulse[j, s] < hi else 0
-        motor_yields_to_limit(j, kind, flags, active, error, motor, impulse, lin, ang_a, ang_b, h)  # warm start
-        assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass, structure,
-                       active, factor)
+        motor_yields_to_limit(j, joints, block, h)  # warm start
+        assemble_joint(j, joints, block, inv_mass, structure)
     cholesky_rows(factor, start, ptr, 0, start.shape[0])
 
 
@@ -622,22 +638,27 @@ def _move(i, dx, dy, dz, tx, ty, tz, x, q):
 
 
 @njit(cache=True, refcount=False)
-def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world, structure,
-                  direct, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, error, coordinate, sigma, active, factor, rhs,
-                  iterations, step_x, step_t):
+def joint_project(joints, scratch, block, structure, inv_mass, x, q, inv_inertia_world, direct, iterations, steps):
     """The position projection (module docstring): ``iterations`` Newton steps that move the bodies' x, q
     (n, 3), (n, 4) so that the rigid joints' equality rows and the limits past their bounds reach C = 0
     (one block, the limits past their bounds in it): all joints at once by the envelope factor
     (``direct``), or joint by joint, each at the pose its predecessors left (Gauss–Seidel); a pass stops
     early where no rigid row is violated by more than ``POSITION_TOLERANCE``. Velocities are not touched;
     ``inv_inertia_world`` is that of the pose before the projection (the moves are small). The scratch
-    arrays are those of ``joint_setup`` (the next sub-step's setup sets ``active`` and the factor again);
-    step_x, step_t (n, 3) are scratch for each body's move.
+    arrays are those of ``joint_setup`` (``scratch``; the next sub-step's setup sets ``active`` and the factor
+    again; ``block`` the JointBlock over them); ``steps`` = (step_x, step_t) (n, 3) are scratch for each body's
+    move.
 
     A Newton step moves each body once, by the sum over its joints of M⁻¹ J_jᵀ μ_j. Applied joint by joint
     as finite rotations, the terms, which can be large and nearly cancel (a thin rod's inverse inertia about
     its axis is 24000 here), do not commute: a 6-body tree with a limit 0.01 rad past its bound turned a
     0.005 rad step of one body into 0.61 rad, and its joints came 0.5 m apart."""
+    kind, body, flags, soft = joints.kind, joints.body, joints.flags, joints.soft
+    lin, ang_a, ang_b, inv_ang_a, inv_ang_b = scratch.lin, scratch.ang_a, scratch.ang_b, scratch.inv_ang_a, \
+        scratch.inv_ang_b
+    error, sigma, active, factor, rhs = scratch.error, scratch.sigma, scratch.active, scratch.factor, scratch.rhs
+    rows = (lin, ang_a, ang_b, error, scratch.coordinate)
+    step_x, step_t = steps
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     m = kind.shape[0]
     sigma[:] = 0.0
@@ -651,16 +672,14 @@ def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_ma
         if direct:
             worst = 0.0
             for j in range(m):
-                joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error,
-                               coordinate)
+                joint_rows_one(j, joints, x, q, rows)
                 worst = max(worst, _rigid_violation(j, kind, flags, soft, error))
             if worst <= POSITION_TOLERANCE:
                 return
         for jj in range(m):
             j = order[jj]
             if not direct:
-                joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, x, q, lin, ang_a, ang_b, error,
-                               coordinate)
+                joint_rows_one(j, joints, x, q, rows)
                 if _rigid_violation(j, kind, flags, soft, error) <= POSITION_TOLERANCE:
                     continue
             joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b)
@@ -671,8 +690,7 @@ def joint_project(kind, body, frame_a, frame_b, limit, flags, soft, x, q, inv_ma
                 past = s != MOTOR_ROW and s >= equality and error[j, s] < 0.0
                 active[j, s] = 1 if s < equality or past else 0
                 rhs[row0[j] + r] = -error[j, s] if (rigid and s < equality) or past else 0.0
-            assemble_joint(j, kind, body, flags, sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b, inv_mass,
-                           structure, active, factor)
+            assemble_joint(j, joints, block, inv_mass, structure)
             if not direct:
                 cholesky_rows(factor, start, ptr, row0[j], row0[j] + count[j])
                 _solve(factor, start, ptr, rhs, row0[j], row0[j] + count[j])
@@ -768,10 +786,7 @@ def joint_accumulate(body, lin, ang_a, impulse, frame_a, q, wrench):
 
 
 @njit(cache=True, refcount=False)
-def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct, h, lin,
-                inv_ang_a, inv_ang_b, error, impulse, active, factor, rhs, predict_x, predict_q, predict_w, predict_lin,
-                predict_error, predict_coordinate, iterations, scheme, principal_q, principal_moments,
-                inv_principal_moments):
+def joint_shake(joints, scratch, structure, bodies, state, direct, h, iterations, scheme):
     """SHAKE (Ryckaert, Ciccotti & Berendsen 1977; with the velocity solve at the next pose, RATTLE, Andersen
     1983): after the velocity solve, impulses ν along the rows J of the sub-step's start pose so that the pose
     the position stage will reach satisfies the rigid equality rows, K ν = −(C(x + h v, exp(h ω) q) − C₀) / h,
@@ -782,21 +797,25 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
     and RATTLE's symplectic structure bounds the energy error instead of letting it drift; the position
     projection (``joint_project``) is left with the rounding of the prediction. v, w (n, 3) change in place;
     the pose is predicted by the position stage itself (``scheme``, the integrator's code, with the bodies'
-    principal axes and moments) on the scratch predict_* arrays (n, 3), (n, 4), (n, 3), (m, 8, 3), (m, 8), (m,)."""
+    principal axes and moments: ``bodies``, BodyModel) on the scratch predict_* arrays (n, 3), (n, 4), (n, 3),
+    (m, 8, 3), (m, 8), (m,). ``state`` (BodyState): x, q, v, w."""
+    kind, body, flags, soft = joints.kind, joints.body, joints.flags, joints.soft
+    error, factor, rhs = scratch.error, scratch.factor, scratch.rhs
+    predict_lin, predict_error = scratch.predict_lin, scratch.predict_error
+    predicted = (predict_lin, predict_lin, predict_lin, predict_error, scratch.predict_coordinate)
+    predict_x, predict_q = scratch.predict_x, scratch.predict_q
+    inv_mass, v, w = bodies.inv_mass, state.v, state.w
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     m = kind.shape[0]
     for _ in range(iterations):
         worst = 0.0
         if direct:
-            _predict(0, m, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme, principal_q,
-                     principal_moments, inv_principal_moments)
+            _predict(0, m, order, body, bodies, state, h, scratch, scheme)
         for jj in range(m):
             j = order[jj]
             if not direct:      # Gauss–Seidel: joint j sees the impulses of the joints before it
-                _predict(jj, jj + 1, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme,
-                         principal_q, principal_moments, inv_principal_moments)
-            joint_rows_one(j, kind, body, frame_a, frame_b, limit, flags, predict_x, predict_q, predict_lin,
-                           predict_lin, predict_lin, predict_error, predict_coordinate)
+                _predict(jj, jj + 1, order, body, bodies, state, h, scratch, scheme)
+            joint_rows_one(j, joints, predict_x, predict_q, predicted)
             rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
             equality = EQUALITY_ROWS[kind[j]]
             for r in range(count[j]):       # the limits and motors in the block keep their row velocity
@@ -808,19 +827,21 @@ def joint_shake(kind, body, frame_a, frame_b, limit, flags, soft, x, q, v, w, in
                     worst = max(worst, abs(drift))
             if not direct:
                 _solve(factor, start, ptr, rhs, row0[j], row0[j] + count[j])
-                _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass,
-                             v, w)
+                _shake_apply(j, joints, scratch, structure, inv_mass, v, w)
         if direct:
             if worst <= POSITION_TOLERANCE:
                 return
             _solve(factor, start, ptr, rhs, 0, start.shape[0])
             for j in range(m):
-                _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass,
-                             v, w)
+                _shake_apply(j, joints, scratch, structure, inv_mass, v, w)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a, inv_ang_b, inv_mass, v, w):
+def _shake_apply(j, joints, scratch, structure, inv_mass, v, w):
+    """SHAKE's impulses ν (in ``scratch.rhs``) of joint j's rows in the block, on v, ω and its impulses."""
+    body, flags, impulse = joints.body, joints.flags, joints.impulse
+    active, rhs, lin, inv_ang_a, inv_ang_b = scratch.active, scratch.rhs, scratch.lin, scratch.inv_ang_a, \
+        scratch.inv_ang_b
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     if flags[j] & BROKEN:
         return
@@ -834,10 +855,14 @@ def _shake_apply(j, body, flags, structure, active, rhs, impulse, lin, inv_ang_a
 
 
 @njit(cache=True, refcount=False)
-def _predict(j0, j1, order, body, inv_mass, x, q, v, w, h, predict_x, predict_q, predict_w, scheme, principal_q,
-             principal_moments, inv_principal_moments):
-    """The pose the position stage would give the moving bodies of joints order[j0:j1] with their velocities
-    now, in predict_x, predict_q (predict_w: the angular velocity it leaves)."""
+def _predict(j0, j1, order, body, bodies, state, h, scratch, scheme):
+    """The pose the position stage would give the moving bodies of joints order[j0:j1] (``body`` (m, 2) the
+    joints' bodies) with their velocities now, in scratch.predict_x, predict_q (predict_w: the angular velocity
+    it leaves); ``bodies`` (BodyModel) and ``state`` (BodyState) the bodies."""
+    inv_mass, principal_q = bodies.inv_mass, bodies.principal_q
+    principal_moments, inv_principal_moments = bodies.principal_moments, bodies.inv_principal_moments
+    x, q, v, w = state.x, state.q, state.v, state.w
+    predict_x, predict_q, predict_w = scratch.predict_x, scratch.predict_q, scratch.predict_w
     for jj in range(j0, j1):
         j = order[jj]
         for side in range(2):

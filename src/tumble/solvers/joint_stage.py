@@ -18,6 +18,7 @@ from __future__ import annotations
 from numba import types
 from numba.extending import overload
 
+from ..model.fields import JointBlock
 from ..model.settings import I_JOINT_PROJECTION, I_JOINT_SOLVER
 from . import joint_solve as js
 from .result import CONVERGED, MAX_ITERATIONS
@@ -48,7 +49,7 @@ def _joints_begin(joints):
         return lambda joints: None
 
     def impl(joints):
-        joints[0][9][:] = 0.0      # data's wrench accumulator
+        joints[0].wrench[:] = 0.0      # the step's impulse readout
 
     return impl
 
@@ -66,44 +67,32 @@ def _joints_and_contacts_solve(joints, solver, rows, bias, friction_model, direc
 
     def impl(joints, solver, rows, bias, friction_model, directions, body, h, isettings, integrate_positions):
         data, scratch, structure = joints
-        kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
-        (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs, predict_x,
-         predict_q, predict_w, predict_lin, predict_error, predict_coordinate) = scratch
         bodies, state, scheme = body
-        inv_mass, principal_q = bodies.inv_mass, bodies.principal_q
-        principal_moments, inv_principal_moments = bodies.principal_moments, bodies.inv_principal_moments
-        x, q, v, w = state.x, state.q, state.v, state.w
-        inv_inertia_world, awake = state.inv_inertia_world, state.awake
+        inv_mass, v, w, awake = bodies.inv_mass, state.v, state.w, state.awake
         direct = isettings[I_JOINT_SOLVER] == js.DIRECT
-        js.joint_setup(kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, x, q, inv_mass,
-                       inv_inertia_world, structure, h, lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma,
-                       bias_j, active, factor)
-        js.joint_warm_start(kind, jbody, flags, impulse, lin, inv_a, inv_b, inv_mass, awake, v, w)
+        block = JointBlock(scratch.sigma, scratch.bias, scratch.error, data.motor, data.impulse, scratch.lin,
+                           scratch.ang_a, scratch.ang_b, scratch.inv_ang_a, scratch.inv_ang_b, scratch.active,
+                           scratch.factor, scratch.rhs)     # (js.time_step_block, built in place)
+        js.joint_setup(data, scratch, block, structure, inv_mass, state.x, state.q, state.inv_inertia_world, h)
+        js.joint_warm_start(data, scratch, inv_mass, awake, v, w)
         if sweeps_singly(solver):
             done, residual, status = solver.iterations, 0.0, MAX_ITERATIONS
             for it in range(solver.iterations):
-                joint_residual = js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin,
-                                                    ang_a, ang_b, inv_a, inv_b, inv_mass, awake, structure, active,
-                                                    factor, rhs, direct, h, v, w)
+                joint_residual = js.joint_iteration(data, block, inv_mass, awake, structure, direct, h, v, w)
                 _, residual, _ = velocity_solve(solver, rows, bias, friction_model, directions, 1, -1.0, v, w)
                 if max(residual, joint_residual) <= solver.tolerance:
                     done, status = it + 1, CONVERGED
                     break
         else:
             for _ in range(solver.iterations):
-                js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a,
-                                   inv_b, inv_mass, awake, structure, active, factor, rhs, direct, h, v, w)
+                js.joint_iteration(data, block, inv_mass, awake, structure, direct, h, v, w)
             done, residual, status = velocity_solve(solver, rows, bias, friction_model, directions,
                                                     solver.iterations, solver.tolerance, v, w)
             for _ in range(solver.iterations):
-                js.joint_iteration(kind, jbody, flags, sigma, bias_j, error, motor, impulse, lin, ang_a, ang_b, inv_a,
-                                   inv_b, inv_mass, awake, structure, active, factor, rhs, direct, h, v, w)
+                js.joint_iteration(data, block, inv_mass, awake, structure, direct, h, v, w)
         if integrate_positions and direct and isettings[I_JOINT_PROJECTION] > 0:
-            js.joint_shake(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, v, w, inv_mass, structure, direct,
-                           h, lin, inv_a, inv_b, error, impulse, active, factor, rhs, predict_x, predict_q, predict_w,
-                           predict_lin, predict_error, predict_coordinate, isettings[I_JOINT_PROJECTION], scheme,
-                           principal_q, principal_moments, inv_principal_moments)
-        js.joint_accumulate(jbody, lin, ang_a, impulse, frame_a, q, wrench)
+            js.joint_shake(data, scratch, structure, bodies, state, direct, h, isettings[I_JOINT_PROJECTION], scheme)
+        js.joint_accumulate(data.body, scratch.lin, scratch.ang_a, data.impulse, data.frame_a, state.q, data.wrench)
         return done, residual, status
 
     return impl
@@ -116,13 +105,12 @@ def _joints_project(joints, body, isettings):
 
     def impl(joints, body, isettings):
         data, scratch, structure = joints
-        kind, jbody, frame_a, frame_b, limit, flags, soft, motor, impulse, wrench = data
-        (lin, ang_a, ang_b, inv_a, inv_b, error, coordinate, sigma, bias_j, active, factor, rhs, predict_x, _,
-         predict_w) = scratch[:15]
-        x, q, inv_mass, inv_inertia_world = body[1].x, body[1].q, body[0].inv_mass, body[1].inv_inertia_world
-        js.joint_project(kind, jbody, frame_a, frame_b, limit, flags, soft, x, q, inv_mass, inv_inertia_world,
-                         structure, isettings[I_JOINT_SOLVER] == js.DIRECT, lin, ang_a, ang_b, inv_a, inv_b, error,
-                         coordinate, sigma, active, factor, rhs, isettings[I_JOINT_PROJECTION], predict_x,
-                         predict_w)   # (SHAKE's prediction is spent by now: its arrays hold the moves)
+        bodies, state = body[0], body[1]
+        block = JointBlock(scratch.sigma, scratch.bias, scratch.error, data.motor, data.impulse, scratch.lin,
+                           scratch.ang_a, scratch.ang_b, scratch.inv_ang_a, scratch.inv_ang_b, scratch.active,
+                           scratch.factor, scratch.rhs)
+        js.joint_project(data, scratch, block, structure, bodies.inv_mass, state.x, state.q, state.inv_inertia_world,
+                         isettings[I_JOINT_SOLVER] == js.DIRECT, isettings[I_JOINT_PROJECTION],
+                         (scratch.predict_x, scratch.predict_w))  # (SHAKE's prediction is spent: they hold the moves)
 
     return impl
