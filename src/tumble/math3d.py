@@ -48,6 +48,24 @@ def qrot_inv_t(qw, qx, qy, qz, px, py, pz):
     return qrot_t(qw, -qx, -qy, -qz, px, py, pz)
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def quat_matrix_t(qw, qx, qy, qz):
+    """The rotation matrix R(q) (body → world) of the unit quaternion q, Baraff I (4-3) (section 4,
+    ``quaternion_to_matrix``), as its nine entries row by row (r00, r01, r02, r10, …, r22). Column k is body
+    axis k in world coordinates. The one definition of quaternion → matrix in tumble: every other form
+    (``quat_to_matrix``, ``quat_to_matrices``, the per-body and per-shape kernels) is built on it."""
+    r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
+    r01 = 2.0 * (qx * qy - qw * qz)
+    r02 = 2.0 * (qx * qz + qw * qy)
+    r10 = 2.0 * (qx * qy + qw * qz)
+    r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
+    r12 = 2.0 * (qy * qz - qw * qx)
+    r20 = 2.0 * (qx * qz - qw * qy)
+    r21 = 2.0 * (qy * qz + qw * qx)
+    r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    return r00, r01, r02, r10, r11, r12, r20, r21, r22
+
+
 # ---------------------------------------------------------------------------------------------
 # Array forms.
 # ---------------------------------------------------------------------------------------------
@@ -107,17 +125,17 @@ def quat_rotate(q, p, out):
 
 @njit(cache=True, refcount=False)
 def quat_to_matrix(q, out):
-    """Rotation matrix of a unit quaternion, Baraff I section 4 (``quaternion_to_matrix``). out (3, 3)."""
-    s, vx, vy, vz = q[0], q[1], q[2], q[3]
-    out[0, 0] = 1.0 - 2.0 * (vy * vy + vz * vz)
-    out[0, 1] = 2.0 * (vx * vy - s * vz)
-    out[0, 2] = 2.0 * (vx * vz + s * vy)
-    out[1, 0] = 2.0 * (vx * vy + s * vz)
-    out[1, 1] = 1.0 - 2.0 * (vx * vx + vz * vz)
-    out[1, 2] = 2.0 * (vy * vz - s * vx)
-    out[2, 0] = 2.0 * (vx * vz - s * vy)
-    out[2, 1] = 2.0 * (vy * vz + s * vx)
-    out[2, 2] = 1.0 - 2.0 * (vx * vx + vy * vy)
+    """Rotation matrix of a unit quaternion q (4,), Baraff I section 4 (``quat_matrix_t``). out (3, 3)."""
+    (out[0, 0], out[0, 1], out[0, 2], out[1, 0], out[1, 1], out[1, 2],
+     out[2, 0], out[2, 1], out[2, 2]) = quat_matrix_t(q[0], q[1], q[2], q[3])
+
+
+@njit(cache=True)
+def quat_to_matrices(q, out):
+    """R(q_i) (n, 3, 3) of unit quaternions q (n, 4) (``quat_matrix_t``), written to out (n, 3, 3)."""
+    for i in range(q.shape[0]):
+        (out[i, 0, 0], out[i, 0, 1], out[i, 0, 2], out[i, 1, 0], out[i, 1, 1], out[i, 1, 2],
+         out[i, 2, 0], out[i, 2, 1], out[i, 2, 2]) = quat_matrix_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3])
 
 
 @njit(cache=True, refcount=False)

@@ -31,6 +31,7 @@ from scipy.spatial.transform import Rotation
 from tumble import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere, World
 from tumble.collision.aabb import geom_aabbs, geom_aabbs_serial
 from tumble.conventions import GeomType
+from tumble.model.fields import GEOM_FIELDS, Geometry
 
 SETTINGS = settings(max_examples=25, deadline=None)  # deadline=None: the first call compiles (Numba)
 ROUND = 1e-12
@@ -123,12 +124,21 @@ def one_row(geom_type, size3, hull_vertices=None):
                 geom_vert_count=np.array([hv.shape[0]], dtype=np.int64), polytope_vertices=hv)
 
 
+def geometry(**fields):
+    """A ``Geometry`` (the kernels' container) of the given fields, in the registry's dtypes; the fields not
+    given are zeros (the AABB kernels do not read them)."""
+    g = len(next(iter(fields.values())))
+    return Geometry(*(np.ascontiguousarray(fields[f.name], dtype=f.dtype) if f.name in fields
+                      else np.zeros((g, *f.shape), dtype=f.dtype) for f in GEOM_FIELDS))
+
+
 def kernel_box(rows, x, q, gpos, gquat, margin, kernel=geom_aabbs):
     lo = np.full((1, 3), np.nan)
     hi = np.full((1, 3), np.nan)  # NaN-filled: a row the kernel forgot to write fails (STYLE.md pattern 12)
-    kernel(rows["geom_type"], rows["geom_body"], gpos[None, :], gquat[None, :], rows["geom_size"],
-           rows["geom_vert_start"], rows["geom_vert_count"], rows["polytope_vertices"], x[None, :], q[None, :],
-           margin, lo, hi)
+    geom = geometry(geom_type=rows["geom_type"], geom_body=rows["geom_body"], geom_pos=gpos[None, :],
+                    geom_quat=gquat[None, :], geom_size=rows["geom_size"], geom_vert_start=rows["geom_vert_start"],
+                    geom_vert_count=rows["geom_vert_count"])
+    kernel(geom, rows["polytope_vertices"], x[None, :], q[None, :], margin, lo, hi)
     return lo[0], hi[0]
 
 
@@ -222,9 +232,10 @@ def test_convex_hull_reads_only_its_own_vertices():
     hv = np.concatenate([a.vertices, b.vertices])
     ident = np.array([[1.0, 0, 0, 0]] * 2)
     lo, hi = np.empty((2, 3)), np.empty((2, 3))
-    geom_aabbs(np.full(2, int(GeomType.CONVEX_HULL), np.int32), np.array([0, 1], np.int32), np.zeros((2, 3)), ident,
-               np.zeros((2, 3)), np.array([0, len(a.vertices)]), np.array([len(a.vertices), len(b.vertices)]), hv,
-               np.zeros((2, 3)), ident, 0.0, lo, hi)
+    geom = geometry(geom_type=np.full(2, int(GeomType.CONVEX_HULL), np.int32), geom_body=np.array([0, 1], np.int32),
+                    geom_quat=ident, geom_vert_start=np.array([0, len(a.vertices)]),
+                    geom_vert_count=np.array([len(a.vertices), len(b.vertices)]))
+    geom_aabbs(geom, hv, np.zeros((2, 3)), ident, 0.0, lo, hi)
     for i, verts in enumerate((a.vertices, b.vertices)):
         np.testing.assert_array_equal(lo[i], verts.min(axis=0))
         np.testing.assert_array_equal(hi[i], verts.max(axis=0))
@@ -287,14 +298,10 @@ def _mixed_world(n_bodies: int) -> World:
 
 
 def world_aabbs(world: World, margin: float, kernel):
-    geom = world.model.geom
-    g = geom.count
+    g = world.model.geom.count
     lo, hi = np.full((g, 3), np.nan), np.full((g, 3), np.nan)
     live = world._live()
-    kernel(geom.live("geom_type"), geom.live("geom_body"), geom.live("geom_pos"), geom.live("geom_quat"),
-           geom.live("geom_size"), geom.live("geom_vert_start"), geom.live("geom_vert_count"),
-           world.model.polytopes.arrays()["vertices"],
-           live["x"], live["q"], margin, lo, hi)
+    kernel(world.model.geometry(), world.model.polytopes.arrays()["vertices"], live["x"], live["q"], margin, lo, hi)
     return lo, hi
 
 

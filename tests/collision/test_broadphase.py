@@ -105,9 +105,8 @@ def world_boxes(world: World, margin: float) -> tuple[np.ndarray, np.ndarray, di
     geom, live = world.model.geom, world._live()
     g = geom.count
     lo, hi = np.full((g, 3), np.nan), np.full((g, 3), np.nan)
-    geom_aabbs_serial(geom.live("geom_type"), geom.live("geom_body"), geom.live("geom_pos"), geom.live("geom_quat"),
-                      geom.live("geom_size"), geom.live("geom_vert_start"), geom.live("geom_vert_count"),
-                      world.model.polytopes.arrays()["vertices"], live["x"], live["q"], margin, lo, hi)
+    geom_aabbs_serial(world.model.geometry(), world.model.polytopes.arrays()["vertices"], live["x"], live["q"],
+                      margin, lo, hi)
     filt = dict(geom_body=geom.live("geom_body"), inv_mass=live["inv_mass"], body_collide=live["collide"],
                 geom_group=geom.live("geom_group"), geom_mask=geom.live("geom_mask"))
     return lo, hi, filt

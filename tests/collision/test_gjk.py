@@ -42,6 +42,7 @@ from tumble.collision.gjk import (
     KIND_SEGMENT,
     epa_penetration,
     gjk_distance,
+    shape,
     support,
 )
 
@@ -167,12 +168,17 @@ def sat_depth(a: Box, b: Box):
     return min(np.sum(a.h * np.abs(a.R.T @ u)) + np.sum(b.h * np.abs(b.R.T @ u)) - abs(d @ u) for u in axes)
 
 
+def nest(flat):
+    """The kernels' shape tuple (gjk module docstring) of a flat (kind, p, q, s, verts, nv) tuple."""
+    return shape(flat[0], flat[1:4], flat[4:8], flat[8:11], flat[11], flat[12])
+
+
 def dist(a, b, tol=GJK_TOL):
-    return gjk_distance(*a, *b, tol)
+    return gjk_distance(nest(a), nest(b), tol)
 
 
 def epa(a, b, tol=EPA_TOL):
-    return epa_penetration(*a, *b, tol)
+    return epa_penetration(nest(a), nest(b), tol)
 
 
 def unpack_epa(out):
@@ -190,7 +196,7 @@ def unpack_epa(out):
 def test_ellipsoid_support_is_the_tangent_point(c, rot, s, d):
     """The support point lies on the surface and the outward normal there, R S⁻² Rᵀ (x − c), is parallel
     to d (first-order optimality of max d·x on the ellipsoid). 1e-12: a few dozen flops on O(1) numbers."""
-    x = np.array(support(*ellipsoid(c, rot, s), *f3(d)))
+    x = np.array(support(nest(ellipsoid(c, rot, s)), *f3(d)))
     R = rot.as_matrix()
     y = R.T @ (x - c)
     assert abs(np.sum((y / s) ** 2) - 1.0) < ROUND
@@ -203,9 +209,9 @@ def test_ellipsoid_support_is_the_tangent_point(c, rot, s, d):
 @given(st.lists(points, min_size=1, max_size=12), points)
 def test_polytope_and_segment_support_maximise(vs, d):
     v = np.array(vs)
-    x = support(*polytope(v), *f3(d))
+    x = support(nest(polytope(v)), *f3(d))
     assert np.max(v @ d) == pytest.approx(np.dot(x, d), abs=ROUND)
-    y = support(*segment(v[0], v[-1]), *f3(d))
+    y = support(nest(segment(v[0], v[-1])), *f3(d))
     assert max(v[0] @ d, v[-1] @ d) == pytest.approx(np.dot(y, d), abs=ROUND)
 
 

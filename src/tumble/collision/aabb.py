@@ -25,7 +25,8 @@ narrowphase (speculative contacts). All of these bounds are tight: each face of 
 (before inflation). An unknown ``geom_type`` gives NaN bounds, which the broadphase rejects (a NaN is a bug,
 never scrubbed).
 
-Shapes: geom_type, geom_body (g,) int32; geom_pos (g,3) m, body frame; geom_quat (g,4) shape → body;
+The kernels take the shapes as the Model's container ``geom`` (``model.fields.Geometry``, g rows), of which they
+read geom_type, geom_body (g,) int32; geom_pos (g,3) m, body frame; geom_quat (g,4) shape → body;
 geom_size (g,3) m; geom_vert_start, geom_vert_count (g,) int64: the row's slice of polytope_vertices (V,3) m,
 shape frame (the World's ``PolytopeTable``; only CONVEX_HULL rows read it: boxes and cylinders, which also
 have polytopes for the narrowphase, use their exact closed forms here);
@@ -43,7 +44,7 @@ from numba import prange
 
 from ..conventions import GeomType
 from ..jit import njit
-from ..math3d import qmul_t, qrot_t
+from ..math3d import qmul_t, qrot_t, quat_matrix_t
 
 # Type codes as plain ints, compile-time constants in the kernels. They are written out (not read from
 # ``GeomType`` inside the kernels) so that Numba's cache, keyed on this file, cannot keep stale codes: if
@@ -56,14 +57,14 @@ if (_SPHERE, _BOX, _CAPSULE, _CYLINDER, _ELLIPSOID, _CONVEX_HULL, _PLANE) != (
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-                   polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
-    """AABB of row i: c_g ± h (hull: c_g + vertex bounds), inflated by margin; h per type as in the module
-    docstring. The shape of this function matters to Numba: the same code with early returns, or with the
-    symmetric and hull extents merged into one final write, compiled 4–5× slower (measured ~100 vs ~23 ns
-    per row)."""
-    t = geom_type[i]
-    b = geom_body[i]
+def _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
+    """AABB of row i of ``geom`` (``Geometry``): c_g ± h (hull: c_g + vertex bounds), inflated by margin; h per
+    type as in the module docstring. The shape of this function matters to Numba: the same code with early
+    returns, or with the symmetric and hull extents merged into one final write, compiled 4–5× slower
+    (measured ~100 vs ~23 ns per row)."""
+    geom_pos, geom_quat, geom_size = geom.geom_pos, geom.geom_quat, geom.geom_size
+    t = geom.geom_type[i]
+    b = geom.geom_body[i]
     bw, bx, by, bz = q[b, 0], q[b, 1], q[b, 2], q[b, 3]
     # c_g = x_b + R(q_b) geom_pos, R_g = R(q_b ⊗ geom_quat) (Baraff I (2-1), (4-1)).
     c0, c1, c2 = qrot_t(bw, bx, by, bz, geom_pos[i, 0], geom_pos[i, 1], geom_pos[i, 2])
@@ -72,9 +73,7 @@ def _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom
     c2 += x[b, 2]
     w, u, v, z = qmul_t(bw, bx, by, bz, geom_quat[i, 0], geom_quat[i, 1], geom_quat[i, 2], geom_quat[i, 3])
     # Rotation matrix of a unit quaternion (Baraff I section 4); column k is the shape's axis k in the world.
-    r00, r01, r02 = 1.0 - 2.0 * (v * v + z * z), 2.0 * (u * v - w * z), 2.0 * (u * z + w * v)
-    r10, r11, r12 = 2.0 * (u * v + w * z), 1.0 - 2.0 * (u * u + z * z), 2.0 * (v * z - w * u)
-    r20, r21, r22 = 2.0 * (u * z - w * v), 2.0 * (v * z + w * u), 1.0 - 2.0 * (u * u + v * v)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(w, u, v, z)
     s0, s1, s2 = geom_size[i, 0], geom_size[i, 1], geom_size[i, 2]
     if t == _SPHERE:
         h0 = h1 = h2 = s0
@@ -106,8 +105,8 @@ def _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom
     if t == _CONVEX_HULL:
         l0 = l1 = l2 = np.inf
         u0 = u1 = u2 = -np.inf
-        start = geom_vert_start[i]
-        for m in range(start, start + geom_vert_count[i]):
+        start = geom.geom_vert_start[i]
+        for m in range(start, start + geom.geom_vert_count[i]):
             p0, p1, p2 = polytope_vertices[m, 0], polytope_vertices[m, 1], polytope_vertices[m, 2]
             w0 = r00 * p0 + r01 * p1 + r02 * p2
             w1 = r10 * p0 + r11 * p1 + r12 * p2
@@ -148,26 +147,23 @@ def _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom
 
 
 @njit(cache=True)
-def geom_aabbs_serial(geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-                      polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
+def geom_aabbs_serial(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
     """Serial driver of ``geom_aabbs`` (same arguments, bitwise-equal result)."""
-    for i in range(geom_type.shape[0]):
-        _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-                       polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
+    for i in range(geom.geom_type.shape[0]):
+        _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
 
 
 @njit(cache=True, parallel=True)
-def geom_aabbs(geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-               polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
-    """Tight world AABB of every geometry row, inflated by ``margin`` [m] (Baraff II 7.2).
+def geom_aabbs(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
+    """Tight world AABB of every geometry row of ``geom`` (``Geometry``), inflated by ``margin`` [m] (Baraff II
+    7.2), the bodies at x (n,3) [m], q (n,4) and hull vertices in polytope_vertices (V,3) [m].
 
     Writes aabb_lo_out, aabb_hi_out (g,3) [m], world frame; plane rows get ±inf bounds (see the module
     docstring: finite only on the outward side of an axis-aligned plane).
     Arguments and the per-type formulas: see the module docstring.
     """
-    for i in prange(geom_type.shape[0]):
-        _geom_aabb_one(i, geom_type, geom_body, geom_pos, geom_quat, geom_size, geom_vert_start, geom_vert_count,
-                       polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
+    for i in prange(geom.geom_type.shape[0]):
+        _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
 
 
 @njit(cache=True)

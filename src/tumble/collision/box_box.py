@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from ..math3d import quat_matrix_t
 from . import features
 from .sat import (
     DEPTH_ROUNDING,
@@ -56,12 +57,9 @@ PARALLEL_SIN2 = 1e-12
 @njit(cache=True, forceinline=True, refcount=False)
 def _frame(qw, qx, qy, qz, R):
     """Rows of R (3, 3): the body axes in world coordinates, i.e. the columns of the rotation matrix of the
-    unit quaternion q (Baraff I section 4, ``quaternion_to_matrix``, transposed)."""
-    xx, yy, zz = qx * qx, qy * qy, qz * qz
-    xy, xz, yz, wx, wy, wz = qx * qy, qx * qz, qy * qz, qw * qx, qw * qy, qw * qz
-    R[0, 0], R[0, 1], R[0, 2] = 1.0 - 2.0 * (yy + zz), 2.0 * (xy + wz), 2.0 * (xz - wy)
-    R[1, 0], R[1, 1], R[1, 2] = 2.0 * (xy - wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz + wx)
-    R[2, 0], R[2, 1], R[2, 2] = 2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)
+    unit quaternion q (Baraff I section 4, ``math3d.quat_matrix_t``, transposed)."""
+    (R[0, 0], R[1, 0], R[2, 0], R[0, 1], R[1, 1], R[2, 1],
+     R[0, 2], R[1, 2], R[2, 2]) = quat_matrix_t(qw, qx, qy, qz)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -98,8 +96,9 @@ def _best_axis(first, last, ha, hb, C, AC, t, tb):
 
 
 @njit(cache=True)
-def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base):
-    """Contacts of box A (centre pa, orientation qa, half extents ha: 3-tuples / 4-tuple) with box B.
+def box_box(box_a, box_b, margin, witness, k, frames, clip, out, base):
+    """Contacts of box A (``box_a`` = (centre pa, orientation qa, half extents ha): 3-tuple, 4-tuple, 3-tuple;
+    world, m) with box B (``box_b`` likewise).
 
     frames: scratch (6, 3, 3) float; clip: the narrowphase's clip scratch (points (2, C, 3), lines (2, C),
     kinds (2, C), depths (C,), kept (C,)); ``witness[k]`` is read and updated; up to 4 contacts are written
@@ -109,6 +108,8 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
     vertex faces an edge, where that separation understates the distance): the general path
     (sat.collide_polytopes) then measures the distance by GJK.
     """
+    pa, qa, ha = box_a
+    pb, qb, hb = box_b
     RA, RB, C, AC, vec = frames[0], frames[1], frames[2], frames[3], frames[4]
     _frame(qa[0], qa[1], qa[2], qa[3], RA)
     _frame(qb[0], qb[1], qb[2], qb[3], RB)
@@ -143,7 +144,7 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
                              np.sqrt(hb[0] ** 2 + hb[1] ** 2 + hb[2] ** 2))
     if se > max(sa, sb) + prefer:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
-        return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out, base), False
+        return _edge_contact(ae, (pa, RA, hav), (pb, RB, hbv), (dx, dy, dz), se, out, base), False
     point_out, normal_out, depth_out, kind_out, feature_out = out
     # If no point of the face manifold reaches the face axis's overlap, edges cross there: when the best edge
     # pair separates at least as much as the face, its edge contact is the answer (as in sat.collide_polytopes);
@@ -161,21 +162,20 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
             beside = _deepest_vertex_beside(fb, -1.0 if tb[fb] >= 0.0 else 1.0, pb, RB, hbv, pa, RA, hav)
         if beside:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
-            return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out,
-                                 base), False
+            return _edge_contact(ae, (pa, RA, hav), (pb, RB, hbv), (dx, dy, dz), se, out, base), False
     crossing, crossing_feature = (np.nan, np.nan, np.nan), 0
     for _attempt in range(2):  # the crossing is computed only for the rare second attempt
         if sa >= sb:  # reference face on A; its normal points A → B, the contact normal is its opposite
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, fa, -1
             sign = 1.0 if t[fa] >= 0.0 else -1.0
-            n, short = _face_contacts(False, fa, sign, pa, RA, hav, pb, RB, hbv, sa, crossing, crossing_feature,
-                                      margin, clip, out, base)
+            n, short = _face_contacts(False, (fa, sign), (pa, RA, hav), (pb, RB, hbv), sa, crossing,
+                                      crossing_feature, margin, clip, out, base)
             flip = -1.0
         else:  # reference face on B; its normal points B → A
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, 3 + fb, -1
             sign = -1.0 if tb[fb] >= 0.0 else 1.0
-            n, short = _face_contacts(True, fb, sign, pb, RB, hbv, pa, RA, hav, sb, crossing, crossing_feature,
-                                      margin, clip, out, base)
+            n, short = _face_contacts(True, (fb, sign), (pb, RB, hbv), (pa, RA, hav), sb, crossing,
+                                      crossing_feature, margin, clip, out, base)
             flip = 1.0
         if n < 0:
             return -1, False
@@ -183,10 +183,8 @@ def box_box(pa, qa, ha, pb, qb, hb, margin, witness, k, frames, clip, out, base)
             break
         if se >= max(sa, sb) and not edge_is_face:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_BOX_AXIS, ae, -1
-            return _edge_contact((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv, dx, dy, dz, se, out,
-                                 base), False
-        _, _, _, crossing, code_a, code_b = _edge_pair((ae - 6) // 3, (ae - 6) % 3, pa, RA, hav, pb, RB, hbv,
-                                                       dx, dy, dz)
+            return _edge_contact(ae, (pa, RA, hav), (pb, RB, hbv), (dx, dy, dz), se, out, base), False
+        _, _, _, crossing, code_a, code_b = _edge_pair(ae, (pa, RA, hav), (pb, RB, hbv), (dx, dy, dz))
         crossing_feature = features.edge_edge(code_a, code_b)
     for r in range(n):
         for c in range(3):
@@ -229,9 +227,14 @@ def _support_code(R, i, lx, ly, lz):
 
 
 @njit(cache=True)
-def _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz):
-    """The axis a_i × b_j (unit, pointing A → B), the midpoint of the closest points of A's edge along a_i that
-    supports A along it and B's edge along b_j that supports B the other way, and the two edges' codes."""
+def _edge_pair(axis, box_a, box_b, d):
+    """For edge axis ``axis`` = 6 + 3 i + j: the axis a_i × b_j (unit, pointing A → B), the midpoint of the
+    closest points of A's edge along a_i that supports A along it and B's edge along b_j that supports B the
+    other way, and the two edges' codes. box_* = (centre, frame rows R (3, 3), half extents (3,)); d = p_B − p_A."""
+    i, j = (axis - 6) // 3, (axis - 6) % 3
+    pa, RA, ha = box_a
+    pb, RB, hb = box_b
+    dx, dy, dz = d
     lx = RA[i, 1] * RB[j, 2] - RA[i, 2] * RB[j, 1]
     ly = RA[i, 2] * RB[j, 0] - RA[i, 0] * RB[j, 2]
     lz = RA[i, 0] * RB[j, 1] - RA[i, 1] * RB[j, 0]
@@ -260,20 +263,23 @@ def _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz):
 
 
 @njit(cache=True)
-def _edge_contact(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz, sep, out, base):
-    """One edge–edge contact for the axis a_i × b_j, depth −sep (see ``_edge_pair``)."""
-    lx, ly, lz, mid, code_a, code_b = _edge_pair(i, j, pa, RA, ha, pb, RB, hb, dx, dy, dz)
+def _edge_contact(axis, box_a, box_b, d, sep, out, base):
+    """One edge–edge contact for edge axis ``axis`` (a_i × b_j), depth −sep (arguments as ``_edge_pair``)."""
+    lx, ly, lz, mid, code_a, code_b = _edge_pair(axis, box_a, box_b, d)
     return write_edge_contact(out, base, mid, (-lx, -ly, -lz), -sep, features.edge_edge(code_a, code_b))
 
 
 @njit(cache=True)
-def _face_contacts(ref_on_b, r, sign, pR, RR, hR, pI, RI, hI, s_ref, crossing, crossing_feature, margin, clip, out,
-                   base):
-    """Clip the incident box I's face against face (axis r, side ``sign``) of reference box R, in R's frame.
+def _face_contacts(ref_on_b, face, ref, inc, s_ref, crossing, crossing_feature, margin, clip, out, base):
+    """Clip the incident box I's face against face ``face`` = (axis r, side ``sign``) of reference box R, in R's
+    frame (``ref`` = (centre pR, frame rows RR, half extents hR) of R, ``inc`` likewise of I).
     The reference normal n = sign · R_r points from R toward I; normals are written as n (the caller flips
     them to B → A). ``s_ref`` is the separation on this axis (−overlap). When the clipped points fall short
     of the overlap, the deepest vertex of I inside R, else the best edge pair's ``crossing`` (world; NaN:
     none), joins them, as in ``sat.manifold_top_up``. Returns (count, short) as ``sat._face_contact``."""
+    r, sign = face
+    pR, RR, hR = ref
+    pI, RI, hI = inc
     clip_pts, clip_line, clip_kind, dep, keep = clip
     pts, line, kind = clip_pts[0], clip_line[0], clip_kind[0]
     tmp_pts, tmp_line = clip_pts[1], clip_line[1]

@@ -89,10 +89,15 @@ def _core_meets(c0, c1, wn, wd, nf):
 
 
 @njit(cache=True)
-def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin,
-                   point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """Clip the segment to the prism over face f; every clipped end within ``margin`` is a contact with
-    normal n_f, depth r − h (h: height of the end above the face plane). Returns the count (0–2)."""
+def _face_contacts(capsule, world, face, face_verts, margin, out, base):
+    """Clip the segment of ``capsule`` = (c0, c1, r) to the prism over face ``face`` = (f, s0, ns): face f of
+    the polytope ``world`` = (wv, wn, wd), whose ns vertices are face_verts[s0:s0+ns]; every clipped end within
+    ``margin`` is a contact with normal n_f, depth r − h (h: height of the end above the face plane), written
+    to ``out`` from row ``base``. Returns the count (0–2)."""
+    c0, c1, r = capsule
+    wv, wn, wd = world
+    f, s0, ns = face
+    point_out, normal_out, depth_out, kind_out, feature_out = out
     t0, t1, side0, side1 = 0.0, 1.0, -1, -1
     for k in range(ns):
         a, b = face_verts[s0 + k], face_verts[s0 + (k + 1) % ns]
@@ -134,10 +139,13 @@ def _face_contacts(c0, c1, r, wv, wn, wd, f, s0, ns, face_verts, margin,
 
 
 @njit(cache=True)
-def _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, sep, feature,
-                   point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """One contact between core point p and B's point q along n (B → A) with core separation ``sep``:
-    the point midway between q and the capsule surface point p − r n."""
+def _point_contact(p, q, normal, r, sep, feature, out, base):
+    """One contact between core point p and B's point q (3-tuples) along ``normal`` n (B → A) with core
+    separation ``sep``: the point midway between q and the capsule surface point p − r n."""
+    px, py, pz = p
+    qx, qy, qz = q
+    nx, ny, nz = normal
+    point_out, normal_out, depth_out, kind_out, feature_out = out
     point_out[base, 0] = 0.5 * (qx + px - r * nx)
     point_out[base, 1] = 0.5 * (qy + py - r * ny)
     point_out[base, 2] = 0.5 * (qz + pz - r * nz)
@@ -149,12 +157,16 @@ def _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, sep, feature,
 
 
 @njit(cache=True)
-def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, face_verts, f0, edges, e0, ne,
-                     margin, point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """Contacts of capsule A (core ends c0, c1 (3,), radius r) with polytope B (world vertices wv (nv, 3),
-    face normals wn (nf, 3) and offsets wd (nf,); face rows from f0, edge rows from e0 in the shared
-    tables). Normals point B → A.
+def capsule_polytope(c0, c1, r, world, rows, polytopes, margin, out, base):
+    """Contacts of capsule A (core ends c0, c1 (3-tuples), radius r) with polytope B (``world`` = (world
+    vertices wv (nv, 3), face normals wn (nf, 3), offsets wd (nf,)); ``rows`` = (nv, nf, first face row f0,
+    first edge row e0, edge count ne) in the packed ``polytopes`` tables). Normals point B → A; up to 2
+    contacts are written to ``out`` = (point, normal, depth, kind, feature) from row ``base``.
     Returns the number of contacts written (0–2)."""
+    wv, wn, wd = world
+    nv, nf, f0, e0, ne = rows
+    face_vstart, face_vcount, face_verts, edges = (polytopes.face_vstart, polytopes.face_vcount,
+                                                   polytopes.face_verts, polytopes.edges)
     if not _core_meets(c0, c1, wn, wd, nf):
         best, feature = np.inf, -1
         px = py = pz = qx = qy = qz = 0.0
@@ -184,13 +196,11 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
                 if a > align:
                     face, align = f, a
             if face >= 0:
-                n = _face_contacts(c0, c1, r, wv, wn, wd, face, face_vstart[f0 + face], face_vcount[f0 + face],
-                                   face_verts, margin, point_out, normal_out, depth_out, kind_out,
-                                   feature_out, base)
+                n = _face_contacts((c0, c1, r), world, (face, face_vstart[f0 + face], face_vcount[f0 + face]),
+                                   face_verts, margin, out, base)
                 if n:
                     return n
-            return _point_contact(px, py, pz, qx, qy, qz, nx, ny, nz, r, best, feature,
-                                  point_out, normal_out, depth_out, kind_out, feature_out, base)
+            return _point_contact((px, py, pz), (qx, qy, qz), (nx, ny, nz), r, best, feature, out, base)
     # S meets B: separating axes over B's faces, then S × edges of B (both orientations)
     best_face, face_sep = -1, -np.inf
     for f in range(nf):
@@ -239,32 +249,31 @@ def capsule_polytope(c0, c1, r, wv, nv, wn, wd, nf, face_vstart, face_vcount, fa
             return 0
         px, py, pz, qx, qy, qz = _segment_edge_closest(c0, c1, wv, edges[e0 + best_edge, 0],
                                                        edges[e0 + best_edge, 1])
-        return _point_contact(px, py, pz, qx, qy, qz, ex_, ey_, ez_, r, edge_sep,
-                              features.closest(features.CLOSEST_EDGE, best_edge),
-                              point_out, normal_out, depth_out, kind_out, feature_out, base)
+        return _point_contact((px, py, pz), (qx, qy, qz), (ex_, ey_, ez_), r, edge_sep,
+                              features.closest(features.CLOSEST_EDGE, best_edge), out, base)
     if face_sep - r > margin:
         return 0
-    n = _face_contacts(c0, c1, r, wv, wn, wd, best_face, face_vstart[f0 + best_face], face_vcount[f0 + best_face],
-                       face_verts, margin, point_out, normal_out, depth_out, kind_out, feature_out, base)
+    n = _face_contacts((c0, c1, r), world, (best_face, face_vstart[f0 + best_face], face_vcount[f0 + best_face]),
+                       face_verts, margin, out, base)
     if n and best_edge >= 0 and edge_sep >= face_sep:
         # The clipped ends fall short of the face axis's overlap r − face_sep when the deepest part of the
         # segment lies beside the face, over one of its edges; the edge axis, which separates at least as
         # much as the face, is then the contact (as sat.collide_polytopes decides for a short manifold).
+        depth_out = out[2]
         deepest = depth_out[base]
         for j in range(1, n):
             deepest = max(deepest, depth_out[base + j])
         if deepest < r - face_sep - 1e-9 * (1.0 + r):
             px, py, pz, qx, qy, qz = _segment_edge_closest(c0, c1, wv, edges[e0 + best_edge, 0],
                                                            edges[e0 + best_edge, 1])
-            return _point_contact(px, py, pz, qx, qy, qz, ex_, ey_, ez_, r, edge_sep,
-                                  features.closest(features.CLOSEST_EDGE, best_edge),
-                                  point_out, normal_out, depth_out, kind_out, feature_out, base)
+            return _point_contact((px, py, pz), (qx, qy, qz), (ex_, ey_, ez_), r, edge_sep,
+                                  features.closest(features.CLOSEST_EDGE, best_edge), out, base)
     if n:
         return n
     # the segment's deepest end lies outside the face's prism: report it at the axis's separation
     c = c0 if _face_height(wn, wd, best_face, c0) <= _face_height(wn, wd, best_face, c1) else c1
     h = _face_height(wn, wd, best_face, c)
-    return _point_contact(c[0], c[1], c[2], c[0] - h * wn[best_face, 0], c[1] - h * wn[best_face, 1],
-                          c[2] - h * wn[best_face, 2], wn[best_face, 0], wn[best_face, 1], wn[best_face, 2], r, h,
-                          features.closest(features.CLOSEST_FACE, best_face),
-                          point_out, normal_out, depth_out, kind_out, feature_out, base)
+    return _point_contact((c[0], c[1], c[2]), (c[0] - h * wn[best_face, 0], c[1] - h * wn[best_face, 1],
+                                               c[2] - h * wn[best_face, 2]),
+                          (wn[best_face, 0], wn[best_face, 1], wn[best_face, 2]), r, h,
+                          features.closest(features.CLOSEST_FACE, best_face), out, base)

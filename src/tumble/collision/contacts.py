@@ -129,19 +129,27 @@ def rounding_radius(geom_type, size0):
 
 
 @njit(cache=True)
-def set_pairs(pairs, geom_count, geom_body, geom_type, geom_size, geom_quat, body_friction, body_restitution,
-              inv_mass, awake, old_key, old_witness, old_contacts, old_slots, pair_key, pair_geom, pair_body,
-              pair_witness, pair_contacts, pair_friction, pair_restitution, pair_awake, pair_radius, pair_ellipsoid,
-              slots):
-    """Fill the pair rows from the broadphase's sorted pairs (m, 2), carrying each pair's witness from the
-    last step by a merge on the sorted keys (new pairs get WITNESS_NONE), and combine the materials:
-    μ = √(μa μb), e = max(ea, eb) (API.md). ``pair_radius`` takes each shape's rounding radius
-    (``rounding_radius``), ``pair_ellipsoid`` an ellipsoid's semi-axes and orientation in its body.
+def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pairs, slots):
+    """Fill the pair rows ``new_pairs`` (``ContactPairs``, m rows) from the broadphase's sorted pairs (m, 2) of
+    shape rows, carrying each pair's witness from the last step's pairs ``old_pairs`` (``ContactPairs``) by a
+    merge on the sorted keys a · geom_count + b (new pairs get WITNESS_NONE), and combine the materials of the
+    bodies (``BodyModel`` ``body``: friction, restitution): μ = √(μa μb), e = max(ea, eb) (API.md).
+    ``pair_radius`` takes each shape's rounding radius (``rounding_radius``), ``pair_ellipsoid`` an
+    ellipsoid's semi-axes [m] and orientation in its body; both read the shapes ``geom`` (``Geometry``:
+    geom_body, geom_type, geom_size, geom_quat).
 
-    A pair with no awake moving body (both asleep, or asleep on a fixed body) has not moved since the last
-    step: it keeps last step's contacts (old_contacts, and old_slots = (point, normal, depth, kind,
-    feature) copied into ``slots``) and ``pair_awake`` False, so the narrowphase skips it. Every other pair
-    is awake for the narrowphase; the island pass decides again after it."""
+    A pair with no awake moving body (inv_mass of ``body`` and ``awake`` (n,) bool: both asleep, or asleep on a
+    fixed body) has not moved since the last step: it keeps last step's contacts (old_pairs.pair_contacts, and
+    old_slots = (point, normal, depth, kind, feature) copied into ``slots``, the same five slot arrays of this
+    step) and ``pair_awake`` False, so the narrowphase skips it. Every other pair is awake for the narrowphase;
+    the island pass decides again after it."""
+    geom_body, geom_type, geom_size, geom_quat = geom.geom_body, geom.geom_type, geom.geom_size, geom.geom_quat
+    body_friction, body_restitution, inv_mass = body.friction, body.restitution, body.inv_mass
+    old_key, old_witness, old_contacts = old_pairs.pair_key, old_pairs.pair_witness, old_pairs.pair_contacts
+    pair_key, pair_geom, pair_body = new_pairs.pair_key, new_pairs.pair_geom, new_pairs.pair_body
+    pair_witness, pair_contacts, pair_awake = new_pairs.pair_witness, new_pairs.pair_contacts, new_pairs.pair_awake
+    pair_friction, pair_restitution = new_pairs.pair_friction, new_pairs.pair_restitution
+    pair_radius, pair_ellipsoid = new_pairs.pair_radius, new_pairs.pair_ellipsoid
     point, normal, depth, kind, feature = slots
     old_point, old_normal, old_depth, old_kind, old_feature = old_slots
     j = 0

@@ -9,7 +9,7 @@ the sorted pair keys, so no Python loop runs per pair or per contact.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numba
@@ -17,12 +17,11 @@ import numpy as np
 
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from ..jit import njit
-from ..model.fields import MAX_CONTACTS
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
 from .broadphase import SweepAndSort, drop_body_pairs
-from .contacts import ContactBuffer, set_pairs
+from .contacts import ContactBuffer, set_pairs, slot
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE
 
@@ -37,21 +36,25 @@ _KIND_TABLE = np.array([KIND_NAMES[k] for k in sorted(KIND_NAMES)])
 
 @dataclass(frozen=True, eq=False)
 class Contacts:
-    """The contacts of one state, c of them, as arrays (world frame, SI).
+    """The contacts of one state, c of them, as arrays (world frame, SI): the one contact record of tumble,
+    what ``World.contacts()`` returns and what the event-driven method works on.
 
-    body_a, body_b (c,) int: body indices; the normal points from B toward A (Baraff II 8). When one of
-    the two is fixed (the ground, a wall) it is B.
+    body_a, body_b (c,) int: body indices; the normal points from B toward A (Baraff II 8). As
+    ``World.contacts()`` reports them (``fixed_as_b``), when one of the two is fixed (the ground, a wall) it
+    is B; as ``gather`` reads them from a buffer, A and B are the pair's shapes in the buffer's order.
     geom_a, geom_b (c,) int: the shape rows that touch (compound bodies own several).
     point (c, 3) [m]: midway between the two surfaces. normal (c, 3): unit, B → A.
     depth (c,) [m]: penetration along the normal; negative for a gap smaller than the contact margin.
     kind (c,) str: "vertex-face", "edge-edge", "sphere" (a sphere or capsule end against anything),
     "capsule" (capsule segment contacts) or "ellipsoid" (an ellipsoid against anything).
     feature (c,) int64: an id, unique within its pair, that stays the same while the same features touch
-    (for warm starting).
+    (for warm starting; collision/features.py).
     normal_impulse (c,) [N s]: λn the step applied along the normal (on A; B gets the opposite).
     friction_impulse (c, 3) [N s]: the friction impulse on A, in the tangent plane.
     impulse (c, 3) [N s]: their sum, λn n + friction, on A. force (c, 3) [N]: impulse / dt, the mean contact
     force over the step (zero when the contacts come from a detection, not a step).
+    restitution, friction (c,): the pair's combined material (API.md). radius (c, 2) [m]: the rounding
+    radius of A's and B's shape (``contacts.rounding_radius``: a sphere's or capsule's, else 0).
     """
 
     body_a: np.ndarray
@@ -67,9 +70,45 @@ class Contacts:
     friction_impulse: np.ndarray
     impulse: np.ndarray
     force: np.ndarray
+    restitution: np.ndarray
+    friction: np.ndarray
+    radius: np.ndarray
 
     def __len__(self) -> int:
         return int(self.depth.shape[0])
+
+    def pair_codes(self) -> np.ndarray:
+        """(c,) int64 naming each contact's pair of shapes: geom_a · 2³² + geom_b."""
+        return (self.geom_a.astype(np.int64) << 32) | self.geom_b
+
+    def contact_codes(self) -> np.ndarray:
+        """(c,) records (pair code, feature id) naming each contact while the same features touch."""
+        out = np.empty(len(self), dtype=CONTACT_CODE)
+        out["pair"], out["feature"] = self.pair_codes(), self.feature
+        return out
+
+    def subset(self, keep: np.ndarray) -> Contacts:
+        """The contacts where the boolean or index array ``keep`` selects."""
+        return Contacts(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
+
+    def fixed_as_b(self, fixed: np.ndarray) -> Contacts:
+        """The same contacts with every one whose A is fixed and B is not turned around (``fixed`` (n,) bool
+        per body): A and B swapped, the normal and the impulses and force negated (they then act on the new
+        A), so ground contacts point up, into the moving body."""
+        swap = fixed[self.body_a] & ~fixed[self.body_b]
+        if not np.any(swap):
+            return self
+        sign = np.where(swap, -1.0, 1.0)[:, None]
+        return replace(self, body_a=np.where(swap, self.body_b, self.body_a),
+                       body_b=np.where(swap, self.body_a, self.body_b),
+                       geom_a=np.where(swap, self.geom_b, self.geom_a), geom_b=np.where(swap, self.geom_a, self.geom_b),
+                       normal=sign * self.normal, friction_impulse=sign * self.friction_impulse,
+                       impulse=sign * self.impulse, force=sign * self.force,
+                       radius=np.where(swap[:, None], self.radius[:, ::-1], self.radius))
+
+
+CONTACT_CODE = np.dtype([("pair", np.int64), ("feature", np.int64)])
+"""A contact's name while the same features touch: (pair code, feature id) (``Contacts.contact_codes``)."""
 
 
 class CollisionDetector:
@@ -106,14 +145,10 @@ class CollisionDetector:
         gl = {f.name: model.geom.live(f.name) for f in model.geom.fields}
         tables = model.polytopes.arrays()
         self._gl, self._poly_vertices = gl, tables["vertices"]
-        self._geom_rows = (gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
-                           gl["geom_vert_start"], gl["geom_vert_count"], gl["geom_face_start"],
-                           gl["geom_face_count"], gl["geom_edge_start"], gl["geom_edge_count"])
+        self._geom, self._poly = model.geometry(), model.polytope_tables()
         inv_mass, collide = model.body.live("inv_mass"), model.body.live("collide")
         # only these families' kernels run (and compile)
         self._families = nph.families_present(gl["geom_type"], inv_mass[gl["geom_body"]] > 0.0)
-        self._tables = (tables["vertices"], tables["face_normal"], tables["face_offset"], tables["face_vstart"],
-                        tables["face_vcount"], tables["face_verts"], tables["edges"], tables["edge_faces"])
         # No pair can pass the filter unless a moving body that collides has a shape and some other body that
         # collides has one too (collide and fixed are set at creation, which rebuilds the detector): a world
         # of non-colliding jointed links then skips detection instead of sweeping its AABBs every step.
@@ -136,9 +171,7 @@ class CollisionDetector:
         margin = model.contact_margin
         g = gl["geom_type"].shape[0]
         aabbs = geom_aabbs if g >= PARALLEL_MIN_GEOMS_AABB else geom_aabbs_serial
-        aabbs(gl["geom_type"], gl["geom_body"], gl["geom_pos"], gl["geom_quat"], gl["geom_size"],
-              gl["geom_vert_start"], gl["geom_vert_count"], self._poly_vertices, st.x, st.q, margin,
-              self._aabb_lo, self._aabb_hi)
+        aabbs(model.geometry(), self._poly_vertices, st.x, st.q, margin, self._aabb_lo, self._aabb_hi)
         if dt > 0.0:
             motion_sweep(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
         else:
@@ -158,13 +191,9 @@ class CollisionDetector:
         buffer.resize(m)
         p = buffer.pairs.view()
         out = narrowphase_out(buffer)
-        set_pairs(pairs, g, gl["geom_body"], gl["geom_type"], gl["geom_size"], gl["geom_quat"], body.friction,
-                  body.restitution, body.inv_mass, st.awake,
-                  old.pairs.live("pair_key"), old.pairs.live("pair_witness"), old.pairs.live("pair_contacts"),
-                  narrowphase_out(old), *p, out)
+        set_pairs(pairs, g, model.geometry(), body, st.awake, old.pairs.view(), narrowphase_out(old), p, out)
         t2 = time.perf_counter()
-        witness, per_pair, awake_pairs = p.pair_witness, p.pair_contacts, p.pair_awake
-        geom_rows, tables = self._geom_rows, self._tables
+        geom, poly, poses, margins = self._geom, self._poly, (st.x, st.q), (margin, self._sweep)
         # (get_num_threads costs ~20 µs: asked only when the narrowphase may go parallel)
         threads = numba.get_num_threads() if m >= PARALLEL_MIN_PAIRS else 1
         if threads > 1:
@@ -175,16 +204,14 @@ class CollisionDetector:
             stats.fill(0)
             families = self._families
             for family in families:
-                nph.FAMILY_PARALLEL_KERNELS[family](bounds, pairs, awake_pairs, geom_rows, tables, st.x, st.q,
-                                                   margin, self._sweep, witness, self._scratch, self._epa,
-                                                   per_pair, out, stats)
+                nph.FAMILY_PARALLEL_KERNELS[family](bounds, p, geom, poly, poses, margins, self._scratch, self._epa,
+                                                   out, stats)
             if nph.FAMILY_POLYTOPES not in families and stats[:, nph.DEFERRED].any():
-                nph.polytope_parallel(bounds, pairs, awake_pairs, geom_rows, tables, st.x, st.q, margin,
-                                      self._sweep, witness, self._scratch, self._epa, per_pair, out, stats)
+                nph.polytope_parallel(bounds, p, geom, poly, poses, margins, self._scratch, self._epa, out, stats)
             np.sum(stats, axis=0, out=self._stats)
         else:
-            nph.narrowphase_range(0, m, pairs, awake_pairs, geom_rows, tables, st.x, st.q, margin, self._sweep,
-                                  witness, self._serial_scratch, per_pair, out, self._stats, self._families)
+            nph.narrowphase_range(0, m, p, geom, poly, poses, margins, self._serial_scratch, out, self._stats,
+                                  self._families)
         t3 = time.perf_counter()
         st = self._stat_values
         st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]
@@ -223,25 +250,43 @@ def detect_contacts(model: Model, state: State) -> Contacts:
 
 
 def read_contacts(model: Model, buffer: ContactBuffer, dt: float | None, substeps: int = 1) -> Contacts:
-    """The contacts held in ``buffer`` as a ``Contacts`` record (one allocation per call; never in a step).
-    ``dt`` [s] is the step the impulses belong to (None: no step, forces zero). The buffer holds the
-    impulses of one of the step's ``substeps`` sub-steps (the last): the step's impulse is that times
-    ``substeps``."""
-    fixed = model.body.live("inv_mass") == 0.0
-    p = buffer.pairs
-    s = buffer.slots
-    (body_a, body_b, geom_a, geom_b, point, normal, depth, kind, feature, normal_impulse,
-     friction_impulse) = gather_contacts(p.live("pair_geom"), p.live("pair_body"), p.live("pair_contacts"),
-                                         s.live("point"), s.live("normal"), s.live("depth"), s.live("kind"),
-                                         s.live("feature"), s.live("normal_impulse"), s.live("friction_impulse"),
-                                         fixed)
-    normal_impulse *= substeps
-    friction_impulse *= substeps
+    """The contacts held in ``buffer`` as ``World.contacts()`` reports them: ``gather``, with a fixed body
+    always B (``Contacts.fixed_as_b``)."""
+    return gather(buffer, dt, substeps).fixed_as_b(model.body.live("inv_mass") == 0.0)
+
+
+def gather(buffer: ContactBuffer, dt: float | None = None, substeps: int = 1) -> Contacts:
+    """The used slots of ``buffer`` as a ``Contacts`` record, in pair order, A and B in the buffer's order
+    (one allocation per call; never in a step). ``dt`` [s] is the step the impulses belong to (None: no
+    step, forces zero). The buffer holds the impulses of one of the step's ``substeps`` sub-steps (the
+    last): the step's impulse is that times ``substeps``."""
+    p, s = buffer.pairs.view(), buffer.slots.view()
+    pair, rows = used_slots(p.pair_contacts)
+    normal = s.normal[rows]
+    normal_impulse = s.normal_impulse[rows] * substeps
+    friction_impulse = s.friction_impulse[rows] * substeps
     impulse = normal_impulse[:, None] * normal + friction_impulse
     force = impulse / dt if dt else np.zeros_like(impulse)
-    return Contacts(body_a=body_a, body_b=body_b, geom_a=geom_a, geom_b=geom_b, point=point, normal=normal,
-                    depth=depth, kind=_KIND_TABLE[kind], feature=feature, normal_impulse=normal_impulse,
-                    friction_impulse=friction_impulse, impulse=impulse, force=force)
+    return Contacts(body_a=p.pair_body[pair, 0], body_b=p.pair_body[pair, 1], geom_a=p.pair_geom[pair, 0],
+                    geom_b=p.pair_geom[pair, 1], point=s.point[rows], normal=normal, depth=s.depth[rows],
+                    kind=_KIND_TABLE[s.kind[rows]], feature=s.feature[rows], normal_impulse=normal_impulse,
+                    friction_impulse=friction_impulse, impulse=impulse, force=force,
+                    restitution=p.pair_restitution[pair], friction=p.pair_friction[pair], radius=p.pair_radius[pair])
+
+
+@njit(cache=True)
+def used_slots(pair_contacts):
+    """(pair (c,), slot (c,)): the pair and the slot row of each used slot of a buffer, in pair order."""
+    c = 0
+    for k in range(pair_contacts.shape[0]):
+        c += pair_contacts[k]
+    pair, rows = np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
+    i = 0
+    for k in range(pair_contacts.shape[0]):
+        for j in range(pair_contacts[k]):
+            pair[i], rows[i] = k, slot(k, j)
+            i += 1
+    return pair, rows
 
 
 @njit(cache=True)
@@ -251,39 +296,5 @@ def deepest_penetration(pair_contacts, depth):
     deepest = 0.0
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):
-            deepest = max(deepest, depth[MAX_CONTACTS * k + j])
+            deepest = max(deepest, depth[slot(k, j)])
     return deepest
-
-
-@njit(cache=True)
-def gather_contacts(pair_geom, pair_body, pair_contacts, point_in, normal_in, depth_in, kind_in, feature_in,
-                    normal_impulse_in, friction_impulse_in, body_fixed):
-    """The used slots of the buffer, packed in pair order. A fixed body is always B: a pair whose A is
-    fixed and B is not is swapped, its normal and friction impulse negated (the impulses then act on the
-    new A), so ground contacts point up, into the moving body."""
-    c = 0
-    for k in range(pair_contacts.shape[0]):
-        c += pair_contacts[k]
-    body_a, body_b = np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
-    geom_a, geom_b = np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
-    point, normal, friction = np.empty((c, 3)), np.empty((c, 3)), np.empty((c, 3))
-    depth, kind, feature = np.empty(c), np.empty(c, dtype=np.int64), np.empty(c, dtype=np.int64)
-    normal_impulse = np.empty(c)
-    row = 0
-    for k in range(pair_contacts.shape[0]):
-        ga, gb = pair_geom[k, 0], pair_geom[k, 1]
-        ba, bb = pair_body[k, 0], pair_body[k, 1]
-        sign = 1.0
-        if body_fixed[ba] and not body_fixed[bb]:
-            ga, gb, ba, bb, sign = gb, ga, bb, ba, -1.0
-        for j in range(pair_contacts[k]):
-            slot = MAX_CONTACTS * k + j
-            geom_a[row], geom_b[row], body_a[row], body_b[row] = ga, gb, ba, bb
-            for i in range(3):
-                point[row, i] = point_in[slot, i]
-                normal[row, i] = sign * normal_in[slot, i]
-                friction[row, i] = sign * friction_impulse_in[slot, i]
-            depth[row], kind[row], feature[row] = depth_in[slot], kind_in[slot], feature_in[slot]
-            normal_impulse[row] = normal_impulse_in[slot]
-            row += 1
-    return body_a, body_b, geom_a, geom_b, point, normal, depth, kind, feature, normal_impulse, friction

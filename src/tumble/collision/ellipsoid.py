@@ -29,10 +29,15 @@ EPA_TOL = 1e-9
 
 
 @njit(cache=True)
-def ellipsoid_plane(px, py, pz, qw, qx, qy, qz, a, b, c, nx, ny, nz, d, margin, point_out, normal_out, depth_out,
-                    kind_out, feature_out, base):
-    """Ellipsoid A (centre p, orientation q, semi-axes a, b, c) against plane B {x : n · x = d}: the deepest
-    point s(−n) = p − R S² Rᵀ n / |S Rᵀ n|, depth d − n · s(−n)."""
+def ellipsoid_plane(pose, semi_axes, plane, margin, out, base):
+    """Ellipsoid A (``pose`` = centre p and orientation q, a 7-tuple; ``semi_axes`` = (a, b, c)) against plane
+    B {x : n · x = d} (``plane`` = (nx, ny, nz, d)): the deepest point s(−n) = p − R S² Rᵀ n / |S Rᵀ n|, depth
+    d − n · s(−n). Writes one contact to row ``base`` of ``out`` = (point, normal, depth, kind, feature) if
+    within ``margin``; returns the count."""
+    px, py, pz, qw, qx, qy, qz = pose
+    a, b, c = semi_axes
+    nx, ny, nz, d = plane
+    point_out, normal_out, depth_out, kind_out, feature_out = out
     mx, my, mz = qrot_inv_t(qw, qx, qy, qz, nx, ny, nz)  # Rᵀ n
     norm = np.sqrt((a * mx) ** 2 + (b * my) ** 2 + (c * mz) ** 2)
     lx, ly, lz = a * a * mx / norm, b * b * my / norm, c * c * mz / norm
@@ -52,16 +57,15 @@ def ellipsoid_plane(px, py, pz, qw, qx, qy, qz, a, b, c, nx, ny, nz, d, margin, 
 
 
 @njit(cache=True)
-def convex_pair(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva, ra,
-                kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, rb,
-                margin, epa_ws, point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """One contact between core shapes A and B (13 arguments each, as in ``gjk``) swept by spheres of radii
-    ra and rb (0 for ellipsoids and polytopes): depth = ra + rb − signed core distance, normal B → A, the
-    point midway between the two surfaces, on the line through the curved side's deepest point along n.
-    epa_ws: a ``gjk.epa_workspace()``. Returns 0 or 1."""
-    depth, nx, ny, nz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration_ws(
-        ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-        kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, EPA_TOL, epa_ws)
+def convex_pair(shape_a, ra, shape_b, rb, margin, epa_ws, out, base):
+    """One contact between core shapes A and B (``gjk`` shape tuples) swept by spheres of radii ra and rb
+    (0 for ellipsoids and polytopes): depth = ra + rb − signed core distance, normal B → A, the point midway
+    between the two surfaces, on the line through the curved side's deepest point along n, written to row
+    ``base`` of ``out`` = (point, normal, depth, kind, feature) if within ``margin``. epa_ws: a
+    ``gjk.epa_workspace()``. Returns 0 or 1."""
+    depth, nx, ny, nz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration_ws(shape_a, shape_b, EPA_TOL, epa_ws)
+    point_out, normal_out, depth_out, kind_out, feature_out = out
+    ka = shape_a[0]
     depth += ra + rb
     if depth < -margin:
         return 0

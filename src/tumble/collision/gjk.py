@@ -20,8 +20,9 @@ the origin to A − B, and their penetration depth is the distance from the orig
   Interactive 3D Environments", 2004, section 4.3.8), started from the tetrahedron with which GJK
   proved the intersection.
 
-Shapes ("cores"). Every quantity is in the WORLD frame, lengths in metres, float64. A shape is passed as
-the 13 arguments ``kind, px, py, pz, qw, qx, qy, qz, sx, sy, sz, verts, nv``:
+Shapes ("cores"). Every quantity is in the WORLD frame, lengths in metres, float64. A shape is one tuple
+``(kind, (px, py, pz, qw, qx, qy, qz), (sx, sy, sz), verts, nv)`` (``shape`` builds it): p, q the pose, s the
+size, all floats, and nv an integer:
 
 - ``KIND_POINT`` (0): the point p; q, s and verts are ignored.
 - ``KIND_SEGMENT`` (1): the segment from c0 = p to c1 = s; q and verts are ignored.
@@ -46,6 +47,17 @@ KIND_POINT = 0
 KIND_SEGMENT = 1
 KIND_ELLIPSOID = 2
 KIND_POLYTOPE = 3
+
+
+def shape(kind: int, p: tuple, q: tuple = (1.0, 0.0, 0.0, 0.0), s: tuple = (0.0, 0.0, 0.0),
+          verts: np.ndarray | None = None, nv: int = 0) -> tuple:
+    """The shape tuple (module docstring) of kind ``kind`` at p (3,) [m] with orientation q (4,) (scalar first,
+    body → world) and size s (3,) [m]; ``verts`` (n, 3) [m] world vertices of a polytope, of which the first
+    ``nv`` count. For callers outside kernels (tests, scripts): kernels build the tuple inline."""
+    if verts is None:
+        verts = np.zeros((1, 3))
+    pose = tuple(float(c) for c in (*p, *q))
+    return int(kind), pose, tuple(float(c) for c in s), np.ascontiguousarray(verts, dtype=np.float64), int(nv)
 
 GJK_MAX_ITER = 128
 """GJK iterations. Polytopes finish in a handful (GJK is finite for them); smooth shapes converge
@@ -74,13 +86,16 @@ above a face?) is only decided beyond this margin. It also bounds EPA's accuracy
 
 
 @njit(cache=True)
-def support(kind, px, py, pz, qw, qx, qy, qz, sx, sy, sz, verts, nv, dx, dy, dz):
+def support(shape, dx, dy, dz):
     """Support point s(d) = argmax_{x in shape} d · x of one shape (module docstring), world frame, m.
 
     d = (dx, dy, dz) need not be unit. Ties (a face or edge normal to d) return one maximiser: the first
     end of a segment, the first maximising vertex of a polytope. d = 0 returns p (first vertex for a
     polytope), which is a point of the shape.
     """
+    kind, pose, size, verts, nv = shape
+    px, py, pz, qw, qx, qy, qz = pose
+    sx, sy, sz = size
     if kind == KIND_SEGMENT:
         if dx * px + dy * py + dz * pz >= dx * sx + dy * sy + dz * sz:
             return 1.0 * px, 1.0 * py, 1.0 * pz
@@ -112,8 +127,11 @@ def support(kind, px, py, pz, qw, qx, qy, qz, sx, sy, sz, verts, nv, dx, dy, dz)
 
 
 @njit(cache=True)
-def _centre(kind, px, py, pz, sx, sy, sz, verts, nv):
+def _centre(shape):
     """A point inside the shape, used only to aim GJK's first support query."""
+    kind, pose, size, verts, nv = shape
+    px, py, pz = pose[0], pose[1], pose[2]
+    sx, sy, sz = size
     if kind == KIND_SEGMENT:
         return 0.5 * (px + sx), 0.5 * (py + sy), 0.5 * (pz + sz)
     if kind == KIND_POLYTOPE and nv > 0:
@@ -122,11 +140,10 @@ def _centre(kind, px, py, pz, sx, sy, sz, verts, nv):
 
 
 @njit(cache=True)
-def _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                  kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, dx, dy, dz):
+def _support_diff(shape_a, shape_b, dx, dy, dz):
     """Support of A − B along d: w = s_A(d) − s_B(−d), with the two parts a and b."""
-    ax, ay, az = support(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva, dx, dy, dz)
-    bx, by, bz = support(kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, -dx, -dy, -dz)
+    ax, ay, az = support(shape_a, dx, dy, dz)
+    bx, by, bz = support(shape_b, -dx, -dy, -dz)
     return ax - bx, ay - by, az - bz, ax, ay, az, bx, by, bz
 
 
@@ -338,8 +355,7 @@ def _reduce(simp, lam, n):
 
 
 @njit(cache=True)
-def _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-         kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, simp, lam):
+def _gjk(shape_a, shape_b, tol, simp, lam):
     """GJK on A − B. Leaves the final simplex in simp/lam (see ``_reduce``).
 
     Returns (n, vx, vy, vz, vv, hit): the simplex size, its point v closest to the origin, |v|², and
@@ -349,14 +365,13 @@ def _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
         for i in range(4):
             for c in range(3):
                 simp[r, i, c] = 0.0
-    cax, cay, caz = _centre(ka, pax, pay, paz, sax, say, saz, va, nva)
-    cbx, cby, cbz = _centre(kb, pbx, pby, pbz, sbx, sby, sbz, vb, nvb)
+    cax, cay, caz = _centre(shape_a)
+    cbx, cby, cbz = _centre(shape_b)
     dx, dy, dz = cax - cbx, cay - cby, caz - cbz
     if dx == 0.0 and dy == 0.0 and dz == 0.0:
         dx = 1.0
     # cA − cB is a point of A − B, so the support opposite to it is a good first vertex.
-    w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                      kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, -dx, -dy, -dz)
+    w = _support_diff(shape_a, shape_b, -dx, -dy, -dz)
     for c in range(3):
         simp[0, 0, c] = w[c]
         simp[1, 0, c] = w[3 + c]
@@ -370,8 +385,7 @@ def _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
         if vv <= tol * tol:
             hit = True
             break
-        w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                          kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, -vx, -vy, -vz)
+        w = _support_diff(shape_a, shape_b, -vx, -vy, -vz)
         wx, wy, wz = w[0], w[1], w[2]
         # Duality gap (van den Bergen 1999): v·w/|v| is a lower bound on the distance and |v| an upper
         # one, so gap/|v| = |v| − v·w/|v| bounds the error of |v| in metres.
@@ -445,9 +459,8 @@ def _closest_points(simp, lam, n):
 
 
 @njit(cache=True)
-def gjk_distance(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                 kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol):
-    """Distance between convex shapes A and B (13 arguments each, see the module docstring), world frame.
+def gjk_distance(shape_a, shape_b, tol):
+    """Distance between convex shapes A and B (shape tuples, see the module docstring), world frame.
 
     tol (m, >= 0): absolute accuracy. The returned distance is never below the true one (to rounding) and
     exceeds it by at most tol plus rounding: ~1e-14 × the coordinates' size for points, segments and
@@ -469,8 +482,7 @@ def gjk_distance(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
     """
     simp = np.zeros((6, 4, 3))
     lam = np.zeros((2, 4))
-    n, vx, vy, vz, vv, hit = _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                                  kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, simp, lam)
+    n, vx, vy, vz, vv, hit = _gjk(shape_a, shape_b, tol, simp, lam)
     ax, ay, az, bx, by, bz = _closest_points(simp, lam, n)
     if hit:
         return 0.0, ax, ay, az, bx, by, bz
@@ -522,8 +534,7 @@ def _tetra_height(ev):
 
 
 @njit(cache=True)
-def _grow(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-          kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, ev, n, eps):
+def _grow(shape_a, shape_b, ev, n, eps):
     """Grow a simplex ev[:n] of A − B that holds the origin (within tol) to a tetrahedron.
 
     GJK stops as soon as the origin is within tol of its simplex, which may then be a point, a segment or
@@ -536,8 +547,7 @@ def _grow(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
         for t in range(6):
             s = 1.0 if t % 2 == 0 else -1.0
             dx, dy, dz = (s, 0.0, 0.0) if t < 2 else ((0.0, s, 0.0) if t < 4 else (0.0, 0.0, s))
-            w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                              kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, dx, dy, dz)
+            w = _support_diff(shape_a, shape_b, dx, dy, dz)
             ex, ey, ez = w[0] - ev[0, 0], w[1] - ev[0, 1], w[2] - ev[0, 2]
             if ex * ex + ey * ey + ez * ez > eps * eps:
                 ev[1, 0], ev[1, 1], ev[1, 2] = w[0], w[1], w[2]
@@ -563,8 +573,7 @@ def _grow(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
         for t in range(4):
             s = 1.0 if t % 2 == 0 else -1.0
             dx, dy, dz = (s * u1x, s * u1y, s * u1z) if t < 2 else (s * u2x, s * u2y, s * u2z)
-            w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                              kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, dx, dy, dz)
+            w = _support_diff(shape_a, shape_b, dx, dy, dz)
             ex, ey, ez = w[0] - ev[0, 0], w[1] - ev[0, 1], w[2] - ev[0, 2]
             along = ex * tx + ey * ty + ez * tz
             off2 = ex * ex + ey * ey + ez * ez - along * along
@@ -584,8 +593,7 @@ def _grow(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
     first = 1.0 if nx * ev[0, 0] + ny * ev[0, 1] + nz * ev[0, 2] <= 0.0 else -1.0
     for t in range(2):
         s = first if t == 0 else -first
-        w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                          kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, s * nx, s * ny, s * nz)
+        w = _support_diff(shape_a, shape_b, s * nx, s * ny, s * nz)
         h = (w[0] - ev[0, 0]) * nx + (w[1] - ev[0, 1]) * ny + (w[2] - ev[0, 2]) * nz
         if abs(h) > eps:
             ev[3, 0], ev[3, 1], ev[3, 2] = w[0], w[1], w[2]
@@ -603,24 +611,20 @@ def epa_workspace():
 
 
 @njit(cache=True)
-def epa_penetration(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                    kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol):
+def epa_penetration(shape_a, shape_b, tol):
     """``epa_penetration_ws`` with a workspace of its own (allocated per call)."""
-    return epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                              kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, epa_workspace())
+    return epa_penetration_ws(shape_a, shape_b, tol, epa_workspace())
 
 
 @njit(cache=True)
-def _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-            kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
+def _gjk_ws(shape_a, shape_b, tol, ws):
     """GJK in the workspace ``ws``: (simplex size, distance, unit n from B toward A, closest points a and b,
     hit); when hit (the shapes intersect or touch within tol) only the size is meaningful, and the simplex
     in ws[0], ws[1] is EPA's start."""
     simp, lam = ws[0], ws[1]
     simp[:] = 0.0
     lam[:] = 0.0
-    n, vx, vy, vz, vv, hit = _gjk(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                                  kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, simp, lam)
+    n, vx, vy, vz, vv, hit = _gjk(shape_a, shape_b, tol, simp, lam)
     if hit:
         return n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True
     ax, ay, az, bx, by, bz = _closest_points(simp, lam, n)
@@ -629,9 +633,8 @@ def _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
 
 
 @njit(cache=True)
-def distance_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
-    """Distance between convex shapes A and B (13 arguments each, see the module docstring), world frame, by
+def distance_ws(shape_a, shape_b, tol, ws):
+    """Distance between convex shapes A and B (shape tuples, see the module docstring), world frame, by
     GJK alone in the workspace ``ws`` of ``epa_workspace()`` (no allocation, and no EPA compiled: for callers
     that know the shapes are apart).
 
@@ -639,16 +642,13 @@ def distance_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
     the closest points, as ``epa_penetration_ws`` reports shapes apart (depth = −distance); apart is False
     when the shapes intersect or touch within tol, and the rest is then zero.
     """
-    n, dist, nx, ny, nz, ax, ay, az, bx, by, bz, hit = _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz,
-                                                               va, nva, kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx,
-                                                               sby, sbz, vb, nvb, tol, ws)
+    n, dist, nx, ny, nz, ax, ay, az, bx, by, bz, hit = _gjk_ws(shape_a, shape_b, tol, ws)
     return not hit, dist, nx, ny, nz, ax, ay, az, bx, by, bz
 
 
 @njit(cache=True)
-def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                       kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, tol, ws):
-    """Penetration depth of convex shapes A and B (13 arguments each, see the module docstring), world frame.
+def epa_penetration_ws(shape_a, shape_b, tol, ws):
+    """Penetration depth of convex shapes A and B (shape tuples, see the module docstring), world frame.
 
     tol (m, >= 0): EPA stops when the support of A − B along the closest face's normal lies less than
     max(tol, 1e-11 × coordinate size) beyond that face. The depth is then exact to rounding for polytopes,
@@ -675,9 +675,7 @@ def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va,
     ``ws``: the arrays of ``epa_workspace()``, overwritten (no allocation here).
     """
     simp, lam, ev, face_real, face_int, horizon = ws
-    n, dist, nx, ny, nz, ax, ay, az, bx, by, bz, hit = _gjk_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz,
-                                                               va, nva, kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx,
-                                                               sby, sbz, vb, nvb, tol, ws)
+    n, dist, nx, ny, nz, ax, ay, az, bx, by, bz, hit = _gjk_ws(shape_a, shape_b, tol, ws)
     if not hit:
         return -dist, nx, ny, nz, ax, ay, az, bx, by, bz, True
 
@@ -699,11 +697,9 @@ def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va,
                 ev[0, c], ev[1, c], ev[2, c] = simp[3, 0, c], simp[3, 1, c], simp[3, 2, c]
             n = 3
     if n < 4:
-        n, mx, my, mz = _grow(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                              kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, ev, n, eps)
+        n, mx, my, mz = _grow(shape_a, shape_b, ev, n, eps)
         if n < 4:
-            w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                              kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, mx, my, mz)
+            w = _support_diff(shape_a, shape_b, mx, my, mz)
             depth = max(0.0, mx * w[0] + my * w[1] + mz * w[2])
             return depth, -mx, -my, -mz, w[3], w[4], w[5], w[6], w[7], w[8], True
         h, vol, i, j, k = _tetra_height(ev)
@@ -747,8 +743,8 @@ def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va,
 
     # The best direction so far: the face normal m whose support h(m) = max (A − B)·m was least. Each h(m)
     # bounds the depth from above; the fallback, if EPA cannot start, is the line of centres.
-    cax, cay, caz = _centre(ka, pax, pay, paz, sax, say, saz, va, nva)
-    cbx, cby, cbz = _centre(kb, pbx, pby, pbz, sbx, sby, sbz, vb, nvb)
+    cax, cay, caz = _centre(shape_a)
+    cbx, cby, cbz = _centre(shape_b)
     ux, uy, uz = cbx - cax, cby - cay, cbz - caz
     un = np.sqrt(ux * ux + uy * uy + uz * uz)
     ux, uy, uz = (ux / un, uy / un, uz / un) if un > 0.0 else (0.0, 0.0, -1.0)
@@ -764,8 +760,7 @@ def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va,
                 d = fdist[g]
                 f = g
         mx, my, mz = fnrm[f, 0], fnrm[f, 1], fnrm[f, 2]
-        w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                          kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, mx, my, mz)
+        w = _support_diff(shape_a, shape_b, mx, my, mz)
         # The closest face's plane is at distance d from the origin, a lower bound on the depth (the
         # polytope lies inside A − B), and every h(m) is an upper bound: stop when they meet within tol.
         h = mx * w[0] + my * w[1] + mz * w[2]
@@ -852,7 +847,6 @@ def epa_penetration_ws(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va,
         nvert += 1
 
     # n = −m: the face normal m points out of A − B, and moving A by h(m) along −m empties the origin.
-    w = _support_diff(ka, pax, pay, paz, qaw, qax, qay, qaz, sax, say, saz, va, nva,
-                      kb, pbx, pby, pbz, qbw, qbx, qby, qbz, sbx, sby, sbz, vb, nvb, ux, uy, uz)
+    w = _support_diff(shape_a, shape_b, ux, uy, uz)
     depth = max(0.0, ux * w[0] + uy * w[1] + uz * w[2])
     return depth, -ux, -uy, -uz, w[3], w[4], w[5], w[6], w[7], w[8], converged

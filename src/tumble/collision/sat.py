@@ -99,9 +99,15 @@ depth computed at a vertex by rounding (~1e-16 × coordinates), never by a nanom
 
 
 @njit(cache=True)
-def transform_polytope(vertices, face_normal, face_offset, v0, nv, f0, nf, px, py, pz, qw, qx, qy, qz,
-                       wv_out, wn_out, wd_out):
-    """World vertices (nv, 3), face normals (nf, 3) and plane offsets (nf,) of a polytope at pose (p, q)."""
+def transform_polytope(polytopes, rows, pose, world_out):
+    """World vertices (nv, 3) [m], face normals (nf, 3) and plane offsets (nf,) [m] of a polytope at ``pose``
+    = (px, py, pz, qw, qx, qy, qz) (shape → world), written to ``world_out`` = (wv, wn, wd). ``rows`` = (first
+    vertex row v0, vertex count nv, first face row f0, face count nf) in the packed tables ``polytopes``
+    (``fields.Polytopes``)."""
+    vertices, face_normal, face_offset = polytopes.vertices, polytopes.face_normal, polytopes.face_offset
+    v0, nv, f0, nf = rows
+    px, py, pz, qw, qx, qy, qz = pose
+    wv_out, wn_out, wd_out = world_out
     for k in range(nv):
         x, y, z = qrot_t(qw, qx, qy, qz, vertices[v0 + k, 0], vertices[v0 + k, 1], vertices[v0 + k, 2])
         wv_out[k, 0] = x + px
@@ -158,9 +164,15 @@ def _edge_axis(wvA, eA0, eA1, cA, wvB, eB0, eB1):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _is_minkowski_face(ax, ay, az, bx, by, bz, bxa_x, bxa_y, bxa_z, cx, cy, cz, dx, dy, dz):
+def _is_minkowski_face(a, b, bxa, c, d):
     """Do the Gauss-map arcs (a, b) of edge A and (c, d) = (−normals of edge B) cross? (Gregorius 2013)
-    b × a is passed in, computed once per edge of A; the test on it rejects most pairs before d × c."""
+    b × a is passed in, computed once per edge of A; the test on it rejects most pairs before d × c.
+    All five are 3-tuples (unit normals, world)."""
+    ax, ay, az = a
+    bx, by, bz = b
+    bxa_x, bxa_y, bxa_z = bxa
+    cx, cy, cz = c
+    dx, dy, dz = d
     cba = cx * bxa_x + cy * bxa_y + cz * bxa_z
     dba = dx * bxa_x + dy * bxa_y + dz * bxa_z
     if cba * dba >= 0.0:
@@ -183,9 +195,9 @@ def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
         bxa_x, bxa_y, bxa_z = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
         for j in range(neB):
             fb0, fb1 = edge_faces[eB0 + j, 0], edge_faces[eB0 + j, 1]
-            if not _is_minkowski_face(ax, ay, az, bx, by, bz, bxa_x, bxa_y, bxa_z,
-                                      -wnB[fb0, 0], -wnB[fb0, 1], -wnB[fb0, 2],
-                                      -wnB[fb1, 0], -wnB[fb1, 1], -wnB[fb1, 2]):
+            if not _is_minkowski_face((ax, ay, az), (bx, by, bz), (bxa_x, bxa_y, bxa_z),
+                                      (-wnB[fb0, 0], -wnB[fb0, 1], -wnB[fb0, 2]),
+                                      (-wnB[fb1, 0], -wnB[fb1, 1], -wnB[fb1, 2])):
                 continue
             ok, _, _, _, s = _edge_axis(wvA, edges[eA0 + i, 0], edges[eA0 + i, 1], cA,
                                         wvB, edges[eB0 + j, 0], edges[eB0 + j, 1])
@@ -195,9 +207,14 @@ def edge_query(edges, edge_faces, eA0, neA, wvA, wnA, cA, eB0, neB, wvB, wnB):
 
 
 @njit(cache=True)
-def witness_separation(kind, i, j, edges, eA0, eB0, wvA, nvA, wnA, wdA, wvB, nvB, wnB, wdB):
-    """Separation along a cached witness axis at the current poses: positive only if that axis still
-    separates the two polytopes (−inf if there is no usable witness)."""
+def witness_separation(witness, edges, edge_rows, world_a, world_b):
+    """Separation along a cached witness axis ``witness`` = (kind, i, j) at the current poses: positive only if
+    that axis still separates the two polytopes (−inf if there is no usable witness). ``edge_rows`` = (first
+    edge row of A, of B) in ``edges``; world_* = (world vertices, vertex count, face normals, plane offsets)."""
+    kind, i, j = witness
+    eA0, eB0 = edge_rows
+    wvA, nvA, wnA, wdA = world_a
+    wvB, nvB, wnB, wdB = world_b
     if kind == WITNESS_FACE_A:
         return _face_separation(wnA, wdA, i, wvB, nvB)
     if kind == WITNESS_FACE_B:
@@ -316,11 +333,17 @@ def name_clipped(line, kind, m, ref_on_b, ref_face, inc_face, tmp_line):
 
 
 @njit(cache=True)
-def _clip_incident(wvR, face_verts, r0, nr, nx, ny, nz, wvI, i0, ni, ref_on_b, ref_face, inc_face, pts, feat, kind,
-                   tmp_pts, tmp_line):
-    """Clip the incident face (ni vertices, local ids face_verts[i0:i0+ni] into wvI) against the side planes of
-    the reference face (nr vertices face_verts[r0:r0+nr] into wvR, outward normal n). Writes the polygon to
-    pts with its feature ids in feat and kinds in kind; returns its size."""
+def _clip_incident(wvR, face_verts, ref, normal, wvI, inc, names, clip):
+    """Clip the incident face (``inc`` = (i0, ni): ni vertices, local ids face_verts[i0:i0+ni] into wvI) against
+    the side planes of the reference face (``ref`` = (r0, nr): face_verts[r0:r0+nr] into wvR, outward unit
+    ``normal`` n). ``names`` = (ref_on_b, ref_face, inc_face) name the features; ``clip`` = (pts, feat, kind,
+    tmp_pts, tmp_line): writes the polygon to pts with its feature ids in feat and kinds in kind; returns its
+    size."""
+    r0, nr = ref
+    nx, ny, nz = normal
+    i0, ni = inc
+    ref_on_b, ref_face, inc_face = names
+    pts, feat, kind, tmp_pts, tmp_line = clip
     for k in range(ni):
         v = face_verts[i0 + k]
         pts[k, 0], pts[k, 1], pts[k, 2] = wvI[v, 0], wvI[v, 1], wvI[v, 2]
@@ -379,10 +402,11 @@ def _edges_midpoint(wvA, a0, a1, wvB, b0, b1):
 
 
 @njit(cache=True)
-def manifold_top_up(wvR, wnR, wdR, nfR, wvI, nvI, nx, ny, nz, dref, overlap, deepest, crossing, crossing_feature,
-                    ref_on_b, ref_face, pts, feat, kind, dep, n):
-    """Add to the candidates pts/feat/kind/dep[:n] (deepest depth ``deepest``) what reaches the separating-
-    axis ``overlap`` along n (reference plane n · x = dref of polytope R, faces wnR/wdR[:nfR]). Returns the
+def manifold_top_up(ref, inc, plane, overlap, deepest, crossing, crossing_feature, names, cand, n):
+    """Add to the candidates ``cand`` = (pts, feat, kind, dep), [:n] in use (deepest depth ``deepest``), what
+    reaches the separating-axis ``overlap`` along n (``plane`` = (nx, ny, nz, dref): the reference plane
+    n · x = dref of polytope R; ``ref`` = (wvR, wnR, wdR, nfR) its world vertices, faces and face count;
+    ``inc`` = (wvI, nvI) the other polytope's world vertices; ``names`` = (ref_on_b, ref_face)). Returns the
     new count and whether the candidates still fall short.
 
     First the deepest vertex of I (wvI[:nvI]) that lies inside R: a vertex below the reference plane but beside
@@ -390,6 +414,11 @@ def manifold_top_up(wvR, wnR, wdR, nfR, wvI, nvI, nx, ny, nz, dref, overlap, dee
     the overlap, the overlap is made by edges crossing: the crossing point of the best edge pair (NaN: none
     given) is added at depth ``overlap``. Points are midway between the incident point and the reference
     plane."""
+    wvR, wnR, wdR, nfR = ref
+    wvI, nvI = inc
+    nx, ny, nz, dref = plane
+    ref_on_b, ref_face = names
+    pts, feat, kind, dep = cand
     best, v = deepest, -1
     for j in range(nvI):
         h = nx * wvI[j, 0] + ny * wvI[j, 1] + nz * wvI[j, 2] - dref
@@ -429,20 +458,19 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
     """Contacts between polytopes A and B already transformed to world.
 
     rows_* = (first vertex row, vertex count, first face row, face count, first edge row, edge count) of each
-    in the packed tables ``poly`` (see narrowphase); world_* = (vertices (nv, 3), face normals (nf, 3),
+    in the packed tables ``poly`` (``fields.Polytopes``); world_* = (vertices (nv, 3), face normals (nf, 3),
     plane offsets (nf,)) in world. ``witness[k]`` = [kind, i, j] is read and updated in place. ``scratch``
     and ``out`` are the narrowphase's scratch and output tuples; writes up to 4 contacts at row ``base``.
     Returns (number of contacts, True if the cached witness alone decided).
     """
     vA, nvA, fA, nfA, eA, neA = rows_a
     vB, nvB, fB, nfB, eB, neB = rows_b
-    _, _, _, face_vstart, face_vcount, face_verts, edges, edge_faces = poly
+    edges, edge_faces = poly.edges, poly.edge_faces
     wvA, wnA, wdA = world_a
     wvB, wnB, wdB = world_b
-    point_out, normal_out, depth_out, kind_out, feature_out = out
     if witness[k, 0] != WITNESS_NONE:
-        if witness_separation(witness[k, 0], witness[k, 1], witness[k, 2], edges, eA, eB,
-                              wvA, nvA, wnA, wdA, wvB, nvB, wnB, wdB) > margin:
+        if witness_separation((witness[k, 0], witness[k, 1], witness[k, 2]), edges, (eA, eB),
+                              (wvA, nvA, wnA, wdA), (wvB, nvB, wnB, wdB)) > margin:
             return 0, True
     sa, fa = face_query(wnA, wdA, nfA, wvB, nvB)
     if sa > margin:
@@ -462,8 +490,7 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
                              bounding_radius(wvB, nvB, cB[0], cB[1], cB[2]))
     if se > max(sa, sb) + prefer:
         witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
-        return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
-                             point_out, normal_out, depth_out, kind_out, feature_out, base), False
+        return _edge_contact(edges, (eA, ia), (eB, ib), wvA, cA, wvB, out, base), False
     # Face contact. The reference is A's face if it separates at least as much as B's (ties to A). If no
     # point of the face manifold reaches the face axis's overlap, edges cross there: when the best edge pair
     # separates at least as much as the face, its edge contact is the answer (the preference for faces is
@@ -473,14 +500,12 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
     for _attempt in range(2):  # the crossing is computed only for the rare second attempt
         if sa >= sb:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_A, fa, -1
-            n, short = _face_contact(False, fa, fA, nfA, nvA, wvA, wnA, wdA, fB, nfB, nvB, wnB, wvB, sa, crossing,
-                                     features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin,
-                                     scratch, out, base)
+            n, short = _face_contact(False, fa, (fA, nfA, nvA, wvA, wnA, wdA), (fB, nfB, nvB, wnB, wvB), sa,
+                                     crossing, features.edge_edge(ia, ib), poly, margin, scratch, out, base)
         else:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_FACE_B, -1, fb
-            n, short = _face_contact(True, fb, fB, nfB, nvB, wvB, wnB, wdB, fA, nfA, nvA, wnA, wvA, sb, crossing,
-                                     features.edge_edge(ia, ib), face_vstart, face_vcount, face_verts, margin,
-                                     scratch, out, base)
+            n, short = _face_contact(True, fb, (fB, nfB, nvB, wvB, wnB, wdB), (fA, nfA, nvA, wnA, wvA), sb,
+                                     crossing, features.edge_edge(ia, ib), poly, margin, scratch, out, base)
         if not short or ia < 0:
             break
         _, ax, ay, az, _ = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA, wvB, edges[eB + ib, 0],
@@ -489,22 +514,24 @@ def collide_polytopes(rows_a, rows_b, poly, world_a, world_b, margin, witness, k
         edge_is_face = se <= 0.0 and edge_axis_along_face(ax, ay, az, ref_normal[0], ref_normal[1], ref_normal[2])
         if se >= max(sa, sb) and not edge_is_face:
             witness[k, 0], witness[k, 1], witness[k, 2] = WITNESS_EDGES, ia, ib
-            return _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB,
-                                 point_out, normal_out, depth_out, kind_out, feature_out, base), False
+            return _edge_contact(edges, (eA, ia), (eB, ib), wvA, cA, wvB, out, base), False
         crossing = _edges_midpoint(wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0],
                                    edges[eB + ib, 1])
     return n, False
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _edge_contact(edges, eA, ia, eB, ib, wvA, cA, wvB, point_out, normal_out, depth_out, kind_out, feature_out, base):
-    """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B."""
+def _edge_contact(edges, edge_a, edge_b, wvA, cA, wvB, out, base):
+    """One edge–edge contact at the midpoint of the closest points of edge ia of A and edge ib of B
+    (``edge_a`` = (eA, ia): A's first edge row in ``edges`` and the edge; ``edge_b`` = (eB, ib)), written to
+    row ``base`` of ``out``."""
+    eA, ia = edge_a
+    eB, ib = edge_b
     _, ax, ay, az, s = _edge_axis(wvA, edges[eA + ia, 0], edges[eA + ia, 1], cA,
                                   wvB, edges[eB + ib, 0], edges[eB + ib, 1])
     mid = _edges_midpoint(wvA, edges[eA + ia, 0], edges[eA + ia, 1], wvB, edges[eB + ib, 0], edges[eB + ib, 1])
     # the axis points A → B; the contact normal B → A
-    return write_edge_contact((point_out, normal_out, depth_out, kind_out, feature_out), base, mid, (-ax, -ay, -az),
-                              -s, features.edge_edge(ia, ib))
+    return write_edge_contact(out, base, mid, (-ax, -ay, -az), -s, features.edge_edge(ia, ib))
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -521,12 +548,13 @@ def write_edge_contact(out, base, point, normal, depth, feature):
 
 
 @njit(cache=True)
-def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI, wnI, wvI, s_ref, crossing,
-                  crossing_feature, face_vstart, face_vcount, face_verts, margin, scratch, out, base):
-    """Contacts of reference face ``ref_face`` of polytope R (nfR faces from row fR of the tables; world
-    vertices wvR, normals wnR, offsets wdR) against polytope I (faces from row fI; nfI faces, nvI vertices),
-    whose separation along the face normal n is ``s_ref`` (< 0: overlap −s_ref). Writes ≤ 4 contacts; the
-    normal is −n when R is A (n points A → B), +n when R is B.
+def _face_contact(ref_on_b, ref_face, ref, inc, s_ref, crossing, crossing_feature, polytopes, margin, scratch, out,
+                  base):
+    """Contacts of reference face ``ref_face`` of polytope R (``ref`` = (fR, nfR, nvR, wvR, wnR, wdR): nfR faces
+    from row fR of the ``polytopes`` tables, nvR vertices; world vertices wvR, normals wnR, offsets wdR) against
+    polytope I (``inc`` = (fI, nfI, nvI, wnI, wvI): faces from row fI), whose separation along the face normal
+    n is ``s_ref`` (< 0: overlap −s_ref). Writes ≤ 4 contacts; the normal is −n when R is A (n points A → B),
+    +n when R is B.
 
     The incident face (the most anti-parallel to n) is clipped against the reference face's side planes; its
     points within the margin are midway between the incident point and its projection on the reference
@@ -545,6 +573,9 @@ def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI,
     is its workspace): the pair has no contact if they are beyond the margin, else their midpoint, with its
     own normal, replaces the clipped candidate within MERGE_DISTANCE of it (keeping that candidate's id) or
     joins the manifold."""
+    fR, nfR, nvR, wvR, wnR, wdR = ref
+    fI, nfI, nvI, wnI, wvI = inc
+    face_vstart, face_vcount, face_verts = polytopes.face_vstart, polytopes.face_vcount, polytopes.face_verts
     clip_pts, clip_feat, clip_kind, dep, keep = scratch[3], scratch[4], scratch[5], scratch[6], scratch[7]
     pts, feat, kind = clip_pts[0], clip_feat[0], clip_kind[0]
     tmp_pts, tmp_feat, tmp_kind = clip_pts[1], clip_feat[1], clip_kind[1]
@@ -552,15 +583,15 @@ def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI,
     nx, ny, nz = wnR[ref_face, 0], wnR[ref_face, 1], wnR[ref_face, 2]
     dref = wdR[ref_face]
     sign = -1.0 if ref_on_b else 1.0
-    inc, best = 0, np.inf
+    inc_face, best = 0, np.inf
     for g in range(nfI):  # incident face: the most anti-parallel to the reference normal
         d = wnI[g, 0] * nx + wnI[g, 1] * ny + wnI[g, 2] * nz
         if d < best:
-            inc, best = g, d
+            inc_face, best = g, d
     ref_row = fR + ref_face
-    m = _clip_incident(wvR, face_verts, face_vstart[ref_row], face_vcount[ref_row], nx, ny, nz,
-                       wvI, face_vstart[fI + inc], face_vcount[fI + inc], ref_on_b, ref_face, inc, pts, feat, kind,
-                       tmp_pts, tmp_feat)
+    m = _clip_incident(wvR, face_verts, (face_vstart[ref_row], face_vcount[ref_row]), (nx, ny, nz),
+                       wvI, (face_vstart[fI + inc_face], face_vcount[fI + inc_face]), (ref_on_b, ref_face, inc_face),
+                       (pts, feat, kind, tmp_pts, tmp_feat))
     n, short = 0, False
     deepest = -np.inf
     for k in range(m):
@@ -579,16 +610,18 @@ def _face_contact(ref_on_b, ref_face, fR, nfR, nvR, wvR, wnR, wdR, fI, nfI, nvI,
     closest, cnx, cny, cnz = -1, 0.0, 0.0, 0.0
     if deepest < -s_ref - DEPTH_ROUNDING:
         if s_ref <= 0.0:
-            n, short = manifold_top_up(wvR, wnR, wdR, nfR, wvI, nvI, nx, ny, nz, dref, -s_ref, deepest, crossing,
-                                       crossing_feature, ref_on_b, ref_face, tmp_pts, tmp_feat, tmp_kind, dep, n)
+            n, short = manifold_top_up((wvR, wnR, wdR, nfR), (wvI, nvI), (nx, ny, nz, dref), -s_ref, deepest,
+                                       crossing, crossing_feature, (ref_on_b, ref_face), (tmp_pts, tmp_feat, tmp_kind,
+                                                                                          dep), n)
         else:
             # Apart: the face axis's separation is the distance only when a vertex faces the face or two edges
             # face each other; otherwise (a vertex facing an edge) it understates it. The exact distance and
             # closest points come from GJK, and join the manifold with their own normal.
             # (Touching within GJK_TOL although a face axis separates them: the clipped manifold stands.)
             apart, dist, cnx, cny, cnz, ax, ay, az, bx, by, bz = gjk.distance_ws(
-                gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvR, nvR,
-                gjk.KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, wvI, nvI, GJK_TOL, scratch[9])
+                (gjk.KIND_POLYTOPE, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), wvR, nvR),
+                (gjk.KIND_POLYTOPE, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), wvI, nvI), GJK_TOL,
+                scratch[9])
             if apart and dist > margin:
                 return 0, False
             if apart:

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..collision.contacts import slot
 from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t
-from ..model.fields import MAX_CONTACTS
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that
@@ -195,7 +195,7 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
         if only_needed:
             needed = False
             for j in range(pair_contacts[k]):
-                s = MAX_CONTACTS * k + j
+                s = slot(k, j)
                 if (withdraw and pseudo_impulse[s] != 0.0) or (
                         pair_restitution[k] != 0.0 and approach[s] + h * normal_accel[s] <= -restitution_threshold):
                     needed = True
@@ -209,7 +209,7 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
         wb = 1.0 - wa
         sa0, sa1, sa2, sb0, sb1, sb2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0   # the spin the withdrawal leaves, world
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             lam = pseudo_impulse[s] if withdraw else 0.0
             if lam != 0.0:
                 sa0, sa1, sa2 = sa0 + lam * ang_a[s, 0, 0], sa1 + lam * ang_a[s, 0, 1], sa2 + lam * ang_a[s, 0, 2]
@@ -277,36 +277,36 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
         # the same feature id; failing that, of the nearest unclaimed old contact within match_distance
         # (exactly aligned equal faces can name a corner by either box's edges, so ids alone flicker).
         for j in range(c):
-            source[MAX_CONTACTS * k + j] = -1
+            source[slot(k, j)] = -1
         if matched:
             claimed = 0
             n_prev = old_contacts[jo]
             for j in range(c):
-                s = MAX_CONTACTS * k + j
+                s = slot(k, j)
                 for jj in range(n_prev):
-                    so = MAX_CONTACTS * jo + jj
+                    so = slot(jo, jj)
                     if old_feature[so] == feature[s] and not (claimed >> jj) & 1:
                         source[s] = so
                         claimed |= 1 << jj
                         break
             for j in range(c):
-                s = MAX_CONTACTS * k + j
+                s = slot(k, j)
                 if source[s] >= 0:
                     continue
                 best, best_d2 = -1, match_distance * match_distance
                 for jj in range(n_prev):
                     if (claimed >> jj) & 1:
                         continue
-                    so = MAX_CONTACTS * jo + jj
+                    so = slot(jo, jj)
                     d2 = ((point[s, 0] - old_point[so, 0]) ** 2 + (point[s, 1] - old_point[so, 1]) ** 2
                           + (point[s, 2] - old_point[so, 2]) ** 2)
                     if d2 <= best_d2:
                         best, best_d2 = jj, d2
                 if best >= 0:
-                    source[s] = MAX_CONTACTS * jo + best
+                    source[s] = slot(jo, best)
                     claimed |= 1 << best
         for j in range(c):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             count += 1
             lam = 0.0
             fx, fy, fz = 0.0, 0.0, 0.0

@@ -21,8 +21,11 @@ indices stable, which the handles, the trajectories and the contact buffer's pai
 is one branch per body and per pair in a step, against a copy of every field of a body each time it falls
 asleep or wakes. ``World.remove_body`` compacts the rows in order and renumbers the handles.
 
-Shapes: pair_body (m, 2); pair_contacts (m,); inv_mass, extent, sleep_timer (n,); v, w (n, 3);
-awake (n,) bool; parent, island_timer (n,) scratch; pair_awake (m,) bool (out); edges (j, 2).
+The kernel takes the Model's, State's and Contacts' containers (``model.fields``): of the pairs
+(``ContactPairs``, m rows) it reads pair_body (m, 2) and pair_contacts (m,) and writes pair_awake (m,) bool; of the
+bodies (``BodyModel``) inv_mass and extent (n,); of their state (``BodyState``) it updates v, w (n, 3), awake (n,)
+bool and sleep_timer (n,). Its own scratch is the tuple (parent (n,) int64, island_timer (n,), island_state (n,)
+int64); edges (j, 2).
 """
 
 from __future__ import annotations
@@ -42,15 +45,20 @@ def _root(parent, i):
 
 
 @njit(cache=True)
-def update_islands(pair_body, pair_contacts, inv_mass, extent, v, w, awake, sleep_timer, parent, island_timer,
-                   island_state, dt, sleep_speed, sleep_time, pair_awake, edges):
+def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edges):
     """One pass at the start of a step, after detection: advance the quiet timers by ``dt`` [s] (the last
     step's), build the islands, wake the islands that were touched and put the quiet ones to sleep; then
-    mark the pairs the solver must visit. Returns the number of sleeping bodies. ``edges`` (j, 2): body pairs
-    joined by a joint or a spring (−1 the world); an edge joins its two moving bodies' islands as a contact
-    does.
+    mark the pairs the solver must visit (``pairs.pair_awake``). Returns the number of sleeping bodies.
+    pairs: ``ContactPairs``; body: ``BodyModel``; state: ``BodyState`` (updated in place); scratch: (parent,
+    island_timer, island_state), each (n,); sleep_speed [m/s] and sleep_time [s] as in the module docstring.
+    ``edges`` (j, 2): body pairs joined by a joint or a spring (−1 the world); an edge joins its two moving
+    bodies' islands as a contact does.
 
     Serial and in index order, so the result is the same on every run and any thread count."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    inv_mass, extent = body.inv_mass, body.extent
+    v, w, awake, sleep_timer = state.v, state.w, state.awake, state.sleep_timer
+    parent, island_timer, island_state = scratch
     n = inv_mass.shape[0]
     m = pair_body.shape[0]
     limit2 = sleep_speed * sleep_speed

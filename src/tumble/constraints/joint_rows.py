@@ -37,7 +37,7 @@ import numpy as np
 
 from ..conventions import RPY_SINGULAR_COS
 from ..jit import njit
-from ..math3d import qmul_t, qrot_inv_t, qrot_t
+from ..math3d import qmul_t, qrot_inv_t, qrot_t, quat_matrix_t
 
 BALL, HINGE, SLIDER, FIXED = 0, 1, 2, 3
 """Joint kinds (``joint_kind``)."""
@@ -255,11 +255,7 @@ def rpy_angles(fa, fb):
     """(φ, θ, ψ) [rad] of frame a relative to frame b (orientations fa, fb (4,), world): R_bᵀ R_a =
     Rz(φ) Ry(θ) Rx(ψ) (ArtiSynth notes 0.4)."""
     rw, rx, ry, rz = qmul_t(fb[0], -fb[1], -fb[2], -fb[3], fa[0], fa[1], fa[2], fa[3])
-    r00 = 1.0 - 2.0 * (ry * ry + rz * rz)
-    r10 = 2.0 * (rx * ry + rw * rz)
-    r20 = 2.0 * (rx * rz - rw * ry)
-    r21 = 2.0 * (ry * rz + rw * rx)
-    r22 = 1.0 - 2.0 * (rx * rx + ry * ry)
+    r00, _, _, r10, _, _, r20, r21, r22 = quat_matrix_t(rw, rx, ry, rz)
     return np.arctan2(r10, r00), -np.arcsin(min(1.0, max(-1.0, r20))), np.arctan2(r21, r22)
 
 

@@ -26,61 +26,17 @@ inv_inertia (n, 3, 3) world; v, w (n, 3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..collision import features as ft
+from ..collision.detect import Contacts
 from ..conventions import GeomType
 from ..jit import njit
-from ..model.fields import MAX_CONTACTS
+from ..math3d import quat_to_matrices
 
 _FAMILY_SHIFT = 52
 _REFERENCE_ON_B = 1 << 51
 _EDGE_MASK = (1 << 26) - 1
-
-
-@dataclass
-class ContactSet:
-    """The contacts of one state, as detected (A and B in the buffer's pair order; n from B toward A).
-
-    body_a, body_b, geom_a, geom_b, kind, feature (c,) int64 (kind: detect.KIND_NAMES codes); point, normal
-    (c, 3) [m], world; depth (c,) [m];
-    restitution, friction (c,): the pair's combined material (API.md); radius (c, 2) [m]: the rounding
-    radius of A's and B's shape (contact_buffer.rounding_radius: a sphere's or capsule's, else 0)."""
-
-    body_a: np.ndarray
-    body_b: np.ndarray
-    geom_a: np.ndarray
-    geom_b: np.ndarray
-    point: np.ndarray
-    normal: np.ndarray
-    depth: np.ndarray
-    kind: np.ndarray
-    feature: np.ndarray
-    restitution: np.ndarray
-    friction: np.ndarray
-    radius: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.depth.shape[0])
-
-    def pair_codes(self) -> np.ndarray:
-        """(c,) int64 naming each contact's pair of shapes: geom_a · 2³² + geom_b."""
-        return (self.geom_a.astype(np.int64) << 32) | self.geom_b
-
-    def contact_codes(self) -> np.ndarray:
-        """(c,) records (pair code, feature id) naming each contact while the same features touch."""
-        out = np.empty(len(self), dtype=CONTACT_CODE)
-        out["pair"], out["feature"] = self.pair_codes(), self.feature
-        return out
-
-    def subset(self, keep: np.ndarray) -> ContactSet:
-        """The contacts where the boolean or index array ``keep`` selects."""
-        return ContactSet(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
-
-
-CONTACT_CODE = np.dtype([("pair", np.int64), ("feature", np.int64)])
 
 
 def lookup(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -90,23 +46,6 @@ def lookup(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
     order = np.argsort(table)
     pos = np.minimum(np.searchsorted(table[order], codes), table.shape[0] - 1)
     return np.where(table[order][pos] == codes, order[pos], -1)
-
-
-def gather(buffer) -> ContactSet:
-    """The used slots of a contact buffer (collision/contacts.py), in pair order."""
-    p, s = buffer.pairs, buffer.slots
-    count = p.live("pair_contacts")
-    pair = np.repeat(np.arange(count.shape[0]), count)
-    slot = MAX_CONTACTS * pair + (np.arange(pair.shape[0]) - np.repeat(np.cumsum(count) - count, count))
-    body, geom = p.live("pair_body"), p.live("pair_geom")
-    return ContactSet(body_a=body[pair, 0].copy(), body_b=body[pair, 1].copy(), geom_a=geom[pair, 0].copy(),
-                      geom_b=geom[pair, 1].copy(), point=s.live("point")[slot].copy(),
-                      normal=s.live("normal")[slot].copy(), depth=s.live("depth")[slot].copy(),
-                      kind=s.live("kind")[slot].copy(),
-                      feature=s.live("feature")[slot].copy(),
-                      restitution=p.live("pair_restitution")[pair].copy(),
-                      friction=p.live("pair_friction")[pair].copy(),
-                      radius=p.live("pair_radius")[pair].copy())
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -124,14 +63,13 @@ def world_inverse_inertia(q: np.ndarray, inv_inertia_body: np.ndarray) -> np.nda
 
 def rotation_matrices(q: np.ndarray) -> np.ndarray:
     """R(q) (n, 3, 3) of unit quaternions q (n, 4) (w, x, y, z) (Baraff I (4-3))."""
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)], axis=1)
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    out = np.empty((q.shape[0], 3, 3))
+    quat_to_matrices(q, out)
+    return out
 
 
-def jacobian(cs: ContactSet, x: np.ndarray, direction: np.ndarray | None = None) -> np.ndarray:
+def jacobian(cs: Contacts, x: np.ndarray, direction: np.ndarray | None = None) -> np.ndarray:
     """The contact Jacobian J (c, 6 n) of the normal rows: v_rel = J u for u = (v_0, ω_0, v_1, ω_1, …)
     (module docstring; (8-1), (8-2)); x (n, 3) the bodies' centres of mass. ``direction`` (c, 3): the rows
     of those directions at the contacts instead of the normals (friction)."""
@@ -163,7 +101,7 @@ def stacked_velocities(v: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.concatenate([v, w], axis=1).reshape(-1)
 
 
-def normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: dict[str, np.ndarray],
+def normal_derivative(cs: Contacts, geom: dict[str, np.ndarray], polytopes: dict[str, np.ndarray],
                       x: np.ndarray, q: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """ṅ (c, 3) of every contact: Appendix D's ``compute_ndot``, for each kind of contact.
 
@@ -235,7 +173,7 @@ def _edge_direction(g: np.ndarray, edge: np.ndarray, box_code: np.ndarray, geom:
     return np.einsum("kij,kj->ki", rotation_matrices(q[body]), local)
 
 
-def _sphere_normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polytopes: dict[str, np.ndarray],
+def _sphere_normal_derivative(cs: Contacts, geom: dict[str, np.ndarray], polytopes: dict[str, np.ndarray],
                               x: np.ndarray, q: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """ṅ of closest-point contacts of a sphere (centre c, radius r) against another shape O.
 
@@ -295,7 +233,7 @@ def _sphere_normal_derivative(cs: ContactSet, geom: dict[str, np.ndarray], polyt
     return np.where(sphere_a[:, None], out, -out)
 
 
-def core_points(cs: ContactSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def core_points(cs: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The points (c, 3) of A and B whose motion the separation follows, and the distance D (c,) between
     them along n.
 
@@ -318,7 +256,7 @@ def core_points(cs: ContactSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             offset_a + offset_b)
 
 
-def resting_offset(cs: ContactSet, ndot: np.ndarray, free: np.ndarray, x: np.ndarray, v: np.ndarray,
+def resting_offset(cs: Contacts, ndot: np.ndarray, free: np.ndarray, x: np.ndarray, v: np.ndarray,
                    w: np.ndarray) -> np.ndarray:
     """b (c,) of d̈ = A f + b (9-9; Appendix D's ``compute_b_vector``): n · (c̈_a − c̈_b) without the contact
     forces (``free`` (c, 3), from ``free_acceleration``) plus 2 ṅ · (ċ_a − ċ_b) (9-4) − D |ṅ|², at the core
@@ -339,7 +277,7 @@ def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndar
                           axis=1)
 
 
-def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
+def free_acceleration(cs: Contacts, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
                       w: np.ndarray, force: np.ndarray, torque: np.ndarray,
                       extra: np.ndarray | None = None) -> np.ndarray:
     """c̈_a − c̈_b (c, 3) at each contact's core points (``core_points``: the contact point on a shape that is
@@ -359,13 +297,13 @@ def free_acceleration(cs: ContactSet, inv_mass: np.ndarray, inv_inertia: np.ndar
     return point_acceleration(cs.body_a, core_a) - point_acceleration(cs.body_b, core_b)
 
 
-def relative_velocity(cs: ContactSet, x: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+def relative_velocity(cs: Contacts, x: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """ṗ_a − ṗ_b (c, 3) at each contact point (8-1)."""
     return (v[cs.body_a] + cross(w[cs.body_a], cs.point - x[cs.body_a])
             - v[cs.body_b] - cross(w[cs.body_b], cs.point - x[cs.body_b]))
 
 
-def relative_acceleration(cs: ContactSet, x: np.ndarray, du: np.ndarray) -> np.ndarray:
+def relative_acceleration(cs: Contacts, x: np.ndarray, du: np.ndarray) -> np.ndarray:
     """p̈_a − p̈_b (c, 3) at the contact points from the bodies' accelerations du (n, 6) = (v̇, ω̇) alone
     (the rigid part of (C-12); the velocity terms are in ``free_acceleration``)."""
     return (du[cs.body_a, :3] + cross(du[cs.body_a, 3:], cs.point - x[cs.body_a])

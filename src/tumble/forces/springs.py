@@ -31,6 +31,7 @@ blocks with a −1 (world) index are to be skipped.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,13 +41,16 @@ import numpy as np
 from .. import _checks
 from ..conventions import FLOAT
 from ..jit import njit
-from ..math3d import qmul_t, qrot_t, skew
+from ..math3d import qmul_t, qrot_t, quat_to_matrices, skew
 
 __all__ = [
     "AxialSpring",
+    "CableArrays",
+    "FrameArrays",
     "FrameSpring",
     "MultiPointSpring",
     "SpringArrays",
+    "SpringScratch",
     "pack_springs",
     "spring_jacobian_blocks",
     "spring_jacobians",
@@ -63,6 +67,36 @@ _PHI_SERIES = 1e-4
 """rad. Below this relative rotation angle θ the coefficient 1/θ² − cot(θ/2)/(2θ) of the inverse left
 Jacobian of SO(3) is taken from its series 1/12 + θ²/720 (the next term, θ⁴/30240, is < 1e-20), because the
 closed form cancels catastrophically (two terms ~1/θ² = 1e8 whose difference is 1/12)."""
+
+
+# ================================================================================================
+# The kernels' containers (namedtuples of ``SpringArrays``' arrays: Numba types them by class and entries)
+# ================================================================================================
+
+CableArrays = namedtuple("CableArrays", ["ptr", "point_body", "point_local", "stiffness", "damping", "rest_length",
+                                         "block_ptr"])
+CableArrays.__module__ = __name__
+CableArrays.__doc__ = """The cables (axial springs are 2-point cables), c of them with p points in all, as the kernels
+take them (``SpringArrays.cables``): ptr (c+1,) int64, the points of cable i are ptr[i] … ptr[i+1]−1 in path order;
+point_body (p,) int64 (−1 = the world); point_local (p, 3) [m] body frame (world frame for −1); stiffness
+[N/m], damping [N s/m], rest_length [m] (c,); block_ptr (c+1,) int64: cable i's p_i² Jacobian blocks start at
+block_ptr[i]."""
+
+FrameArrays = namedtuple("FrameArrays", ["body", "pos", "rot", "stiffness", "damping", "rot_stiffness",
+                                         "rot_damping"])
+FrameArrays.__module__ = __name__
+FrameArrays.__doc__ = """The frame springs, f of them, as the kernels take them (``SpringArrays.frames``): body (f, 2)
+int64 (a, b; −1 = the world); pos (f, 2, 3) [m] frame origins and rot (f, 2, 4) frame orientations (w, x, y, z),
+in body coordinates; stiffness [N/m], damping [N s/m], rot_stiffness [N m/rad], rot_damping [N m s/rad] (f, 3),
+diagonals in frame-A axes."""
+
+SpringScratch = namedtuple("SpringScratch", ["cable_work", "cable_work_len", "frame_vec", "frame_mat", "m33", "m36",
+                                             "v3", "frame_blocks"])
+SpringScratch.__module__ = __name__
+SpringScratch.__doc__ = """The load and Jacobian kernels' scratch (``SpringArrays.scratch``, made once so that a step
+allocates nothing): cable_work (7, most, 3) and cable_work_len (most,), most the points of the longest cable (at
+least 2); frame_vec (14, 3) and frame_mat (5, 3, 3); m33 (7, 3, 3), m36 (2, 3, 6) and v3 (3,) of the Jacobians;
+frame_blocks (6, 4, 3, 3)."""
 
 
 # ================================================================================================
@@ -126,18 +160,24 @@ def _point_state(j, b, local, x, q, v, w, p_out, r_out, pd_out, om_out):
 
 
 @njit(cache=True)
-def _cable_geometry(c, cable_ptr, point_body, point_local, cable_stiffness, cable_damping, cable_rest_length,
-                    x, q, v, w, p, r, pd, om, seg_u, seg_h, seg_len, wv):
-    """Points, segments and tension of cable c; returns the tension T [N].
+def _cable_geometry(c, cables, x, q, v, w, scratch):
+    """Points, segments and tension of cable c of ``cables`` (``CableArrays``); returns the tension T [N].
 
     Points P_0 … P_m (m segments); segment s runs from P_s to P_{s+1}: e_s = P_{s+1} − P_s, l_s = |e_s|,
     u_s = e_s / l_s, l̇_s = u_s · ė_s (notes (0.11)). Total length L = Σ l_s and L̇ = Σ l̇_s (notes (0.12)).
     Tension T = k (L − L0) + d L̇ (notes 0.12.1). The force on point j is T w_j with w_j = u_j − u_{j−1}
     (u_{−1} = u_m = 0): each segment pulls its two ends toward each other (notes 0.14).
     Also writes seg_h[s] = P⊥_s ė_s / l_s = ∂l̇_s/∂e_s with P⊥_s = 1 − u_s u_sᵀ, used by the Jacobian.
+    State x, v, w (n, 3), q (n, 4), world. Writes into ``scratch`` (``SpringScratch``): the rows of
+    cable_work (7, most, 3) are, per point j, p_j [m] world, r_j [m] lever arm, ṗ_j [m/s], ω_j [rad/s], then
+    per segment s, u_s, h_s [1/s], and per point w_j; cable_work_len (most,) holds l_s [m].
     """
-    j0 = cable_ptr[c]
-    n_pts = cable_ptr[c + 1] - j0
+    ptr, point_body, point_local = cables.ptr, cables.point_body, cables.point_local
+    work = scratch.cable_work
+    p, r, pd, om, seg_u, seg_h, wv = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
+    seg_len = scratch.cable_work_len
+    j0 = ptr[c]
+    n_pts = ptr[c + 1] - j0
     for j in range(n_pts):
         _point_state(j, point_body[j0 + j], point_local[j0 + j], x, q, v, w, p, r, pd, om)
     length = 0.0
@@ -170,7 +210,7 @@ def _cable_geometry(c, cable_ptr, point_body, point_local, cable_stiffness, cabl
             a = seg_u[j, k] if j < n_pts - 1 else 0.0
             b = seg_u[j - 1, k] if j > 0 else 0.0
             wv[j, k] = a - b
-    return cable_stiffness[c] * (length - cable_rest_length[c]) + cable_damping[c] * rate
+    return cables.stiffness[c] * (length - cables.rest_length[c]) + cables.damping[c] * rate
 
 
 @njit(cache=True)
@@ -182,25 +222,23 @@ def _cable_max_points(cable_ptr):
 
 
 @njit(cache=True)
-def cable_loads(cable_ptr, point_body, point_local, cable_stiffness, cable_damping, cable_rest_length,
-                x, q, v, w, force_out, torque_out, work, work_len):
+def cable_loads(cables, x, q, v, w, force_out, torque_out, scratch):
     """Accumulate every cable's loads into ``force_out`` and ``torque_out`` (n, 3) [N, N m], world frame.
 
     Point j of a cable (on body b_j, lever arm r_j from the COM) receives f_j = T w_j (``_cable_geometry``;
     ArtiSynth notes 0.12 for two points, 0.14 with via points); body b_j receives f_j and the torque
     r_j × f_j about its COM. Loads on world points (b_j = −1) are dropped.
-    Shapes: cable_ptr (c+1,) int64, points of cable i are cable_ptr[i] … cable_ptr[i+1]−1, in order along the
-    cable; point_body (p,) int64; point_local (p, 3) [m] body frame (world frame for world points);
-    cable_stiffness [N/m], cable_damping [N s/m], cable_rest_length [m] (c,); x, v, w (n, 3); q (n, 4);
-    work (7, most, 3) and work_len (most,) scratch, most ≥ the points of the longest cable (``SpringArrays``
-    holds them, so a step allocates nothing).
+    cables: ``CableArrays`` (the cables' definitions: points in path order, body, body-frame offsets [m],
+    stiffness [N/m], damping [N s/m], rest length [m]); state x, v, w (n, 3) world, q (n, 4) body → world;
+    scratch: ``SpringScratch``, of which this reads cable_work (7, most, 3) and cable_work_len (most,), most ≥
+    the points of the longest cable (``SpringArrays`` holds it, so a step allocates nothing).
     """
-    p, r, pd, om, seg_u, seg_h, wv = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
-    for c in range(cable_ptr.shape[0] - 1):
-        tension = _cable_geometry(c, cable_ptr, point_body, point_local, cable_stiffness, cable_damping,
-                                  cable_rest_length, x, q, v, w, p, r, pd, om, seg_u, seg_h, work_len, wv)
-        j0 = cable_ptr[c]
-        for j in range(cable_ptr[c + 1] - j0):
+    ptr, point_body = cables.ptr, cables.point_body
+    r, wv = scratch.cable_work[1], scratch.cable_work[6]
+    for c in range(ptr.shape[0] - 1):
+        tension = _cable_geometry(c, cables, x, q, v, w, scratch)
+        j0 = ptr[c]
+        for j in range(ptr[c + 1] - j0):
             b = point_body[j0 + j]
             if b < 0:
                 continue
@@ -214,8 +252,11 @@ def cable_loads(cable_ptr, point_body, point_local, cable_stiffness, cable_dampi
 
 
 @njit(cache=True)
-def cable_energy(cable_ptr, point_body, point_local, cable_stiffness, cable_rest_length, x, q, energy_out):
-    """Potential energy ½ k (L − L0)² [J] of each cable, written to ``energy_out`` (c,)."""
+def cable_energy(cables, x, q, energy_out):
+    """Potential energy ½ k (L − L0)² [J] of each cable (``CableArrays``) at the poses x (n, 3) [m], q (n, 4),
+    written to ``energy_out`` (c,)."""
+    cable_ptr, point_body, point_local = cables.ptr, cables.point_body, cables.point_local
+    cable_stiffness, cable_rest_length = cables.stiffness, cables.rest_length
     most = _cable_max_points(cable_ptr)
     p = np.empty((most, 3))
     for c in range(cable_ptr.shape[0] - 1):
@@ -235,9 +276,7 @@ def cable_energy(cable_ptr, point_body, point_local, cable_stiffness, cable_rest
 
 
 @njit(cache=True)
-def cable_jacobian_blocks(cable_ptr, point_body, point_local, cable_stiffness, cable_damping, cable_rest_length,
-                          cable_block_ptr, x, q, v, w, block_row_out, block_col_out, K_out, D_out, work, work_len,
-                          m33, m36, v3):
+def cable_jacobian_blocks(cables, x, q, v, w, out, scratch):
     """Position and velocity Jacobian blocks of every cable (ArtiSynth notes 0.12, 0.12.1, 0.14).
 
     Point level (P_k world point k, T the tension, w_j = u_j − u_{j−1}, N_s = P⊥_s / l_s, h_s = N_s ė_s):
@@ -248,20 +287,25 @@ def cable_jacobian_blocks(cable_ptr, point_body, point_local, cable_stiffness, c
     Body level, with G_k = [1, −[r_k]×] (3×6: δP_k = G_k δ_{b_k}, Ṗ_k = G_k u_{b_k}) and ∂Ṗ_k/∂δθ = −[ω][r_k]×:
       K_jk = G_jᵀ (K^p_jk G_k + D^p_jk [0, −[ω_{b_k}]×[r_k]×]) + δ_jk [[0, 0], [0, [f_j]×[r_j]×]],
       D_jk = G_jᵀ D^p_jk G_k.
-    The last K term is the turning of the lever arm in τ_j = r_j × f_j. Cable c of p points writes p² blocks
-    at cable_block_ptr[c] + j p + k: block_row_out = b_j, block_col_out = b_k (−1 for world points),
+    The last K term is the turning of the lever arm in τ_j = r_j × f_j.
+    cables: ``CableArrays``; state x, v, w (n, 3) world, q (n, 4) body → world.
+    out = (block_row_out, block_col_out, K_out, D_out): cable c of p points writes p² blocks at
+    cables.block_ptr[c] + j p + k: block_row_out (nb,) = b_j, block_col_out (nb,) = b_k (−1 for world points),
     K_out, D_out (nb, 6, 6) [N/m, N/rad, N m/m, N m/rad] and [N s/m, …].
-    Scratch (``SpringArrays``' own, so that a call allocates nothing): work (7, most, 3), work_len (most,),
-    m33 (7, 3, 3), m36 (2, 3, 6), v3 (3,).
+    scratch: ``SpringScratch`` (``SpringArrays``' own, so that a call allocates nothing), of which this uses
+    cable_work (7, most, 3), cable_work_len (most,), m33 (7, 3, 3), m36 (2, 3, 6) and v3 (3,).
     """
-    p, r, pd, om, seg_u, seg_h, wv = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
-    seg_len = work_len
+    block_row_out, block_col_out, K_out, D_out = out
+    cable_ptr, point_body, cable_block_ptr = cables.ptr, cables.point_body, cables.block_ptr
+    cable_stiffness, cable_damping = cables.stiffness, cables.damping
+    work, m33, m36 = scratch.cable_work, scratch.m33, scratch.m36
+    r, om, seg_u, seg_h, wv = work[1], work[3], work[4], work[5], work[6]
+    seg_len = scratch.cable_work_len
     kp, dp, rj, rk, wk, tmp, tmp2 = m33[0], m33[1], m33[2], m33[3], m33[4], m33[5], m33[6]
     xk, yk = m36[0], m36[1]
-    fj = v3
+    fj = scratch.v3
     for c in range(cable_ptr.shape[0] - 1):
-        tension = _cable_geometry(c, cable_ptr, point_body, point_local, cable_stiffness, cable_damping,
-                                  cable_rest_length, x, q, v, w, p, r, pd, om, seg_u, seg_h, seg_len, wv)
+        tension = _cable_geometry(c, cables, x, q, v, w, scratch)
         k_c = cable_stiffness[c]
         d_c = cable_damping[c]
         j0 = cable_ptr[c]
@@ -346,9 +390,9 @@ def _world_diag(rot, d, out):
 
 
 @njit(cache=True)
-def _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
-                 frame_rot_damping, x, q, v, w, vec, mat):
-    """Kinematics and loads of frame spring s (ArtiSynth notes 0.22, (0.37)–(0.40)), in world coordinates.
+def _frame_state(s, frames, x, q, v, w, vec, mat):
+    """Kinematics and loads of frame spring s of ``frames`` (``FrameArrays``; ArtiSynth notes 0.22,
+    (0.37)–(0.40)), in world coordinates, at the state x, v, w (n, 3), q (n, 4).
 
     Frame A (on body a) has world origin p_A and rotation R_A = R_a R_a0; frame B likewise. With e = p_B − p_A,
     ė = ṗ_B − ṗ_A (material-point velocities), R_AB = R_Aᵀ R_B = exp([φ]×) (φ the rotation vector in frame-A
@@ -363,6 +407,7 @@ def _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_dam
     10 s = p_B − x_a, 11 Ω, 12 d = R_Aᵀ e; mat: 0 R_A, 1 K_tw, 2 D_tw, 3 D_rw, 4 R_B.
     Returns |φ| [rad].
     """
+    frame_body, frame_pos, frame_rot = frames.body, frames.pos, frames.rot
     a = frame_body[s, 0]
     b = frame_body[s, 1]
     ax, ay, az, aw, ai, aj, ak = _body_pose(a, x, q)
@@ -408,9 +453,10 @@ def _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_dam
         ez = 1.0 if k == 2 else 0.0
         mat[0, 0, k], mat[0, 1, k], mat[0, 2, k] = qrot_t(fa[0], fa[1], fa[2], fa[3], ex, ey, ez)
         mat[4, 0, k], mat[4, 1, k], mat[4, 2, k] = qrot_t(fb[0], fb[1], fb[2], fb[3], ex, ey, ez)
-    _world_diag(mat[0], frame_stiffness[s], mat[1])
-    _world_diag(mat[0], frame_damping[s], mat[2])
-    _world_diag(mat[0], frame_rot_damping[s], mat[3])
+    _world_diag(mat[0], frames.stiffness[s], mat[1])
+    _world_diag(mat[0], frames.damping[s], mat[2])
+    _world_diag(mat[0], frames.rot_damping[s], mat[3])
+    frame_rot_stiffness = frames.rot_stiffness
     for k in range(3):
         vec[13, k] = frame_rot_stiffness[s, k] * vec[4, k]
     _mv(mat[0], vec[13], vec[9])
@@ -425,20 +471,21 @@ def _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_dam
 
 
 @njit(cache=True)
-def frame_loads(frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
-                frame_rot_damping, x, q, v, w, force_out, torque_out, vec, mat):
+def frame_loads(frames, x, q, v, w, force_out, torque_out, scratch):
     """Accumulate every frame spring's wrench into ``force_out``, ``torque_out`` (n, 3) [N, N m], world frame.
 
     Body b gets f_B and r_B × f_B + τ_B; body a gets −f_B and −(p_B − x_a) × f_B − τ_B (``_frame_state``;
-    ArtiSynth notes 0.22, (0.37)–(0.40)). Shapes: frame_body (f, 2) int64 (a, b; −1 = world);
-    frame_pos (f, 2, 3) [m] frame origins in body coordinates; frame_rot (f, 2, 4) frame orientations in body
-    coordinates (w, x, y, z); frame_stiffness [N/m], frame_damping [N s/m], frame_rot_stiffness [N m/rad],
-    frame_rot_damping [N m s/rad] (f, 3), diagonals in frame-A axes; vec (14, 3) and mat (5, 3, 3) scratch
-    (``SpringArrays`` holds them, so a step allocates nothing).
+    ArtiSynth notes 0.22, (0.37)–(0.40)). frames: ``FrameArrays``: body (f, 2) int64 (a, b; −1 = world);
+    pos (f, 2, 3) [m] frame origins in body coordinates; rot (f, 2, 4) frame orientations in body
+    coordinates (w, x, y, z); stiffness [N/m], damping [N s/m], rot_stiffness [N m/rad], rot_damping
+    [N m s/rad] (f, 3), diagonals in frame-A axes. State x, v, w (n, 3) world, q (n, 4) body → world.
+    scratch: ``SpringScratch``, of which this uses frame_vec (14, 3) and frame_mat (5, 3, 3)
+    (``SpringArrays`` holds it, so a step allocates nothing).
     """
+    frame_body = frames.body
+    vec, mat = scratch.frame_vec, scratch.frame_mat
     for s in range(frame_body.shape[0]):
-        _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
-                     frame_rot_damping, x, q, v, w, vec, mat)
+        _frame_state(s, frames, x, q, v, w, vec, mat)
         a = frame_body[s, 0]
         b = frame_body[s, 1]
         fx, fy, fz = vec[7, 0], vec[7, 1], vec[7, 2]
@@ -461,18 +508,20 @@ def frame_loads(frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping
 
 
 @njit(cache=True)
-def frame_energy(frame_body, frame_pos, frame_rot, frame_stiffness, frame_rot_stiffness, x, q, energy_out):
-    """Potential ½ dᵀ diag(k_t) d + ½ φᵀ diag(k_r) φ [J] of each frame spring, written to ``energy_out`` (f,).
+def frame_energy(frames, x, q, energy_out):
+    """Potential ½ dᵀ diag(k_t) d + ½ φᵀ diag(k_r) φ [J] of each frame spring (``FrameArrays``) at the poses
+    x (n, 3) [m], q (n, 4), written to ``energy_out`` (f,).
 
     The torque −R_A diag(k_r) φ is the exact gradient of the rotational term when k_r is isotropic
     (J_l(φ)ᵀ φ = φ); with unequal k_r it is ArtiSynth's (0.37) torque, which is not a gradient."""
+    frame_body, frame_stiffness, frame_rot_stiffness = frames.body, frames.stiffness, frames.rot_stiffness
     vec = np.empty((14, 3))
     mat = np.empty((5, 3, 3))
     zeros3 = np.zeros((frame_body.shape[0], 3))
     still = np.zeros_like(x)  # velocities do not enter the energy
+    undamped = FrameArrays(frame_body, frames.pos, frames.rot, frame_stiffness, zeros3, frame_rot_stiffness, zeros3)
     for s in range(frame_body.shape[0]):
-        _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, zeros3, frame_rot_stiffness,
-                     zeros3, x, q, still, still, vec, mat)
+        _frame_state(s, undamped, x, q, still, still, vec, mat)
         e = 0.0
         for k in range(3):
             e += frame_stiffness[s, k] * vec[12, k] ** 2 + frame_rot_stiffness[s, k] * vec[4, k] ** 2
@@ -503,9 +552,7 @@ def _inv_left_jacobian(phi, theta, out):
 
 
 @njit(cache=True)
-def frame_jacobian_blocks(frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping, frame_rot_stiffness,
-                          frame_rot_damping, frame_block_start, x, q, v, w, block_row_out, block_col_out,
-                          K_out, D_out, vec, mat, blocks, m33, v3):
+def frame_jacobian_blocks(frames, frame_block_start, x, q, v, w, out, scratch):
     """Exact world-coordinate position and velocity Jacobians of every frame spring (ArtiSynth notes 0.22.3).
 
     Variations (world; slots 0 δx_a, 1 δθ_a, 2 δx_b, 3 δθ_b; [a]× the cross-product matrix):
@@ -518,20 +565,24 @@ def frame_jacobian_blocks(frame_body, frame_pos, frame_rot, frame_stiffness, fra
     Velocity: ∂ė/∂(v_a, ω_a, v_b, ω_b) = (−1, [r_A]×, 1, −[r_B]×), ∂f_B/∂u = −D_tw ∂ė/∂u,
       ∂τ_B/∂ω_a = D_rw = −∂τ_B/∂ω_b.
     Exact for any configuration with |φ| < π (the rotation vector, and so the torque, jumps at π).
-    Spring s writes four blocks at frame_block_start + 4 s: (a, a), (a, b), (b, a), (b, b). Shapes as in
-    ``frame_loads``; K_out, D_out (nb, 6, 6). Scratch (``SpringArrays``' own): vec (14, 3), mat (5, 3, 3),
-    blocks (6, 4, 3, 3), m33 (4, 3, 3), v3 (3,).
+    frames: ``FrameArrays`` (as in ``frame_loads``); state x, v, w (n, 3) world, q (n, 4) body → world.
+    out = (block_row_out, block_col_out, K_out, D_out) as in ``cable_jacobian_blocks``: spring s writes four
+    blocks at frame_block_start + 4 s: (a, a), (a, b), (b, a), (b, b); K_out, D_out (nb, 6, 6).
+    scratch: ``SpringScratch`` (``SpringArrays``' own), of which this uses frame_vec (14, 3), frame_mat
+    (5, 3, 3), frame_blocks (6, 4, 3, 3), m33 (the first 4 of its (7, 3, 3)) and v3 (3,).
     """
+    block_row_out, block_col_out, K_out, D_out = out
+    frame_body, frame_rot_stiffness = frames.body, frames.rot_stiffness
+    vec, mat, blocks, m33 = scratch.frame_vec, scratch.frame_mat, scratch.frame_blocks, scratch.m33
     blocks[:] = 0.0
     dF = blocks[0]    # ∂f_B / slot
     dT = blocks[1]    # ∂τ_B / slot
     de = blocks[2]    # ∂e / slot (also ∂ė/∂u)
     dTa, dTb, ds = blocks[3], blocks[4], blocks[5]
     m1, m2, m3, jinv = m33[0], m33[1], m33[2], m33[3]
-    y = v3
+    y = scratch.v3
     for s in range(frame_body.shape[0]):
-        theta = _frame_state(s, frame_body, frame_pos, frame_rot, frame_stiffness, frame_damping,
-                             frame_rot_stiffness, frame_rot_damping, x, q, v, w, vec, mat)
+        theta = _frame_state(s, frames, x, q, v, w, vec, mat)
         ra = frame_body[s, 0]
         rb = frame_body[s, 1]
         # ---- position Jacobian
@@ -738,11 +789,11 @@ def _stiffness3(name: str, value: Any) -> np.ndarray:
 
 def _rotation(q: np.ndarray) -> np.ndarray:
     """(…, 4) unit quaternions (w, x, y, z) → (…, 3, 3) body → world rotation matrices."""
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+    q = np.asarray(q, dtype=np.float64)
+    flat = np.ascontiguousarray(q.reshape(-1, 4))
+    out = np.empty((flat.shape[0], 3, 3))
+    quat_to_matrices(flat, out)
+    return out.reshape(q.shape[:-1] + (3, 3))
 
 
 def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -962,6 +1013,8 @@ class SpringArrays:
     (7, most, 3) and cable_work_len (most,) with most the points of the longest cable (at least 2);
     frame_work_vec (14, 3) and frame_work_mat (5, 3, 3); jacobian_m33 (7, 3, 3), jacobian_m36 (2, 3, 6),
     jacobian_v3 (3,), frame_jacobian_blocks (6, 4, 3, 3).
+    The kernels take these arrays as three namedtuples, ``cables`` (``CableArrays``), ``frames``
+    (``FrameArrays``) and ``scratch`` (``SpringScratch``): the same arrays, not copies.
     """
 
     cable_ptr: np.ndarray
@@ -992,6 +1045,24 @@ class SpringArrays:
     SCRATCH = ("cable_work", "cable_work_len", "frame_work_vec", "frame_work_mat", "jacobian_m33", "jacobian_m36",
                "jacobian_v3", "frame_jacobian_blocks")
     """The fields that are the kernels' scratch, not the springs' data."""
+
+    @property
+    def cables(self) -> CableArrays:
+        """The cable arrays as the kernels take them (the same arrays, no copy)."""
+        return CableArrays(self.cable_ptr, self.cable_point_body, self.cable_point_local, self.cable_stiffness,
+                           self.cable_damping, self.cable_rest_length, self.cable_block_ptr)
+
+    @property
+    def frames(self) -> FrameArrays:
+        """The frame-spring arrays as the kernels take them (the same arrays, no copy)."""
+        return FrameArrays(self.frame_body, self.frame_pos, self.frame_rot, self.frame_stiffness, self.frame_damping,
+                           self.frame_rot_stiffness, self.frame_rot_damping)
+
+    @property
+    def scratch(self) -> SpringScratch:
+        """The kernels' scratch arrays (the same arrays, no copy)."""
+        return SpringScratch(self.cable_work, self.cable_work_len, self.frame_work_vec, self.frame_work_mat,
+                             self.jacobian_m33, self.jacobian_m36, self.jacobian_v3, self.frame_jacobian_blocks)
 
     @property
     def max_body(self) -> int:
@@ -1069,11 +1140,9 @@ def spring_loads(springs: SpringArrays, x: np.ndarray, q: np.ndarray, v: np.ndar
     for name, arr in (("force_out", force_out), ("torque_out", torque_out)):
         if not isinstance(arr, np.ndarray) or arr.dtype != FLOAT or arr.shape != x.shape:
             raise ValueError(f"{name} must be a float64 array of shape {x.shape}, got {getattr(arr, 'shape', arr)!r}")
-    s = springs
-    cable_loads(s.cable_ptr, s.cable_point_body, s.cable_point_local, s.cable_stiffness, s.cable_damping,
-                s.cable_rest_length, x, q, v, w, force_out, torque_out, s.cable_work, s.cable_work_len)
-    frame_loads(s.frame_body, s.frame_pos, s.frame_rot, s.frame_stiffness, s.frame_damping, s.frame_rot_stiffness,
-                s.frame_rot_damping, x, q, v, w, force_out, torque_out, s.frame_work_vec, s.frame_work_mat)
+    scratch = springs.scratch
+    cable_loads(springs.cables, x, q, v, w, force_out, torque_out, scratch)
+    frame_loads(springs.frames, x, q, v, w, force_out, torque_out, scratch)
 
 
 def spring_jacobian_blocks(springs: SpringArrays, x: np.ndarray, q: np.ndarray, v: np.ndarray,
@@ -1088,13 +1157,9 @@ def spring_jacobian_blocks(springs: SpringArrays, x: np.ndarray, q: np.ndarray, 
     col = np.empty(nb, dtype=np.int64)
     K = np.empty((nb, 6, 6))
     D = np.empty((nb, 6, 6))
-    cable_jacobian_blocks(s.cable_ptr, s.cable_point_body, s.cable_point_local, s.cable_stiffness,
-                          s.cable_damping, s.cable_rest_length, s.cable_block_ptr, x, q, v, w, row, col, K, D,
-                          s.cable_work, s.cable_work_len, s.jacobian_m33, s.jacobian_m36, s.jacobian_v3)
-    frame_jacobian_blocks(s.frame_body, s.frame_pos, s.frame_rot, s.frame_stiffness, s.frame_damping,
-                          s.frame_rot_stiffness, s.frame_rot_damping, s.frame_block_start, x, q, v, w,
-                          row, col, K, D, s.frame_work_vec, s.frame_work_mat, s.frame_jacobian_blocks,
-                          s.jacobian_m33, s.jacobian_v3)
+    scratch = s.scratch
+    cable_jacobian_blocks(s.cables, x, q, v, w, (row, col, K, D), scratch)
+    frame_jacobian_blocks(s.frames, s.frame_block_start, x, q, v, w, (row, col, K, D), scratch)
     return row, col, K, D
 
 
@@ -1118,7 +1183,6 @@ def spring_potential_energy(springs: SpringArrays, x: np.ndarray, q: np.ndarray)
     s = springs
     ec = np.empty(s.cable_stiffness.shape[0])
     ef = np.empty(s.frame_body.shape[0])
-    cable_energy(s.cable_ptr, s.cable_point_body, s.cable_point_local, s.cable_stiffness, s.cable_rest_length,
-                 x, q, ec)
-    frame_energy(s.frame_body, s.frame_pos, s.frame_rot, s.frame_stiffness, s.frame_rot_stiffness, x, q, ef)
+    cable_energy(s.cables, x, q, ec)
+    frame_energy(s.frames, x, q, ef)
     return float(ec.sum() + ef.sum())

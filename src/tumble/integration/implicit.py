@@ -44,7 +44,10 @@ import scipy.sparse.linalg as spla
 from .. import _checks
 from ..conventions import FLOAT
 from ..forces.springs import (
+    CableArrays,
+    FrameArrays,
     SpringArrays,
+    SpringScratch,
     cable_jacobian_blocks,
     cable_loads,
     frame_jacobian_blocks,
@@ -114,14 +117,10 @@ IMPLICIT_EULER, TRAPEZOIDAL, BRIDSON_MARINO, SPRING_LOADS = range(4)
 """What ``implicit_dense_step`` does: a step of one of the three methods, or the springs' implicit loads."""
 
 
-def spring_kernel_args(springs: SpringArrays) -> tuple:
-    """``springs``' arrays and scratch as the tuple ``implicit_dense_step`` takes."""
-    s = springs
-    return (s.cable_ptr, s.cable_point_body, s.cable_point_local, s.cable_stiffness, s.cable_damping,
-            s.cable_rest_length, s.cable_block_ptr, s.frame_body, s.frame_pos, s.frame_rot, s.frame_stiffness,
-            s.frame_damping, s.frame_rot_stiffness, s.frame_rot_damping, s.frame_block_start, s.cable_work,
-            s.cable_work_len, s.frame_work_vec, s.frame_work_mat, s.jacobian_m33, s.jacobian_m36, s.jacobian_v3,
-            s.frame_jacobian_blocks)
+def spring_kernel_args(springs: SpringArrays) -> tuple[CableArrays, FrameArrays, int, SpringScratch]:
+    """``springs``' arrays and scratch as the tuple ``implicit_dense_step`` takes: (cables, frames,
+    frame_block_start, scratch), the containers of ``forces.springs`` and the first frame Jacobian block."""
+    return springs.cables, springs.frames, springs.frame_block_start, springs.scratch
 
 
 class DenseWorkspace:
@@ -153,14 +152,18 @@ def count_moving(inv_mass):
 
 
 @njit(cache=True)
-def _assemble(mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, springs, ws, need_k):
+def _assemble(body, state, applied, springs, ws, need_k):
     """M, D (and K if ``need_k``), the load f and the velocities u of the moving bodies at the state, dense,
-    into the workspace ``ws`` (``DenseWorkspace.arrays``); returns the system's size 6 nm."""
+    into the workspace ``ws`` (``DenseWorkspace.arrays``); returns the system's size 6 nm.
+    body = (mass (n,) [kg], inv_mass (n,) [1/kg], inertia_body (n, 3, 3) [kg m²] body axes); state = (x (n, 3)
+    [m], q (n, 4), v (n, 3) [m/s], w (n, 3) [rad/s]), world; applied = (force (n, 3) [N], torque (n, 3) [N m],
+    gravity (3,) [m/s²]), world; springs: ``spring_kernel_args``."""
+    mass, inv_mass, inertia_body = body
+    x, q, v, w = state
+    force, torque, gravity = applied
     (body_dof, moving, inertia_w, spring_f, spring_t, load, f, u, rhs, M, D, K, A, v_old, w_old, row, col, Kb, Db,
      rot) = ws
-    (cable_ptr, point_body, point_local, cable_k, cable_d, cable_rest, cable_block_ptr, frame_body, frame_pos,
-     frame_rot, frame_k, frame_d, frame_kr, frame_dr, frame_block_start, work, work_len, vec, mat, m33, m36, v3,
-     blocks) = springs
+    cables, frames, frame_block_start, scratch = springs
     n = x.shape[0]
     size = 0
     for i in range(n):
@@ -171,10 +174,8 @@ def _assemble(mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, 
     inertia_world(inertia_body, q, inertia_w, rot)
     spring_f[:] = 0.0
     spring_t[:] = 0.0
-    cable_loads(cable_ptr, point_body, point_local, cable_k, cable_d, cable_rest, x, q, v, w, spring_f, spring_t,
-                work, work_len)
-    frame_loads(frame_body, frame_pos, frame_rot, frame_k, frame_d, frame_kr, frame_dr, x, q, v, w, spring_f,
-                spring_t, vec, mat)
+    cable_loads(cables, x, q, v, w, spring_f, spring_t, scratch)
+    frame_loads(frames, x, q, v, w, spring_f, spring_t, scratch)
     generalized_load(mass, inertia_w, w, force, torque, gravity, spring_f, spring_t, load)
     for r in range(size):
         for c in range(size):
@@ -192,10 +193,8 @@ def _assemble(mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, 
             for m in range(3):
                 M[d + 3 + k, d + 3 + m] = inertia_w[i, k, m]
     if row.shape[0]:
-        cable_jacobian_blocks(cable_ptr, point_body, point_local, cable_k, cable_d, cable_rest, cable_block_ptr,
-                              x, q, v, w, row, col, Kb, Db, work, work_len, m33, m36, v3)
-        frame_jacobian_blocks(frame_body, frame_pos, frame_rot, frame_k, frame_d, frame_kr, frame_dr,
-                              frame_block_start, x, q, v, w, row, col, Kb, Db, vec, mat, blocks, m33, v3)
+        cable_jacobian_blocks(cables, x, q, v, w, (row, col, Kb, Db), scratch)
+        frame_jacobian_blocks(frames, frame_block_start, x, q, v, w, (row, col, Kb, Db), scratch)
         scatter_blocks(row, col, Db, body_dof, 1.0, D)
         if need_k:
             scatter_blocks(row, col, Kb, body_dof, 1.0, K)
@@ -259,15 +258,19 @@ def _scatter(body_dof, sol, v, w):
 
 
 @njit(cache=True)
-def implicit_dense_step(method, mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, h, springs, ws):
+def implicit_dense_step(method, body, state, applied, h, springs, ws):
     """A step of h [s] of ``method`` (IMPLICIT_EULER, TRAPEZOIDAL, BRIDSON_MARINO; module docstring for the
-    equations) on x, q, v, w in place, the systems dense and solved by ``lu_solve``; or (SPRING_LOADS) the
-    springs' implicit loads of ``implicit_spring_loads`` *added* to force, torque (n, 3) [N, N m]. springs:
-    ``spring_kernel_args``; ws: ``DenseWorkspace.arrays``. Allocates nothing."""
+    equations) on the state in place, the systems dense and solved by ``lu_solve``; or (SPRING_LOADS) the
+    springs' implicit loads of ``implicit_spring_loads`` *added* to force, torque (n, 3) [N, N m].
+    body = (mass (n,) [kg], inv_mass (n,) [1/kg], inertia_body (n, 3, 3) [kg m²] body axes); state = (x (n, 3)
+    [m], q (n, 4), v (n, 3) [m/s], w (n, 3) [rad/s]), world, updated in place; applied = (force (n, 3) [N],
+    torque (n, 3) [N m], gravity (3,) [m/s²]), world; springs: ``spring_kernel_args``; ws:
+    ``DenseWorkspace.arrays``. Allocates nothing."""
+    x, q, v, w = state
+    force, torque, gravity = applied
     (body_dof, moving, inertia_w, spring_f, spring_t, load, f, u, rhs, M, D, K, A, v_old, w_old, row, col, Kb, Db,
      rot) = ws
-    size = _assemble(mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, springs, ws,
-                     method != BRIDSON_MARINO)
+    size = _assemble(body, state, applied, springs, ws, method != BRIDSON_MARINO)
     if size == 0:
         return
     hh = h * h
@@ -321,7 +324,7 @@ def implicit_dense_step(method, mass, inv_mass, inertia_body, x, q, v, w, force,
     # Bridson–Marino: (M − h/2 D) u½ = M u + h/2 (f − D u), x⁺ = x + h u½, then the same at x⁺ for u⁺
     for half in range(2):
         if half == 1:
-            _assemble(mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity, springs, ws, False)
+            _assemble(body, state, applied, springs, ws, False)
         for r in range(size):
             rhs[r] = 0.5 * h * f[r]
         _matvec_add(M, u, 1.0, rhs, size)
@@ -487,8 +490,8 @@ def implicit_step_unchecked(method: str, mass: np.ndarray, inv_mass: np.ndarray,
     temporary arrays, which a step should not)."""
     workspace = dense_workspace(workspace, inv_mass, springs)
     if workspace is not None:
-        implicit_dense_step(_METHOD_CODE[method], mass, inv_mass, inertia_body, x, q, v, w, force, torque, gravity,
-                            h, workspace.spring_args, workspace.arrays)
+        implicit_dense_step(_METHOD_CODE[method], (mass, inv_mass, inertia_body), (x, q, v, w),
+                            (force, torque, gravity), h, workspace.spring_args, workspace.arrays)
         return workspace
     moving = inv_mass > 0.0
     sys = _System(mass, inertia_body, moving, x, q, v, w, force, torque, gravity, springs,
@@ -527,8 +530,8 @@ def implicit_spring_loads(mass: np.ndarray, inv_mass: np.ndarray, inertia_body: 
     ``workspace`` as for ``implicit_step`` (returned for the next call; None for the sparse solve)."""
     workspace = dense_workspace(workspace, inv_mass, springs)
     if workspace is not None:
-        implicit_dense_step(SPRING_LOADS, mass, inv_mass, inertia_body, x, q, v, w, force, torque, _NO_GRAVITY, h,
-                            workspace.spring_args, workspace.arrays)
+        implicit_dense_step(SPRING_LOADS, (mass, inv_mass, inertia_body), (x, q, v, w), (force, torque, _NO_GRAVITY),
+                            h, workspace.spring_args, workspace.arrays)
         return workspace
     n = x.shape[0]
     moving = inv_mass > 0.0

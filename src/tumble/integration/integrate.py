@@ -20,7 +20,7 @@ import numpy as np
 from numba import prange
 
 from ..jit import njit
-from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
+from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t, quat_matrix_t
 
 _FMA = {"contract"}
 """Numba fast-math flags of the step kernels: only contraction of a * b + c into fused multiply-adds, which
@@ -272,16 +272,7 @@ def step_symplectic_euler(body, state, gravity, h, implicit_gyro, lag):
 @njit(cache=True, inline="always")
 def _store_inv_inertia_world(i, pw, px, py, pz, k0, k1, k2, inv_inertia_world):
     """I⁻¹ = Rp diag(k) Rpᵀ in world axes (Baraff I (2-39) with the principal frame), for the solver."""
-    # Columns of the rotation matrix of Rp.
-    r00 = 1.0 - 2.0 * (py * py + pz * pz)
-    r01 = 2.0 * (px * py - pw * pz)
-    r02 = 2.0 * (px * pz + pw * py)
-    r10 = 2.0 * (px * py + pw * pz)
-    r11 = 1.0 - 2.0 * (px * px + pz * pz)
-    r12 = 2.0 * (py * pz - pw * px)
-    r20 = 2.0 * (px * pz - pw * py)
-    r21 = 2.0 * (py * pz + pw * px)
-    r22 = 1.0 - 2.0 * (px * px + py * py)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(pw, px, py, pz)
     a = inv_inertia_world
     a[i, 0, 0] = r00 * r00 * k0 + r01 * r01 * k1 + r02 * r02 * k2
     a[i, 0, 1] = r00 * r10 * k0 + r01 * r11 * k1 + r02 * r12 * k2

@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..collision.contacts import ContactBuffer
-from ..collision.detect import _KIND_TABLE, CollisionDetector, Contacts
+from ..collision.detect import CONTACT_CODE, CollisionDetector, Contacts, gather
 from ..constraints import resting as rc
 from ..constraints.joint_dense import DenseJoints
 from ..integration import ode as _ode
@@ -128,9 +128,9 @@ class EventDriven:
         self._detector: CollisionDetector | None = None
         self._buffers = (ContactBuffer(), ContactBuffer())
         self._loads = (np.zeros((0, 3)), np.zeros((0, 3)))
-        self.last_contacts: rc.ContactSet | None = None
+        self.last_contacts: Contacts | None = None
         self._resting_pairs: np.ndarray | None = None          # pair codes, during a step
-        self._resting_codes = self._start_codes = np.zeros(0, dtype=rc.CONTACT_CODE)   # contact codes, too
+        self._resting_codes = self._start_codes = np.zeros(0, dtype=CONTACT_CODE)   # contact codes, too
         self._sliding: tuple[np.ndarray, np.ndarray] | None = None   # contact codes, directions
         self._force_vectors = np.zeros((0, 3))
         self._stale = True            # the state changed since the last detection
@@ -138,9 +138,9 @@ class EventDriven:
         self._version = model.version
 
     # ------------------------------------------------------------------ detection
-    def detect(self) -> rc.ContactSet:
+    def detect(self) -> Contacts:
         """The contacts of the world's current state (its x, q)."""
-        return rc.gather(self._detect_buffer())
+        return gather(self._detect_buffer())
 
     def _detect_buffer(self) -> ContactBuffer:
         self._refresh()
@@ -195,7 +195,7 @@ class EventDriven:
         return a, inv_inertia
 
     # ------------------------------------------------------------------ resting contact (Baraff II 9)
-    def resting_forces(self, cs: rc.ContactSet) -> tuple[rc.ContactSet, np.ndarray, np.ndarray]:
+    def resting_forces(self, cs: Contacts) -> tuple[Contacts, np.ndarray, np.ndarray]:
         """The resting contacts of ``cs`` at the world's current state (touching, |v_rel| ≤ ``threshold``;
         within a step, of the pairs resting at its start), their normal forces f (k,) [N] and their whole
         contact forces (k, 3) [N, world, on A]: f n plus friction (``_friction_lcp``). Under the loads held
@@ -263,7 +263,7 @@ class EventDriven:
         inv_mass = self._live()["inv_mass"]
         return lambda X: rc.apply_inverse_mass(inv_mass, inv_inertia, X)
 
-    def _friction_lcp(self, cs: rc.ContactSet, J: np.ndarray, b: np.ndarray, free: np.ndarray,
+    def _friction_lcp(self, cs: Contacts, J: np.ndarray, b: np.ndarray, free: np.ndarray,
                       a: dict[str, np.ndarray], inverse_mass) -> tuple[np.ndarray, np.ndarray]:
         """Normal forces and contact force vectors with Coulomb friction at acceleration level.
 
@@ -354,19 +354,12 @@ class EventDriven:
                 self._loads = (a["force"].copy(), a["torque"].copy())
             self._evaluate_resting()
         cs, f = self.last_contacts, self._force_vectors
+        zero = np.zeros_like(cs.normal)
+        at_rest = replace(cs, normal_impulse=np.zeros(len(cs)), friction_impulse=zero, impulse=zero.copy(), force=f)
         # as ``world.contacts()`` reports them: a fixed body is B (the normal and force turned with it)
-        fixed = self._live()["inv_mass"] == 0.0
-        swap = fixed[cs.body_a] & ~fixed[cs.body_b]
-        sign = np.where(swap, -1.0, 1.0)[:, None]
-        normal = sign * cs.normal
-        zero = np.zeros_like(normal)
-        return Contacts(body_a=np.where(swap, cs.body_b, cs.body_a), body_b=np.where(swap, cs.body_a, cs.body_b),
-                        geom_a=np.where(swap, cs.geom_b, cs.geom_a), geom_b=np.where(swap, cs.geom_a, cs.geom_b),
-                        point=cs.point, normal=normal, depth=cs.depth, kind=_KIND_TABLE[cs.kind],
-                        feature=cs.feature, normal_impulse=np.zeros(len(cs)), friction_impulse=zero,
-                        impulse=zero.copy(), force=sign * f)
+        return at_rest.fixed_as_b(self._live()["inv_mass"] == 0.0)
 
-    def _resting_at_start(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _resting_at_start(self, cs: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What rests at the start of a step, after ``resolve_impacts``: the pair codes (sorted) of the pairs
         with a resting contact, the contact codes (sorted) of those contacts, and the contact codes of all
         the contacts those pairs report. Resting: touching, not closing faster than ``threshold`` (the
@@ -386,7 +379,7 @@ class EventDriven:
         seen = cs.subset(np.isin(cs.pair_codes(), pairs))
         return pairs, np.sort(resting.contact_codes()), np.sort(seen.contact_codes())
 
-    def _sliding_at_start(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray]:
+    def _sliding_at_start(self, cs: Contacts) -> tuple[np.ndarray, np.ndarray]:
         """The contacts of resting pairs with friction that slide at the start of a step (tangential speed
         above the stop speed, 10⁻⁶ ``threshold``): their contact codes (k,) and sliding directions (k, 3)."""
         codes, vt = self._tangential_velocities(cs)
@@ -394,7 +387,7 @@ class EventDriven:
         keep = np.isin(codes["pair"], self._resting_pairs) & (speed > STOP_SPEED_FRACTION * self.settings.threshold)
         return codes[keep], vt[keep] / speed[keep, None]
 
-    def _tangential_velocities(self, cs: rc.ContactSet) -> tuple[np.ndarray, np.ndarray]:
+    def _tangential_velocities(self, cs: Contacts) -> tuple[np.ndarray, np.ndarray]:
         """Contact codes (k,) and tangential relative velocities (k, 3) of the touching contacts with
         friction."""
         a = self._live()
@@ -434,7 +427,7 @@ class EventDriven:
         self._set_state(self._integrate(y0, t, hi))
         return hi
 
-    def _contact_loads(self, cs: rc.ContactSet, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _contact_loads(self, cs: Contacts, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World force and torque (n, 3) of contact forces fn (k, 3) (+ on A, − on B)."""
         a = self._live()
         n = a["x"].shape[0]
@@ -445,7 +438,7 @@ class EventDriven:
         np.add.at(torque, cs.body_b, -rc.cross(cs.point - a["x"][cs.body_b], fn))
         return force, torque
 
-    def _evaluate_resting(self) -> tuple[rc.ContactSet, np.ndarray]:
+    def _evaluate_resting(self) -> tuple[Contacts, np.ndarray]:
         cs, f, vectors = self.resting_forces(self.detect())
         self.stats.resting_contacts = len(cs)
         self.stats.resting_forces = f
@@ -528,7 +521,7 @@ class EventDriven:
             count += self._simultaneous(cs, a, inv_inertia, plastic=True)
         return count
 
-    def _simultaneous(self, cs: rc.ContactSet, a: dict[str, np.ndarray], inv_inertia: np.ndarray,
+    def _simultaneous(self, cs: Contacts, a: dict[str, np.ndarray], inv_inertia: np.ndarray,
                       plastic: bool = False) -> int:
         """All impacts at once (Baraff II 8, ``find_all_collisions``' alternative): with K = J M⁻¹ Jᵀ and
         v⁻ = J u, find j ≥ 0 with w = K j + q ≥ 0, j·w = 0, where q = (1 + e) v⁻ for a colliding contact

@@ -172,13 +172,9 @@ class TimeStepping:
         if self._islands is None:
             n = model.body.count
             self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
-        body, st, p = model.bodies(), state.bodies(), contacts.now.pairs.view()
-        parent, island_timer, island_state = self._islands
         settings = model.settings
-        state.sleeping = update_islands(p.pair_body, p.pair_contacts, body.inv_mass, body.extent, st.v, st.w,
-                                        st.awake, st.sleep_timer, parent, island_timer, island_state, dt,
-                                        settings.sleep_speed, settings.sleep_time, p.pair_awake,
-                                        model.island_edges())
+        state.sleeping = update_islands(contacts.now.pairs.view(), model.bodies(), state.bodies(), self._islands, dt,
+                                        settings.sleep_speed, settings.sleep_time, model.island_edges())
 
     def spring_stage(self, model: Model, state: State, dt: float) -> None:
         """The springs' loads for this step, on the awake bodies (a sleeping body's loads would pile up, since the

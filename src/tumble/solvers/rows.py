@@ -31,9 +31,9 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ..collision.contacts import slot
 from ..constraints.contact_rows import row_velocity
 from ..jit import njit
-from ..model.fields import MAX_CONTACTS
 from .result import natural_map_norm
 from .sequential_impulse import FRICTION_BOX, FRICTION_CONE, FRICTION_PYRAMID, friction_polygon
 
@@ -65,7 +65,7 @@ def scatter(op, x, dv, dw):
         a, b = op.pair_body[k, 0], op.pair_body[k, 1]
         ima, imb = op.inv_mass[a], op.inv_mass[b]
         for j in range(op.pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             for d in range(width):
                 lam = x[width * s + d]
                 if lam == 0.0:
@@ -88,7 +88,7 @@ def gather(op, v, w, out):
             continue
         a, b = op.pair_body[k, 0], op.pair_body[k, 1]
         for j in range(op.pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             for d in range(width):
                 if d == 0:
                     dx, dy, dz = op.normal[s, 0], op.normal[s, 1], op.normal[s, 2]
@@ -108,7 +108,7 @@ def _rows_product(op, x):
     for k in range(op.pair_contacts.shape[0]):
         if op.pair_awake[k]:
             for j in range(op.pair_contacts[k]):
-                s = MAX_CONTACTS * k + j
+                s = slot(k, j)
                 out[width * s] += op.compliance[s] * x[width * s]
     return out
 
@@ -136,7 +136,7 @@ def _project_rows(feasible, z):
             continue
         mu = feasible.pair_friction[k]
         for j in range(feasible.pair_contacts[k]):
-            r = width * (MAX_CONTACTS * k + j)
+            r = width * slot(k, j)
             lam_n = max(z[r], 0.0)
             z[r] = lam_n
             if width == 1:

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..collision.contacts import slot
 from ..constraints.contact_rows import row_velocity
 from ..jit import njit
-from ..model.fields import MAX_CONTACTS
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -223,7 +223,7 @@ def warm_start(pairs, slots, inv_mass, v, w):
             continue
         a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             st = _push(s, 0, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], ima, imb, inv_ang_a,
                        inv_ang_b, st)
             for d in range(2):
@@ -266,7 +266,7 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                 for _ in range(passes):
                     largest = 0.0
                     for jj in range(c):
-                        s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+                        s = slot(k, c - 1 - jj if reverse else jj)
                         nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
                         vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
                         gap = separation[s]
@@ -289,7 +289,7 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                         break
             else:
                 for jj in range(c):
-                    s = MAX_CONTACTS * k + (c - 1 - jj if reverse else jj)
+                    s = slot(k, c - 1 - jj if reverse else jj)
                     t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
                     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
                     old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
@@ -333,7 +333,7 @@ def pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop)
             continue
         a, b, ima, imb, st = _load(k, pair_body, inv_mass, v_pseudo, w_pseudo)
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
             vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
@@ -355,7 +355,7 @@ def advance_separation(pairs, slots, v, w, h):
             continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             separation[s] += h * row_velocity(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2],
                                               ang_a, ang_b, v, w)
 
@@ -396,7 +396,7 @@ def restitution_sweep(pairs, slots, inv_mass, v, w, threshold, h):
             continue
         a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
                 continue
             target = rebound_speed(e, approach[s], normal_accel[s], -depth[s], h)

@@ -33,6 +33,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ..collision.contacts import slot
 from ..jit import njit
 from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
@@ -110,7 +111,7 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
             continue
         a, b = pair_body[k, 0], pair_body[k, 1]
         for j in range(pair_contacts[k]):
-            s = MAX_CONTACTS * k + j
+            s = slot(k, j)
             r = width * s
             gap = separation[s]
             kn = 1.0 / normal_mass[s]
@@ -161,7 +162,7 @@ def _finish(op, x0, x, rows, v, w):
     for k in range(op.pair_contacts.shape[0]):
         if op.pair_awake[k]:
             for j in range(op.pair_contacts[k]):
-                s = MAX_CONTACTS * k + j
+                s = slot(k, j)
                 normal_impulse[s] = x[width * s]
                 if width == 3:
                     tangent_impulse[s, 0], tangent_impulse[s, 1] = x[width * s + 1], x[width * s + 2]
@@ -234,23 +235,23 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
         return 0, residual, FAILED
     m = size // (kdir + 2) if pyramid else size
-    slot = np.empty(m, dtype=np.int64)
+    awake_slot = np.empty(m, dtype=np.int64)
     c = 0
     for k in range(pair_contacts.shape[0]):
         if pair_awake[k]:
             for j in range(pair_contacts[k]):
-                slot[c] = MAX_CONTACTS * k + j
+                awake_slot[c] = slot(k, j)
                 c += 1
     # N + C on the awake rows (m width × m width), one operator column at a time
     nf = np.empty((m * width, m * width))
     unit = np.zeros(x0.shape[0])
     for col in range(m * width):
-        r = width * slot[col // width] + col % width
+        r = width * awake_slot[col // width] + col % width
         unit[r] = 1.0
         column = product(op, unit)
         unit[r] = 0.0
         for row in range(m * width):
-            nf[row, col] = column[width * slot[row // width] + row % width]
+            nf[row, col] = column[width * awake_slot[row // width] + row % width]
     M = np.zeros((size, size))
     qq = np.zeros(size)
     cs = np.cos(2.0 * np.pi * np.arange(kdir) / max(kdir, 1))
@@ -258,7 +259,7 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     if not pyramid:
         M[:, :] = nf
         for p in range(m):
-            qq[p] = q[slot[p]]
+            qq[p] = q[awake_slot[p]]
     else:
         # unknowns (λ_n (m), β (m k), γ (m)); T maps them to the rows (n, t1, t2) of each contact
         top = m + m * kdir
@@ -272,10 +273,10 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
         qrows = np.empty(3 * m)
         for p in range(m):
             for d in range(3):
-                qrows[3 * p + d] = q[3 * slot[p] + d]
+                qrows[3 * p + d] = q[3 * awake_slot[p] + d]
         qq[:top] = tmat.T @ qrows
         for p in range(m):
-            M[top + p, p] = pair_friction[slot[p] // MAX_CONTACTS]
+            M[top + p, p] = pair_friction[awake_slot[p] // MAX_CONTACTS]
             for i in range(kdir):
                 M[m + kdir * p + i, top + p] = 1.0
                 M[top + p, m + kdir * p + i] = -1.0
@@ -311,7 +312,7 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
         return pivots, residual, FAILED
     x = x0.copy()
     for p in range(m):
-        r = width * slot[p]
+        r = width * awake_slot[p]
         x[r] = sol[p]
         if pyramid:
             t1, t2 = 0.0, 0.0
