@@ -11,3 +11,10 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile("ci")
+
+# Kernel call sites (jit.CallSite) check that their arguments have the types they were bound to, on the first
+# calls and every 32nd (a check is a full typing, ~100 µs): a site that skipped Numba's dispatch with a changed
+# type would read arrays with the wrong layout.
+import tumble.jit  # noqa: E402
+
+tumble.jit.CHECK_CALL_SITES = 32

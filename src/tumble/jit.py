@@ -44,7 +44,7 @@ from typing import Any
 import numba
 from numba.core import types
 
-__all__ = ["njit"]
+__all__ = ["CallSite", "njit"]
 
 
 def _type_constants_by_type(dispatcher: Any) -> Any:
@@ -73,3 +73,55 @@ def njit(*args: Any, **options: Any) -> Any:
         return _type_constants_by_type(decorate(fn))
 
     return wrap
+
+
+CHECK_CALL_SITES = 0
+"""Every this many calls (0: never, 1: every call) a ``CallSite`` types its arguments as Numba's dispatcher would
+and refuses (TypeError) a call whose types differ from those the site was bound to. A check costs a full
+typing (~100 µs for a step's containers): the test suite checks every 32nd call and the first calls of each
+site (tests/conftest.py)."""
+
+
+class CallSite:
+    """A call site of a kernel called once or a few times per step, whose arguments' types are fixed by how the
+    caller builds them: the containers of the field registry (model/fields.py: every field has one dtype and
+    its live views are C-contiguous), scratch arrays allocated once, and scalars of fixed kinds.
+
+    Numba's dispatcher types every argument on every call to pick the compiled specialization: about 100 ns
+    per array inside a namedtuple (a typed container goes through Numba's Python-level ``typeof``), so the
+    step's containers cost several µs per call, 10 % of a 20-box stack's step. A call site remembers, for the
+    Python types of the arguments (which tell a namedtuple class from another, None from a tuple, an enum from
+    an int), the compiled entry point the dispatcher chose, and later calls it directly: the arguments are only
+    unboxed. What the Python types do not show (the dtype and layout of an array, the types inside a plain
+    tuple) must not change between calls at one site, or the entry point would read the arrays with the wrong
+    layout: ``CHECK_CALL_SITES`` verifies it (a check costs a full typing: for tests, not for steps). A
+    first call whose types match no compiled signature exactly (Numba converted an argument) leaves the site
+    on the ordinary dispatch for those types.
+    """
+
+    __slots__ = ("kernel", "_entries", "_calls")
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._entries: dict[tuple, tuple[Any, tuple]] = {}
+        self._calls = 0
+
+    def __call__(self, *args: Any) -> Any:
+        key = tuple(map(type, args))
+        bound = self._entries.get(key)
+        if bound is None:
+            result = self.kernel(*args)
+            signature = self._signature(args)
+            compiled = self.kernel.overloads.get(signature)
+            self._entries[key] = (self.kernel if compiled is None else compiled.entry_point, signature)
+            return result
+        entry, signature = bound
+        self._calls += 1
+        if CHECK_CALL_SITES and (self._calls < 4 or self._calls % CHECK_CALL_SITES == 0) \
+                and self._signature(args) != signature:
+            raise TypeError(f"CallSite of {self.kernel.py_func.__qualname__} was bound to {signature}, "
+                            f"called with {self._signature(args)}")
+        return entry(*args)
+
+    def _signature(self, args: tuple) -> tuple:
+        return tuple(self.kernel.typeof_pyval(a) for a in args)

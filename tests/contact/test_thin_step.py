@@ -36,9 +36,12 @@ def _grid_pile(per_side: int, **options) -> tb.World:
 
 
 def _wrap_kernels(set_attr, wrap) -> None:
-    """Replace every Numba dispatcher that a tumble module holds as a global, or in a global tuple (the
-    narrowphase's table of family kernels), by ``wrap(dispatcher)``, through ``set_attr(module, name, value)``."""
-    dispatcher = numba.core.dispatcher.Dispatcher
+    """Replace every Numba dispatcher or kernel call site (jit.CallSite) that a tumble module holds as a global,
+    or in a global tuple (the narrowphase's table of family kernels), by ``wrap(kernel)``, through
+    ``set_attr(module, name, value)``."""
+    from tumble.jit import CallSite
+
+    dispatcher = (numba.core.dispatcher.Dispatcher, CallSite)
     for name, module in list(sys.modules.items()):
         if not name.startswith("tumble"):
             continue
@@ -55,7 +58,7 @@ def _count_calls(monkeypatch, world: tb.World, steps: int) -> list[int]:
 
     def wrap(kernel):
         def counted(*args, **kwargs):
-            calls.append(kernel.__name__)
+            calls.append(getattr(kernel, "kernel", kernel).__name__)
             return kernel(*args, **kwargs)
         return counted
 

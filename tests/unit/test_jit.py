@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pytest
 
 from tumble.jit import njit
 
@@ -64,3 +65,32 @@ def test_refcount_false_compiles_without_reference_counting():
     assert scale.targetoptions.get("_nrt") is False
     with pytest.raises(numba.core.errors.NumbaError):
         allocate(3)
+
+
+def _total(arrays, scale):
+    first, second = arrays
+    return scale * (first.sum() + second.sum())
+
+
+def test_call_site_skips_dispatch_and_keeps_types_apart(monkeypatch):
+    """A CallSite calls the compiled entry point after its first call, gives the kernel's own results, keeps a
+    separate entry for other Python types (a float64 and an int64 tuple of arrays are both ``tuple``, but a
+    float and an int scale are not), and in check mode refuses a call whose arrays changed type under the
+    same Python types (which the entry point would misread)."""
+    import tumble.jit as jit
+
+    kernel = njit(_total)
+    site = jit.CallSite(kernel)
+    floats = (np.arange(3.0), np.ones(2))
+    assert site(floats, 2.0) == kernel(floats, 2.0) == 2.0 * (3.0 + 2.0)
+    entry, _ = site._entries[(tuple, float)]
+    assert entry is not kernel              # bound to the compiled entry point, not the dispatcher
+    assert site(floats, 3.0) == 15.0
+    assert site(floats, 3) == 15.0           # an int scale is another key: dispatched once, then bound
+    assert len(site._entries) == 2
+    ints = (np.arange(3), np.ones(2, dtype=np.int64))
+    monkeypatch.setattr(jit, "CHECK_CALL_SITES", 1)
+    with pytest.raises(TypeError, match="was bound to"):
+        site(ints, 1.0)
+    monkeypatch.setattr(jit, "CHECK_CALL_SITES", 0)
+    assert site(floats, 1.0) == 5.0

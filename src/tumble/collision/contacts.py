@@ -183,7 +183,7 @@ def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pa
                 pair_awake[k] = False
                 pair_contacts[k] = old_contacts[j]
                 for r in range(old_contacts[j]):
-                    s, so = MAX_CONTACTS * k + r, MAX_CONTACTS * j + r
+                    s, so = slot(k, r), slot(j, r)
                     for c in range(3):
                         point[s, c] = old_point[so, c]
                         normal[s, c] = old_normal[so, c]

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
-from ..jit import njit
+from ..jit import CallSite, njit
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
@@ -111,6 +111,11 @@ CONTACT_CODE = np.dtype([("pair", np.int64), ("feature", np.int64)])
 """A contact's name while the same features touch: (pair code, feature id) (``Contacts.contact_codes``)."""
 
 
+# The detection stage's kernels, called through call sites (jit.CallSite: no type dispatch per step).
+_AABBS, _AABBS_SERIAL, _MOTION_SWEEP = CallSite(geom_aabbs), CallSite(geom_aabbs_serial), CallSite(motion_sweep)
+_SET_PAIRS = CallSite(set_pairs)
+
+
 class CollisionDetector:
     """Coherent collision detection for one Model (made anew when its bodies or shapes change)."""
 
@@ -170,10 +175,10 @@ class CollisionDetector:
         body, st, gl = model.bodies(), state.bodies(), self._gl
         margin = model.contact_margin
         g = gl["geom_type"].shape[0]
-        aabbs = geom_aabbs if g >= PARALLEL_MIN_GEOMS_AABB else geom_aabbs_serial
-        aabbs(model.geometry(), self._poly_vertices, st.x, st.q, margin, self._aabb_lo, self._aabb_hi)
+        aabbs = _AABBS if g >= PARALLEL_MIN_GEOMS_AABB else _AABBS_SERIAL
+        aabbs(self._geom, self._poly_vertices, st.x, st.q, margin, self._aabb_lo, self._aabb_hi)
         if dt > 0.0:
-            motion_sweep(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
+            _MOTION_SWEEP(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
         else:
             self._sweep[:] = 0.0
         t1 = time.perf_counter()
@@ -191,7 +196,7 @@ class CollisionDetector:
         buffer.resize(m)
         p = buffer.pairs.view()
         out = narrowphase_out(buffer)
-        set_pairs(pairs, g, model.geometry(), body, st.awake, old.pairs.view(), narrowphase_out(old), p, out)
+        _SET_PAIRS(pairs, g, self._geom, body, st.awake, old.pairs.view(), narrowphase_out(old), p, out)
         t2 = time.perf_counter()
         geom, poly, poses, margins = self._geom, self._poly, (st.x, st.q), (margin, self._sweep)
         # (get_num_threads costs ~20 µs: asked only when the narrowphase may go parallel)
@@ -201,13 +206,8 @@ class CollisionDetector:
             np.multiply(self._bounds_scale[threads], m, out=bounds)
             np.floor_divide(bounds, threads, out=bounds)
             stats = self._thread_stats[:threads]
-            stats.fill(0)
-            families = self._families
-            for family in families:
-                nph.FAMILY_PARALLEL_KERNELS[family](bounds, p, geom, poly, poses, margins, self._scratch, self._epa,
-                                                   out, stats)
-            if nph.FAMILY_POLYTOPES not in families and stats[:, nph.DEFERRED].any():
-                nph.polytope_parallel(bounds, p, geom, poly, poses, margins, self._scratch, self._epa, out, stats)
+            nph.narrowphase_parallel(bounds, p, geom, poly, poses, margins, self._scratch, self._epa, out, stats,
+                                     self._families)
             np.sum(stats, axis=0, out=self._stats)
         else:
             nph.narrowphase_range(0, m, p, geom, poly, poses, margins, self._serial_scratch, out, self._stats,

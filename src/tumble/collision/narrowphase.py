@@ -28,7 +28,7 @@ import numpy as np
 from numba import prange
 
 from ..conventions import GeomType
-from ..jit import njit
+from ..jit import CallSite, njit
 from ..math3d import qmul_t, qrot_t
 from . import closed_form as cf
 from . import features, gjk
@@ -344,6 +344,8 @@ FAMILY_KERNELS = (closed_form_pairs, capsule_polytope_pairs, box_pairs, polytope
 """The serial kernel of each family, indexed by family. Each takes (k0, k1, pairs, geom, poly, poses, margins,
 scratch, out, stats_out), documented at ``narrowphase_range``."""
 
+_FAMILY_SITES = tuple(CallSite(kernel) for kernel in FAMILY_KERNELS)
+
 
 def narrowphase_range(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out,
                       families=range(FAMILY_COUNT)):
@@ -373,9 +375,9 @@ def narrowphase_range(k0, k1, pairs, geom, poly, poses, margins, scratch, out, s
     """
     stats_out[:] = 0
     for family in families:
-        FAMILY_KERNELS[family](k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out)
+        _FAMILY_SITES[family](k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out)
     if stats_out[DEFERRED] and FAMILY_POLYTOPES not in families:
-        polytope_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out)
+        _FAMILY_SITES[FAMILY_POLYTOPES](k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out)
 
 
 @njit(cache=True, inline="always")   # it returns views: a function without reference counting must not
@@ -431,6 +433,20 @@ def convex_parallel(bounds, pairs, geom, poly, poses, margins, scratch, epa, out
 FAMILY_PARALLEL_KERNELS = (closed_form_parallel, capsule_polytope_parallel, box_parallel, polytope_parallel,
                            convex_parallel)
 """The parallel driver of each family, indexed by family (arguments as ``closed_form_parallel``)."""
+
+
+def narrowphase_parallel(bounds, pairs, geom, poly, poses, margins, scratch, epa, out, stats_out, families):
+    """``narrowphase_range`` over the pair ranges bounds[t] ≤ k < bounds[t + 1], one per thread (T + 1,), by
+    the parallel drivers: ``scratch`` and ``epa`` hold every thread's scratch (a leading thread axis), and
+    stats_out (T, STATS_SIZE) one row per thread, summed by the caller."""
+    stats_out.fill(0)
+    for family in families:
+        _PARALLEL_SITES[family](bounds, pairs, geom, poly, poses, margins, scratch, epa, out, stats_out)
+    if FAMILY_POLYTOPES not in families and stats_out[:, DEFERRED].any():
+        _PARALLEL_SITES[FAMILY_POLYTOPES](bounds, pairs, geom, poly, poses, margins, scratch, epa, out, stats_out)
+
+
+_PARALLEL_SITES = tuple(CallSite(kernel) for kernel in FAMILY_PARALLEL_KERNELS)
 
 
 def families_present(geom_type: np.ndarray, geom_moving: np.ndarray) -> tuple[int, ...]:

@@ -45,7 +45,7 @@ from ..conventions import PARALLEL_MIN_BODIES, Integrator
 from ..forces.springs import spring_loads
 from ..integration import integrate
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
-from ..jit import njit
+from ..jit import CallSite, njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
 from ..model.model import Model
 from ..model.settings import (
@@ -173,8 +173,8 @@ class TimeStepping:
             n = model.body.count
             self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
         settings = model.settings
-        state.sleeping = update_islands(contacts.now.pairs.view(), model.bodies(), state.bodies(), self._islands, dt,
-                                        settings.sleep_speed, settings.sleep_time, model.island_edges())
+        state.sleeping = _UPDATE_ISLANDS(contacts.now.pairs.view(), model.bodies(), state.bodies(), self._islands, dt,
+                                         settings.sleep_speed, settings.sleep_time, model.island_edges())
 
     def spring_stage(self, model: Model, state: State, dt: float) -> None:
         """The springs' loads for this step, on the awake bodies (a sleeping body's loads would pile up, since the
@@ -257,8 +257,8 @@ def run_contact_step(model: Model, state: State, contacts: ContactBuffers, dt: f
     out = stats.solver_out
     joints = model.joints.kernel_args(model.body.live("inv_mass")) if len(model.joints) else None
     inputs = StepInputs(scheme, model.gravity, dt, arrays, iarrays, integrate_positions)
-    contact_step(model.bodies(), state.bodies(), contacts.now.pairs.view(), contacts.now.slots.view(),
-                 contacts.last.warm_start(), inputs, settings.solver_settings, out, joints)
+    _CONTACT_STEP(model.bodies(), state.bodies(), contacts.now.pairs.view(), contacts.now.slots.view(),
+                  contacts.last.warm_start(), inputs, settings.solver_settings, out, joints)
     values = stats.values
     values[stats.CONTACTS] = out[STAT_CONTACTS]
     values[stats.SWEEPS] = out[STAT_ITERATIONS]
@@ -273,11 +273,9 @@ def free_step(model: Model, state: State, dt: float, scheme: int) -> None:
     substeps = model.settings.substeps
     lag = (substeps - 1) / (2 * substeps)  # translate as the sub-stepped contact steps do
     if scheme == Integrator.SPLITTING:
-        kernel = integrate.step_splitting if parallel else integrate.step_splitting_serial
-        kernel(body, st, model.gravity, dt, lag)
+        _FREE_STEP[0 if parallel else 1](body, st, model.gravity, dt, lag)
     else:
-        kernel = integrate.step_symplectic_euler if parallel else integrate.step_symplectic_euler_serial
-        kernel(body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
+        _FREE_STEP[2 if parallel else 3](body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
 
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
@@ -423,3 +421,10 @@ def apply_pseudo(body, state, h):
         w[i, 0], w[i, 1], w[i, 2] = qrot_t(pw, px, py, pz, inv_principal_moments[i, 0] * a0,
                                            inv_principal_moments[i, 1] * a1, inv_principal_moments[i, 2] * a2)
     return moved
+
+
+# The per-step kernels, called through call sites (jit.CallSite: no type dispatch per step).
+_CONTACT_STEP, _UPDATE_ISLANDS = CallSite(contact_step), CallSite(update_islands)
+_FREE_STEP = tuple(CallSite(kernel) for kernel in (integrate.step_splitting, integrate.step_splitting_serial,
+                                                     integrate.step_symplectic_euler,
+                                                     integrate.step_symplectic_euler_serial))
