@@ -6,7 +6,8 @@ tumble's kernels are ``@njit(cache=True)``. :func:`measure` runs this module twi
 (and writes the cache there), the second loads them from that cache. The repository's own
 ``__pycache__`` caches are neither read nor touched.
 
-Run directly: ``python -m bench.compile_probe CASE [--quick]`` prints one JSON line of seconds.
+Run directly: ``python -m bench.compile_probe CASE [--quick]`` prints one JSON line of seconds; CASE is a
+BENCH.md case id (S3, S2-boxes, ...) or ``demo``, the world of ``tumble demo``.
 """
 
 from __future__ import annotations
@@ -34,12 +35,18 @@ def _probe(case_id: str, quick: bool) -> dict[str, float]:
 
     import_tumble()
     t1 = time.perf_counter()
-    from bench.adapters.tumble_adapter import TumbleAdapter
-    from bench.scenes import make_case
+    if case_id == "demo":
+        from tumble.user.demo import build_demo_world
 
-    scene = make_case(case_id, quick=quick)
-    t2 = time.perf_counter()
-    sim = TumbleAdapter().build(scene)
+        t2 = time.perf_counter()
+        sim = _DemoSim(build_demo_world())
+    else:
+        from bench.adapters.tumble_adapter import TumbleAdapter
+        from bench.scenes import make_case
+
+        scene = make_case(case_id, quick=quick)
+        t2 = time.perf_counter()
+        sim = TumbleAdapter().build(scene)
     t3 = time.perf_counter()
     sim.step()
     t4 = time.perf_counter()
@@ -55,6 +62,19 @@ def _probe(case_id: str, quick: bool) -> dict[str, float]:
     t7 = time.perf_counter()
     return {"import_s": t1 - t0, "build_s": t3 - t2, "first_step_s": t4 - t3, "second_step_s": t5 - t4,
             "first_state_read_s": t6 - t5, "to_first_contact_s": t7 - t6, "steps_to_first_contact": steps}
+
+
+class _DemoSim:
+    """The world of ``tumble demo`` (user/demo.py) with the adapter's step and state calls."""
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+
+    def step(self) -> None:
+        self.world.step(1.0 / 240.0)
+
+    def state(self) -> Any:
+        return [body.position for body in self.world.bodies]
 
 
 def measure(case_id: str, quick: bool = True, timeout_s: float = 900.0) -> dict[str, Any]:

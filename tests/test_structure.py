@@ -12,6 +12,7 @@ nothing would otherwise pass forever.
 
 import ast
 import functools
+import re
 import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -556,3 +557,15 @@ def test_slot_expression_checker():
             return a, b, c, d
     """)
     assert _slot_expressions(source) == [("rows", 2), ("rows", 3), ("rows", 4)]
+
+
+def test_architecture_page_names_files_that_exist():
+    """docs/architecture.md matches the code: every source file it names (a `…py` path relative to src/tumble,
+    or a folder/ prefix with a file) exists, so a move or rename that leaves the page behind fails here."""
+    repo = SRC.parents[1]
+    page = (repo / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`([a-z_]+(?:/[a-z_]+)*\.py)`", page))
+    missing = sorted(p for p in named if not any((base / p).exists() or any(base.rglob(Path(p).name))
+                                                 for base in (SRC, repo / "tests", repo / "bench")))
+    assert len(named) > 30, "the page should name the source files"
+    assert missing == [], f"docs/architecture.md names files that do not exist: {missing}"

@@ -118,6 +118,15 @@ def bits32(name: str, value: Any) -> int:
     return int(value)
 
 
+def positive_int(name: str, value: Any) -> int:
+    """An integer >= 1 (bool is not an integer here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= 1, got {_show(value)}")
+    if int(value) < 1:
+        raise ValueError(f"{name} must be >= 1, got {_show(value)}")
+    return int(value)
+
+
 def choice(name: str, value: Any, options: dict[str, Any]) -> Any:
     """One of a fixed set of string options."""
     if not isinstance(value, str):

@@ -29,7 +29,8 @@ puts a helper's machine code into each caller after the helper has been compiled
 ``inline="always"`` copies and re-types its IR at every call site (a third of a contact step's cold compile).
 Without reference counting the inlined helper costs nothing at run time. ``inline="always"`` is kept only in
 ``math3d`` and ``integration/integrate``, whose helpers take the fused multiply-adds of the free-motion kernels
-they are inlined into (a helper compiled apart keeps its own flags).
+they are inlined into (a helper compiled apart keeps its own flags), and for ``narrowphase._thread_scratch``,
+which returns views (a function without reference counting must not).
 
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
 ``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a

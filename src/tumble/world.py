@@ -39,6 +39,7 @@ from .model.fields import BODY_STATE_FIELDS, SCRATCH_BODY_FIELDS
 from .model.model import Model, spring_bodies
 from .model.settings import ContactSettings
 from .model.state import State
+from .precompile import precompile, precompile_before_first_step
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
 from .step import StepStats, method_for, step
@@ -161,6 +162,7 @@ class World:
         self._name_index: dict[str, int] = {}
         self._handles: list[Body] = []
         self._force_fns: list[ForceCallback] = []
+        self._stepped = False   # the first step precompiles in parallel (precompile.py)
         self._attachments: list[list[Any]] = []
         """[attached body, root master, COM in the root's frame (3,), orientation in it (4,), the master it was
         attached to, its own fields (``_OWN_FIELDS``), the attached bodies whose own fields carry it] per
@@ -938,7 +940,26 @@ class World:
         contact solve, position stage (``step.py`` lists the stages)."""
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
+        if not self._stepped:
+            self._stepped = True
+            precompile_before_first_step(self._compile_shares)
         step(self._model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
+
+    def _compile_shares(self) -> list[Any]:
+        shares = getattr(self._method, "compile_shares", None)
+        return [] if shares is None else shares(self._model, self._state, self._contacts)
+
+    def precompile(self, processes: int | None = None, progress: bool = False) -> dict[str, Any]:
+        """Compile the kernels this world's steps need now, in ``processes`` parallel processes (default: the
+        usable cores), instead of one after the other during the first step (tumble/precompile.py). Changes
+        nothing in the world. Needs ``os.fork`` (Linux); elsewhere the first step compiles as before.
+
+        Returns {"shares": the groups of kernels compiled, "processes": how many processes compiled them,
+        "seconds": wall time, "left": the groups left to compile at their first use (no fork here, or a
+        process failed)}. ``progress``: a progress bar on stderr."""
+        if processes is not None:
+            processes = _checks.positive_int("processes", processes)
+        return precompile(self._compile_shares(), processes, progress)
 
     def _apply_forces(self) -> None:
         """The force callbacks, in the order added (the step's first stage)."""

@@ -126,6 +126,18 @@ def test_demo_writes_its_outputs(tmp_path, capsys):
     assert traj.linear_momentum[1, 2] == pytest.approx(-total_mass * G * traj.times[1], rel=1e-9)
 
 
+def test_compile_reports_what_it_compiled(scene, capsys):
+    """`tumble compile SCENE` compiles the scene's kernels ahead (or finds them in Numba's cache) and says
+    which; a second time everything is cached (the first run's children, or the test run, compiled it),
+    unless this process cannot fork (Numba's thread pool started here: then it says what is left)."""
+    status, first, _ = _run(["compile", scene, "-q"], capsys)
+    assert status == 0 and first.startswith(f"tumble compile: {scene}:")
+    assert "groups of kernels in" in first or "already compiled" in first
+    status, second, _ = _run(["compile", scene, "-q", "--processes", "1"], capsys)
+    assert status == 0
+    assert "everything was already compiled" in second or "left to compile at their first use" in first
+
+
 def test_validate_quick_passes(capsys):
     status, stdout, _ = _run(["validate", "--quick", "free-fall-velocity", "bounce"], capsys)
     assert status == 0
@@ -164,7 +176,8 @@ def test_malformed_scene_is_one_line_and_exit_2(kind, tmp_path, capsys):
 
 
 def test_missing_files_are_user_errors(tmp_path, capsys):
-    for argv in (["run", tmp_path / "none.toml"], ["view", tmp_path / "none.npz"]):
+    for argv in (["run", tmp_path / "none.toml"], ["view", tmp_path / "none.npz"],
+                 ["compile", tmp_path / "none.toml"]):
         status, _, err = _run(argv, capsys)
         assert status == 2 and len(err.strip().splitlines()) == 1
 

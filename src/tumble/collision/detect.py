@@ -161,12 +161,18 @@ class CollisionDetector:
         bodies = np.unique(gl["geom_body"][colliding])
         self.idle = bodies.shape[0] < 2 or not np.any(inv_mass[bodies] > 0.0)
 
+    @property
+    def families(self) -> tuple[int, ...]:
+        """The narrowphase families (narrowphase.FAMILY_*) this detector's shapes can form."""
+        return self._families
+
     def update(self, model: Model, state: State, buffer: ContactBuffer, old: ContactBuffer,
-               dt: float = 0.0) -> None:
+               dt: float = 0.0, narrowphase: bool = True) -> None:
         """The detection stage of a step: AABBs → sweep and sort → narrowphase, written into ``buffer``
         (pairs sorted by key, up to MAX_CONTACTS slots each). Witnesses are carried from ``old``, the
         last step's buffer, by a merge on the sorted pair keys. ``dt`` [s] > 0 widens each shape's margin
-        by how far it can move in the step (``aabb.motion_sweep``)."""
+        by how far it can move in the step (``aabb.motion_sweep``). ``narrowphase`` False stops before the
+        narrowphase, leaving the pairs' contacts unset (for compiling the stages apart: precompile.py)."""
         t0 = time.perf_counter()
         if self.idle:
             buffer.resize(0)
@@ -198,6 +204,8 @@ class CollisionDetector:
         out = narrowphase_out(buffer)
         _SET_PAIRS(pairs, g, self._geom, body, st.awake, old.pairs.view(), narrowphase_out(old), p, out)
         t2 = time.perf_counter()
+        if not narrowphase:
+            return
         geom, poly, poses, margins = self._geom, self._poly, (st.x, st.q), (margin, self._sweep)
         # (get_num_threads costs ~20 µs: asked only when the narrowphase may go parallel)
         threads = numba.get_num_threads() if m >= PARALLEL_MIN_PAIRS else 1
@@ -218,6 +226,14 @@ class CollisionDetector:
         st[3], st[4] = self._broadphase.last_swaps, self._stats[nph.UNSUPPORTED]
         st[5], st[6], st[7] = t1 - t0, t2 - t1, t3 - t2
         st[8] = self._stats[nph.DEFERRED]
+
+    def compile_family(self, family: int, model: Model, state: State, buffer: ContactBuffer) -> None:
+        """Call the serial kernel of narrowphase ``family`` on no pairs (it compiles, and changes nothing), with
+        the arguments ``update`` gives it (precompile.py)."""
+        st = state.bodies()
+        nph.narrowphase_range(0, 0, buffer.pairs.view(), self._geom, self._poly, (st.x, st.q),
+                              (model.contact_margin, self._sweep), self._serial_scratch, narrowphase_out(buffer),
+                              self._stats, (family,))
 
     @property
     def stats(self) -> dict[str, float]:

@@ -1,1 +1,2 @@
-"""Constraint rows: what the solver needs from each contact (and, later, each joint)."""
+"""Constraint rows: contact rows (with the event method's resting contacts), joint rows with their J̇, islands
+and attachments (docs/architecture.md)."""

@@ -1,1 +1,2 @@
-"""Dynamics: forces, integrators and the state vector of Baraff I."""
+"""The advance methods, one per world (step.method_for): time-stepping, the ODE integrators, the implicit
+spring integrators and the event-driven method (docs/architecture.md)."""

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import time
 from collections import namedtuple
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..collision.contacts import ContactBuffers, slot
+from ..collision.contacts import ContactBuffers, set_pairs, slot
 from ..collision.detect import CollisionDetector
+from ..collision.narrowphase import FAMILY_COMPILE_SECONDS, FAMILY_KERNELS, FAMILY_NAMES
 from ..constraints.contact_rows import prepare_rows, refresh_rows
 from ..constraints.islands import clear_sleeping_loads, update_islands
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
@@ -64,10 +66,12 @@ from ..model.settings import (
     S_SLOP,
 )
 from ..model.state import State
+from ..precompile import Share
 from ..solvers import sequential_impulse as si
 from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project
 from ..solvers.pivoting import MAX_LEMKE_SIZE
 from ..solvers.velocity_solve import lemke_size, velocity_solve
+from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)
@@ -123,6 +127,36 @@ class TimeStepping:
             self._version = model.version
             self._detector = None
             self._islands = None
+
+    def compile_shares(self, model: Model, state: State, contacts: ContactBuffers) -> list[Share]:
+        """The kernels of this method's steps in shares that compile apart (precompile.py): the detection
+        stage without its narrowphase, each narrowphase family the shapes can form, and the contact step with
+        the islands, springs and joints; each runs its stage on the (forked) world. Costs are the cold
+        compile seconds of each share alone on an empty cache on the 2-core development machine."""
+        shares = []
+        detector = self.detector(model) if model.geom.count > 1 else None
+        detects = detector is not None and not detector.idle
+        if detects:
+            def detection() -> None:
+                for _ in range(2):  # the broadphase starts its sorted lists at the first, updates them after
+                    contacts.swap()
+                    detector.update(model, state, contacts.now, contacts.last, 1.0 / 240.0, narrowphase=False)
+
+            shares.append(Share("detection", 2.5, detection, (set_pairs,)))
+            for family in detector.families:
+                shares.append(Share(f"narrowphase: {FAMILY_NAMES[family]}", FAMILY_COMPILE_SECONDS[family],
+                                    partial(detector.compile_family, family, model, state, contacts.now),
+                                    (FAMILY_KERNELS[family],)))
+        if type(self).advance is TimeStepping.advance and (detects or len(model.joints)):
+            def contact_stages() -> None:
+                run_contact_step(model, state, contacts, 1.0 / 240.0, self.free_scheme, True, StepStats())
+                if model.settings.sleep and detects:
+                    self.islands(model, state, contacts, 1.0 / 240.0)
+                if model.springs:
+                    self.spring_stage(model, state, 1.0 / 240.0)
+
+            shares.append(Share("contact step", 12.5, contact_stages, (contact_step,)))
+        return shares
 
     def detector(self, model: Model) -> CollisionDetector:
         self.refresh(model)

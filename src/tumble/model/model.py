@@ -2,9 +2,9 @@
 
 Masses and inertias, shapes and their polytopes, joints, springs, attachments, materials, gravity and every
 setting. The World (the API layer) writes it as bodies, joints and springs are added, removed or changed;
-the stages only read it. ``version`` counts the structural changes (bodies, shapes, joints, springs,
-attachments), so what a method derives from the model (a collision detector, island scratch, packed
-springs) is rebuilt when it moves on.
+the stages only read it. ``version`` counts the changes of bodies and shapes (``changed``), so what a method
+derives from them (a collision detector, island scratch) is rebuilt when it moves on; joints and springs
+coming or going drop what the model packed from them (``constraints_changed``).
 """
 
 from __future__ import annotations

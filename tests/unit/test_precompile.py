@@ -1,0 +1,117 @@
+"""tumble.precompile: the kernels of a world's steps compiled in forked processes before its first step."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tumble import precompile as pc
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="precompiling in parallel needs os.fork (Linux)")
+
+
+@pytest.fixture
+def forking(monkeypatch):
+    """Fork even if this test process has started Numba's thread pool: the fake shares run no parallel kernel."""
+    monkeypatch.setattr(pc, "can_fork", lambda: True)
+
+
+def test_shares_go_longest_first_to_the_least_loaded_process():
+    """LPT: the demo's measured share costs on two processes load them 23.3 and 22.8 s, not 26 and 20."""
+    costs = [2.5, 4.4, 4.7, 8.3, 13.7, 12.5]
+    bins = pc._assign(costs, 2)
+    loads = sorted(sum(costs[i] for i in b) for b in bins)
+    assert loads == pytest.approx([22.8, 23.3])
+    assert sorted(i for b in bins for i in b) == list(range(6))
+    assert pc._assign(costs, 10) == [[4], [5], [3], [2], [1], [0]]   # never an empty process
+
+
+def _fake_share(name: str, cost: float, tmp_path: Path, fail: bool = False) -> pc.Share:
+    """A share whose 'kernel' is cold until its run writes the cache index file, which the run also marks."""
+    index = tmp_path / f"{name}.nbi"
+    kernel = SimpleNamespace(overloads={}, _cache=SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index))))
+
+    def run() -> None:
+        if fail:
+            raise RuntimeError("compile failed")
+        (tmp_path / f"{name}.pid").write_text(str(os.getpid()))
+        index.write_text("compiled")
+
+    return pc.Share(name, cost, run, (kernel,))
+
+
+def test_cold_shares_run_in_children_and_warm_ones_are_skipped(tmp_path, forking):
+    shares = [_fake_share(name, cost, tmp_path) for name, cost in (("a", 3.0), ("b", 2.0), ("c", 1.0))]
+    (tmp_path / "c.nbi").write_text("already in the cache")
+    result = pc.precompile(shares, processes=2)
+    assert result["shares"] == ["a", "b"] and result["left"] == [] and result["processes"] == 2
+    pids = {(tmp_path / f"{name}.pid").read_text() for name in ("a", "b")}
+    assert len(pids) == 2 and str(os.getpid()) not in pids    # each in a child of its own, none here
+    assert not (tmp_path / "c.pid").exists()
+    assert pc.precompile(shares)["shares"] == []              # now every share is in the cache
+
+
+def test_a_failing_share_is_left_for_the_first_step(tmp_path, forking):
+    """A child that fails reports the shares it did not finish; the parent goes on (they compile when used)."""
+    shares = [_fake_share("big", 5.0, tmp_path), _fake_share("bad", 4.0, tmp_path, fail=True),
+              _fake_share("after", 1.0, tmp_path)]
+    result = pc.precompile(shares, processes=1)              # one child: big, bad, then after (never reached)
+    assert result["left"] == ["bad", "after"]
+    assert (tmp_path / "big.pid").exists() and not (tmp_path / "after.pid").exists()
+
+
+_CHILD = textwrap.dedent("""
+    import json, sys
+    import numba
+    import tumble as tb
+
+    world = tb.World()
+    world.add_ground()
+    for k in range(3):
+        world.add_body(tb.Sphere(0.1), position=(0.3 * k, 0.0, 0.099))
+    report = world.precompile()
+
+    def misses():
+        return {f"{name}.{attr}": sum(value.stats.cache_misses.values())
+                for name, module in list(sys.modules.items()) if name.startswith("tumble")
+                for attr, value in vars(module).items() if isinstance(value, numba.core.dispatcher.Dispatcher)}
+
+    before = misses()
+    for _ in range(3):
+        world.step(1 / 240)
+    compiled = sorted(name for name, count in misses().items() if count > before.get(name, 0))
+    print(json.dumps({"report": report, "contacts": world.step_stats.contacts, "compiled": compiled}))
+""")
+
+
+def test_after_precompile_the_first_steps_compile_nothing(tmp_path):
+    """The share plan covers the steps: on an empty cache, a world of balls on the ground precompiles its shares
+    in child processes, and then its first three steps load every kernel they call from the cache, compiling
+    none here (Numba's per-kernel cache misses do not grow). Guards the plan against a stage that no share
+    reaches, which would compile alone, on one core, in the first step."""
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600,
+                         check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["report"]["shares"] == ["detection", "narrowphase: closed forms", "contact step"]
+    assert result["report"]["left"] == [] and result["report"]["processes"] >= 1
+    assert result["contacts"] == 3
+    assert result["compiled"] == []
+
+
+def test_bad_process_count_is_refused():
+    import tumble as tb
+
+    with pytest.raises(ValueError, match="processes must be >= 1, got 0"):
+        tb.World().precompile(processes=0)
+    with pytest.raises(TypeError, match="processes must be an integer"):
+        tb.World().precompile(processes=1.5)
