@@ -227,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             done[fp] = case_id
             for a in adapters:
-                case["engines"][a.label] = run_case(scene, a, options)
+                if a.applies(scene):
+                    case["engines"][a.label] = run_case(scene, a, options)
         results["cases"][case_id] = case
         if (tumble is not None and not args.no_compile and case["engines"].get(tumble.label, {}).get("status") == "ok"
                 and (scene.scene_id if not args.quick else "once") not in probed):

@@ -17,10 +17,12 @@ ENGINES = ("tumble", "pybullet", "mujoco")
 
 
 def all_adapters() -> list[Adapter]:
-    """Every engine configuration, in table order: tumble (default threads, 1 thread, no sleeping); PyBullet
-    reduced, maximal; MuJoCo Newton, CG. (Both peers step on one thread.)"""
-    return [TumbleAdapter(), TumbleAdapter(threads=1), TumbleAdapter(sleep=False), PyBulletAdapter(maximal=False),
-            PyBulletAdapter(maximal=True), MujocoAdapter("Newton"), MujocoAdapter("CG")]
+    """Every engine configuration, in table order: tumble (default threads, 1 thread, no sleeping, and on scenes
+    without contacts with collision detection running anyway); PyBullet reduced, maximal; MuJoCo Newton, CG.
+    (Both peers step on one thread.)"""
+    return [TumbleAdapter(), TumbleAdapter(threads=1), TumbleAdapter(sleep=False), TumbleAdapter(detection=True),
+            PyBulletAdapter(maximal=False), PyBulletAdapter(maximal=True), MujocoAdapter("Newton"),
+            MujocoAdapter("CG")]
 
 
 def make_adapters(spec: str) -> list[Adapter]:

@@ -99,6 +99,11 @@ class Adapter(ABC):
         """(True, "") if this engine can run ``scene`` now, else (False, the reason shown in the table)."""
         return True, ""
 
+    def applies(self, scene: Scene) -> bool:
+        """Whether this configuration has a row for ``scene`` at all (a configuration that only differs from
+        another on some scenes leaves the others out)."""
+        return True
+
     def scene_notes(self, scene: Scene) -> list[str]:
         """Per-scene remarks on how the scene was modelled in this engine (e.g. restitution via solref)."""
         return []

@@ -48,9 +48,11 @@ def _shape(tb: ModuleType, kind: str, size: tuple[float, ...]) -> Any:
     return tb.Box(*size) if kind == "box" else tb.Sphere(size[0])
 
 
-def build_world(scene: Scene, **options: Any) -> tuple[Any, list[Any]]:
+def build_world(scene: Scene, detection: bool = False, **options: Any) -> tuple[Any, list[Any]]:
     """Create a ``tb.World`` holding ``scene`` (``options``: further ``World`` keywords); returns (world,
-    body handles in scene order)."""
+    body handles in scene order). A scene without contacts (S1) gets bodies without collision
+    (``collide=False``), as the peers run it (PyBullet: no collision shape, MuJoCo: contacts disabled), unless
+    ``detection``: then detection runs every step and finds nothing."""
     tb = import_tumble()
     world = tb.World(gravity=tuple(scene.gravity), **options)
     # Dynamic bodies first, so they are rows 0 … n-1 of world.state_arrays(); then walls and ground.
@@ -60,6 +62,7 @@ def build_world(scene: Scene, **options: Any) -> tuple[Any, list[Any]]:
             _shape(tb, b.shape.kind, b.shape.size), mass=b.mass, inertia=np.diag(b.inertia),
             position=b.position, orientation=b.orientation, velocity=b.velocity,
             angular_velocity=b.angular_velocity, friction=b.friction, restitution=b.restitution,
+            collide=scene.contacts or detection,
         ))
     for w in scene.walls:
         world.add_body(tb.Box(*w.size), position=w.position, orientation=w.orientation, friction=w.friction,
@@ -71,14 +74,15 @@ def build_world(scene: Scene, **options: Any) -> tuple[Any, list[Any]]:
 
 
 class _TumbleSim(Sim):
-    def __init__(self, scene: Scene, threads: int | None = None, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, scene: Scene, threads: int | None = None, options: dict[str, Any] | None = None,
+                 detection: bool = False) -> None:
         self._restore_threads: int | None = None
         if threads is not None:
             import numba
 
             self._restore_threads = numba.get_num_threads()
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        self.world, _ = build_world(scene, **(options or {}))
+        self.world, _ = build_world(scene, detection, **(options or {}))
         self._rows = slice(0, scene.n_bodies)
         x0 = np.asarray(self.world.state_arrays()["x"])[self._rows]
         if x0.shape != scene.arrays["x"].shape or not np.allclose(x0, scene.arrays["x"]):
@@ -113,18 +117,23 @@ class _TumbleSim(Sim):
 
 class TumbleAdapter(Adapter):
     """tumble with its default options (``default``: Numba's thread count), with its parallel kernels
-    limited to ``threads`` threads (``1-thread``: like the single-threaded peers), or with ``sleep=False``
+    limited to ``threads`` threads (``1-thread``: like the single-threaded peers), with ``sleep=False``
     (``no-sleep``: every body stepped every step, so the speed of the solver itself is seen; PyBullet
-    sleeps by default, MuJoCo does not)."""
+    sleeps by default, MuJoCo does not), or, on a scene without contacts, with collision detection running
+    all the same (``with-detection``: what a world whose bodies keep their shapes pays; the other
+    configurations build such a scene without collision, as the peers do)."""
 
     engine = "tumble"
 
-    def __init__(self, threads: int | None = None, sleep: bool = True) -> None:
+    def __init__(self, threads: int | None = None, sleep: bool = True, detection: bool = False) -> None:
         self.threads = threads
         self.options = {} if sleep else {"sleep": False}
+        self.detection = detection
         self.config = ("default" if threads is None else f"{threads}-thread") + ("" if sleep else "-no-sleep")
         if self.config == "default-no-sleep":
             self.config = "no-sleep"
+        if detection:
+            self.config = "with-detection" if self.config == "default" else f"{self.config}-with-detection"
         self._contact_probe: tuple[bool, str] | None = None
 
     def available(self) -> tuple[bool, str]:
@@ -152,6 +161,9 @@ class TumbleAdapter(Adapter):
             "friction, restitution": "the scene's μ and e on every body (tumble: μ = √(μa μb), e = max)",
             "state reads": "world.state_arrays() after the timed loop",
         }
+
+    def applies(self, scene: Scene) -> bool:
+        return not (self.detection and scene.contacts)
 
     def supported(self, scene: Scene) -> tuple[bool, str]:
         if not scene.contacts:
@@ -187,4 +199,4 @@ class TumbleAdapter(Adapter):
         return True, ""
 
     def build(self, scene: Scene) -> Sim:
-        return _TumbleSim(scene, self.threads, self.options)
+        return _TumbleSim(scene, self.threads, self.options, self.detection)

@@ -94,8 +94,23 @@ def test_write_atomic_replaces_whole_file(tmp_path):
 def test_engine_selection():
     assert [a.label for a in make_adapters("pybullet/maximal,tumble/default")] == ["tumble/default",
                                                                                  "pybullet/maximal"]
-    assert [a.label for a in make_adapters("tumble")] == ["tumble/default", "tumble/1-thread", "tumble/no-sleep"]
-    assert len(make_adapters("tumble,pybullet,mujoco")) == 7
+    assert [a.label for a in make_adapters("tumble")] == ["tumble/default", "tumble/1-thread", "tumble/no-sleep",
+                                                          "tumble/with-detection"]
+    assert len(make_adapters("tumble,pybullet,mujoco")) == 8
+
+
+def test_s1_runs_without_collision_as_the_peers_do_and_with_it_beside():
+    """S1 has no contacts: the peers run it without collision (PyBullet: no shapes, MuJoCo: contacts
+    disabled), so tumble's bodies get collide=False; ``tumble/with-detection`` keeps detection running, and has
+    no row on scenes with contacts."""
+    scene, stack = make_case("S1", quick=True), make_case("S3", quick=True)
+    plain, detecting = TumbleAdapter(), TumbleAdapter(detection=True)
+    assert plain.applies(scene) and detecting.applies(scene) and not detecting.applies(stack)
+    if not plain.available()[0]:
+        pytest.skip("tumble is not importable")
+    assert not plain.build(scene).world.model.body.live("collide").any()
+    assert detecting.build(scene).world.model.body.live("collide").all()
+    assert plain.build(stack).world.model.body.live("collide")[:stack.n_bodies].all()
     with pytest.raises(ValueError):
         make_adapters("mujoco/PGS")
 
