@@ -21,8 +21,12 @@ calls ``precompile_before_first_step`` unless ``AUTO`` is False or ``TUMBLE_PREC
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +35,10 @@ from typing import Any
 import numba
 
 __all__ = ["AUTO", "Share", "precompile", "precompile_before_first_step"]
+
+TIMEOUT_S = 900.0
+"""[s] How long ``precompile`` waits for its children in all (a cold demo takes ~25 s on 2 cores); then it stops
+them and leaves what they had not compiled to the first step."""
 
 AUTO = os.environ.get("TUMBLE_PRECOMPILE", "1") != "0"
 """Whether a world's first step precompiles its cold shares in parallel (``precompile_before_first_step``)."""
@@ -61,8 +69,13 @@ def _cached(share: Share) -> bool:
 
 
 def can_fork() -> bool:
-    """Whether shares can compile in forked children here (module docstring)."""
+    """Whether shares can compile in forked children here: on Linux, with the JIT on, in a process with no
+    thread but this one (a child forked while another thread holds a lock, the import lock say, would wait
+    for it forever) and before Numba's thread pool started (a child would inherit a pool without its
+    threads)."""
     if sys.platform != "linux" or not hasattr(os, "fork") or numba.config.DISABLE_JIT:
+        return False
+    if threading.active_count() > 1:
         return False
     from numba.np.ufunc import parallel
 
@@ -126,8 +139,18 @@ def precompile(shares: Sequence[Share], processes: int | None = None, progress: 
 
         bar = tqdm(total=len(cold), desc="compiling kernels", unit="share", file=sys.stderr)
     done = set()
-    with os.fdopen(read, "rb") as pipe:
-        while byte := pipe.read(1):
+    deadline = started + TIMEOUT_S
+    with os.fdopen(read, "rb", buffering=0) as pipe:
+        while True:
+            ready, _, _ = select.select([pipe], [], [], max(0.0, deadline - time.perf_counter()))
+            if not ready:   # a child that hangs must not hang the step: its shares compile at first use
+                for pid in children:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                break
+            byte = pipe.read(1)
+            if not byte:
+                break
             done.add(byte[0])
             if bar is not None:
                 bar.set_postfix_str(cold[byte[0]].name)
