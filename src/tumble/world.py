@@ -940,10 +940,14 @@ class World:
         contact solve, position stage (``step.py`` lists the stages)."""
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
+        self._before_first_step()
+        step(self._model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
+
+    def _before_first_step(self) -> None:
+        """The first step's parallel precompile (precompile.py), once per world."""
         if not self._stepped:
             self._stepped = True
             precompile_before_first_step(self._compile_shares)
-        step(self._model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
 
     def _compile_shares(self) -> list[Any]:
         shares = getattr(self._method, "compile_shares", None)
@@ -996,6 +1000,7 @@ class World:
             raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
         if not isinstance(record_contacts, (bool, np.bool_)):
             raise TypeError(f"record_contacts must be True or False, got {record_contacts!r}")
+        self._before_first_step()   # before the progress bar, whose monitor thread would keep it from forking
         return record_simulation(self, steps, dt, record_every, bool(progress), record_contacts=bool(record_contacts),
                                  checkpoint=checkpoint)
 
