@@ -96,14 +96,18 @@ _CHILD = textwrap.dedent("""
     from test_thin_step import _grid_pile, _wrap_kernels, DT
     from nrt_counting import counting
 
+    # both piles compiled and at their steady state first: a kernel compiled after the wrapping below would
+    # find a Python function where its callees' dispatchers were
+    worlds = {per_side: _grid_pile(per_side, sleep=False) for per_side in (6, 12)}
+    for world in worlds.values():
+        for _ in range(20):
+            world.step(DT)
     # the kernels' array arguments, counted (tests/nrt_counting.py), so that any further allocation shows
     array_args = [0]
     _wrap_kernels(setattr, lambda kernel: counting(kernel, array_args))
     figures = {}
-    for per_side in (6, 12):
-        world = _grid_pile(per_side, sleep=False)
-        for _ in range(20):
-            world.step(DT)
+    for per_side, world in worlds.items():
+        world.step(DT)
         array_args[0] = 0
         before = rtsys.get_allocation_stats()
         tracemalloc.start()

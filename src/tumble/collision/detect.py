@@ -229,11 +229,17 @@ class CollisionDetector:
 
     def compile_family(self, family: int, model: Model, state: State, buffer: ContactBuffer) -> None:
         """Call the serial kernel of narrowphase ``family`` on no pairs (it compiles, and changes nothing), with
-        the arguments ``update`` gives it (precompile.py)."""
+        the arguments ``update`` gives it, and its parallel driver too when the shapes are many enough for
+        PARALLEL_MIN_PAIRS pairs (two per shape) (precompile.py)."""
         st = state.bodies()
-        nph.narrowphase_range(0, 0, buffer.pairs.view(), self._geom, self._poly, (st.x, st.q),
-                              (model.contact_margin, self._sweep), self._serial_scratch, narrowphase_out(buffer),
-                              self._stats, (family,))
+        p, out, poses, margins = buffer.pairs.view(), narrowphase_out(buffer), (st.x, st.q), (model.contact_margin,
+                                                                                          self._sweep)
+        nph.narrowphase_range(0, 0, p, self._geom, self._poly, poses, margins, self._serial_scratch, out, self._stats,
+                              (family,))
+        if 2 * model.geom.count >= PARALLEL_MIN_PAIRS:
+            threads = numba.get_num_threads()
+            nph.narrowphase_parallel(np.zeros(threads + 1, dtype=np.int64), p, self._geom, self._poly, poses, margins,
+                                     self._scratch, self._epa, out, self._thread_stats[:threads], (family,))
 
     @property
     def stats(self) -> dict[str, float]:

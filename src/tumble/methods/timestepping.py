@@ -156,6 +156,9 @@ class TimeStepping:
                     self.spring_stage(model, state, 1.0 / 240.0)
 
             shares.append(Share("contact step", 12.5, contact_stages, (contact_step,)))
+        if type(self).advance is TimeStepping.advance and model.body.count:
+            shares.append(Share("free step", 2.5, lambda: free_step(model, state, 1.0 / 240.0, self.free_scheme),
+                                (free_step_site(model, self.free_scheme).kernel,)))
         return shares
 
     def detector(self, model: Model) -> CollisionDetector:
@@ -300,16 +303,21 @@ def run_contact_step(model: Model, state: State, contacts: ContactBuffers, dt: f
     values[stats.STATUS] = out[STAT_STATUS]
 
 
+def free_step_site(model: Model, scheme: int) -> CallSite:
+    """The fused per-body kernel of ``scheme`` (integration/integrate.py), threaded for many bodies."""
+    serial = model.body.count < PARALLEL_MIN_BODIES
+    return _FREE_STEP[(0 if scheme == Integrator.SPLITTING else 2) + serial]
+
+
 def free_step(model: Model, state: State, dt: float, scheme: int) -> None:
     """A step without contacts or joints: the scheme's fused per-body kernel (integration/integrate.py)."""
     body, st = model.bodies(), state.bodies()
-    parallel = model.body.count >= PARALLEL_MIN_BODIES
     substeps = model.settings.substeps
     lag = (substeps - 1) / (2 * substeps)  # translate as the sub-stepped contact steps do
     if scheme == Integrator.SPLITTING:
-        _FREE_STEP[0 if parallel else 1](body, st, model.gravity, dt, lag)
+        free_step_site(model, scheme)(body, st, model.gravity, dt, lag)
     else:
-        _FREE_STEP[2 if parallel else 3](body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
+        free_step_site(model, scheme)(body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
 
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
