@@ -534,15 +534,21 @@ def _slot_expressions(source: str) -> list[tuple[str, int]]:
             and (_is_pair_stride(node.left) or _is_pair_stride(node.right))]
 
 
+def _assert_only_in(checker, place: tuple[str, str], message: str) -> None:
+    """``checker`` (source → [(scope, line)]) finds exactly one thing in all of tumble, in ``place`` (module
+    path, enclosing function)."""
+    found = [(path, scope, line) for path, text in SOURCES.items() for scope, line in checker(text)]
+    offenders = [f"{path}:{line} ({scope or 'module level'})" for path, scope, line in found
+                 if (path, scope) != place]
+    assert not offenders, f"{message}:\n" + "\n".join(offenders)
+    assert len(found) == 1, f"{place} should hold the one occurrence, found {found}"
+
+
 def test_slot_accessor_everywhere():
     """Slot rows are computed by ``contacts.slot(k, j)`` only: no module writes ``MAX_CONTACTS * k + j``
     itself, so the slot layout has one definition (a copy that missed a layout change would read another
     pair's contacts)."""
-    found = [(path, scope, line) for path, text in SOURCES.items() for scope, line in _slot_expressions(text)]
-    offenders = [f"{path}:{line} ({scope or 'module level'})" for path, scope, line in found
-                 if (path, scope) != SLOT_DEFINITION]
-    assert not offenders, "slot index written inline (call contacts.slot):\n" + "\n".join(offenders)
-    assert len(found) == 1, f"contacts.slot should hold the one slot expression, found {found}"
+    _assert_only_in(_slot_expressions, SLOT_DEFINITION, "slot index written inline (call contacts.slot)")
 
 
 def test_slot_expression_checker():
@@ -557,6 +563,37 @@ def test_slot_expression_checker():
             return a, b, c, d
     """)
     assert _slot_expressions(source) == [("rows", 2), ("rows", 3), ("rows", 4)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One Lemke wrapper.
+# ---------------------------------------------------------------------------------------------------------------
+
+# Lemke's pivoting kernel is run by one wrapper, with its regularize-and-retry ladder and its acceptance test;
+# the standalone solver, the step and the event method all go through it.
+LEMKE_WRAPPER = ("solvers/pivoting.py", "lemke_retried")
+
+
+def _lemke_kernel_calls(source: str) -> list[tuple[str, int]]:
+    """(enclosing function, line) of every call of ``_lemke_kernel`` (by name or module attribute)."""
+    return [(scope, node.lineno) for node, scope in _nodes(source)
+            if isinstance(node, ast.Call) and _call_name(node) == "_lemke_kernel"]
+
+
+def test_one_lemke_wrapper():
+    """Only ``pivoting.lemke_retried`` runs Lemke's kernel: a second regularize-and-retry loop would drift
+    from the first in its ladder or its acceptance test."""
+    _assert_only_in(_lemke_kernel_calls, LEMKE_WRAPPER, "Lemke's kernel called outside pivoting.lemke_retried")
+
+
+def test_lemke_call_checker():
+    source = _snippet("""
+        def solve(M, q):
+            x = pivoting._lemke_kernel(M.T, q, 10)
+            y = _lemke_kernel(M.T, q, 10)
+            return lemke(M, q), _lemke_kernel
+    """)
+    assert _lemke_kernel_calls(source) == [("solve", 2), ("solve", 3)]
 
 
 def test_architecture_page_names_files_that_exist():

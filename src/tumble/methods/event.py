@@ -54,7 +54,8 @@ from ..integration import ode as _ode
 from ..integration import state_vector as _state
 from ..model import body_arrays
 from ..shapes import Box, ConvexHull, Sphere
-from ..solvers import lemke
+from ..solvers.pivoting import LEMKE_ACCEPT, lemke_retried
+from ..solvers.result import CONVERGED, STATUS_NAMES
 from .ode import project_joint_velocities, project_joints, record_joint_impulses
 
 if TYPE_CHECKING:
@@ -734,28 +735,29 @@ def _turn(q: np.ndarray, rotation: np.ndarray) -> np.ndarray:
     return _quat_products(dq, q)
 
 
+_LCP_TRIES = np.array([[0.0, 0.0], [0.0, 1e-12], [0.0, 1e-10], [0.0, 1e-8], [0.0, 1e-6]])
+"""``solve_lcp``'s tries (relative, absolute regularization of the diagonal of A / max |A|): exact first,
+then a growing absolute regularization. A degenerate LCP can make Lemke end on a ray or an inexact basis: a hinged
+rod resting on a support with friction (its 4 contacts and 32 friction directions act through one degree of
+freedom: rank 14 of 40) failed at 1e-12 and 1e-9 and was solved at 1e-10, 1e-8 and 1e-6. The polish works on
+the unregularized problem."""
+
+
 def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """f ≥ 0 with A f + b ≥ 0 and f·(A f + b) = 0 for a symmetric positive semidefinite A (a resting-contact
-    or impact LCP): Lemke's method, then the least-norm f on the active set it finds (A is singular when
-    contacts outnumber the degrees of freedom they hold; the least-norm forces share a load
-    symmetrically), kept only if it satisfies the LCP's conditions as well as Lemke's answer does."""
+    or impact LCP): Lemke's method (``pivoting.lemke_retried``, its basis re-solved exactly, as ``lemke``
+    does), then the least-norm f on the active set it finds (A is singular when contacts outnumber the degrees
+    of freedom they hold; the least-norm forces share a load symmetrically), kept only if it satisfies the
+    LCP's conditions as well as Lemke's answer does."""
     k = b.shape[0]
     if k == 0:
         return np.zeros(0)
     scale = max(float(np.abs(A).max()), 1e-300)
-    result = lemke(A / scale, b / scale)
-    # A degenerate LCP can make Lemke cycle (it has no anti-cycling rule) or end on a ray: retried with a
-    # growing relative regularization of the diagonal. A hinged rod resting on a support with friction (its
-    # 4 contacts and 32 friction directions act through one degree of freedom: rank 14 of 40) cycled at 1e-12
-    # and 1e-9 and converged at 1e-10, 1e-8 and 1e-6. The polish below works on the unregularized A.
-    for regularization in (1e-12, 1e-10, 1e-8, 1e-6):
-        if result.status == "converged":
-            break
-        result = lemke(A / scale + regularization * np.eye(k), b / scale)
-    if result.status != "converged":
+    x, _, _, code = lemke_retried(A / scale, b / scale, k, _LCP_TRIES, max(100, 50 * k), LEMKE_ACCEPT, True)
+    if code != CONVERGED:
         raise RuntimeError(f"the contact LCP ({k} contacts) could not be solved: Lemke ended "
-                           f"'{result.status}'")
-    f = np.maximum(result.x, 0.0)
+                           f"'{STATUS_NAMES[code]}'")
+    f = np.maximum(x, 0.0)
     w = A @ f + b
     tol = 1e-9 * (np.abs(b).max() + scale * f.max() + 1e-300)
     active = (w <= tol) | (f > 0.0)

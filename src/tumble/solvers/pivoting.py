@@ -34,22 +34,28 @@ import numpy as np
 from ..jit import njit
 from .result import (
     CONVERGED,
+    DEGENERATE,
     INFEASIBLE,
     MAX_ITERATIONS,
+    STATUS_NAMES,
     SolverResult,
-    _natural_map,
     _result,
     check_iterations,
     check_problem,
+    natural_map_norm,
 )
 
-__all__ = ["MAX_LEMKE_SIZE", "lemke"]
+__all__ = ["LEMKE_ACCEPT", "MAX_LEMKE_SIZE", "lemke", "lemke_retried"]
 
 MAX_LEMKE_SIZE = 2000
 """The largest n that ``lemke`` accepts. Its tableau holds B⁻¹ (n × n, 32 MB at n = 2000) and a pivot costs
 O(n²), with typically n/2 to 2n pivots: at n = 2000 a random positive definite problem took 970 pivots and
 8 s on the 2-core development machine. Above this, ``lemke`` raises ``ValueError`` before any work; pgs, apgd
 or cg_qp scale to larger problems."""
+
+LEMKE_ACCEPT = float(np.sqrt(np.finfo(np.float64).eps))
+"""The natural-map residual of a scaled LCP (max |M|, |q| = 1) above which ``lemke_retried`` refuses a
+complementary basis (rounding made it inexact)."""
 
 _PIVOT = 1e-12
 """An entering-column entry a_i counts as positive when a_i > 1e-12 · max(1, max|a|) (scaled tableau): a
@@ -176,22 +182,82 @@ def _lemke_kernel(MT, q, max_pivots):
     return x, basis, pivots, code
 
 
-def _polish(M: np.ndarray, q: np.ndarray, x: np.ndarray, basis: np.ndarray) -> np.ndarray:
-    """Re-solve the complementary basis exactly: M_SS x_S = −q_S on the basic x's S, x = 0 elsewhere."""
+@njit(cache=True)
+def _polish(M, q, x, basis):
+    """Re-solve the complementary basis exactly: M_SS x_S = −q_S on the basic x's S, x = 0 elsewhere; kept
+    when its natural-map residual is no larger than x's (module docstring). M (n, n), q, x (n,)."""
     n = q.shape[0]
-    S = np.sort(basis[(basis >= n) & (basis < 2 * n)] - n)
     zero, inf = np.zeros(n), np.full(n, np.inf)
-    best, best_res = x, _natural_map(M, q, x, zero, inf)
+    S = np.sort(basis[(basis >= n) & (basis < 2 * n)] - n)
     if S.size == 0:
-        return best
+        return x
+    sub = np.empty((S.size, S.size))
+    rhs = np.empty(S.size)
+    for i in range(S.size):
+        rhs[i] = -q[S[i]]
+        for j in range(S.size):
+            sub[i, j] = M[S[i], S[j]]
     try:
-        xs = np.linalg.solve(M[np.ix_(S, S)], -q[S])
-    except np.linalg.LinAlgError:
-        return best
+        xs = np.linalg.solve(sub, rhs)
+    except Exception:   # singular to working precision: the tableau's x stands
+        return x
     y = np.zeros(n)
-    y[S] = np.maximum(xs, 0.0)
-    res = _natural_map(M, q, y, zero, inf)
-    return y if res <= best_res else best
+    for i in range(S.size):
+        y[S[i]] = max(xs[i], 0.0)
+    if natural_map_norm(y, M @ y + q, zero, inf) <= natural_map_norm(x, M @ x + q, zero, inf):
+        return y
+    return x
+
+
+@njit(cache=True)
+def lemke_retried(M, q, regularized, tries, max_pivots, accept, as_lemke):
+    """Lemke's method with a regularize-and-retry ladder: the one wrapper that ``lemke``, the step's Lemke
+    solve (velocity_solve.py) and the event method's contact LCPs (methods/event.py) share.
+
+    Try t replaces the first ``regularized`` diagonal entries d_i of M (n, n) by d_i (1 + tries[t, 0]) +
+    tries[t, 1] (a relative and an absolute regularization; (0, 0) is the exact problem) and pivots from
+    scratch, at most ``max_pivots`` times. A degenerate LCP can make Lemke end on a ray, at the pivot cap or on a
+    basis that rounding made inexact, and a regularized diagonal moves it off the degeneracy. The first try
+    that ends on a complementary basis whose natural-map residual (of the problem it solved) is small enough
+    is taken. Without ``as_lemke`` (the step's rule), M and q (n,) come scaled (max |M|, |q| = 1) and the
+    tableau's x must be within ``accept``: an x blown up to 1e10 by rounding is refused. With ``as_lemke``
+    (``lemke``'s rule, module docstring), each try is scaled to max |M_t|, |q| = 1, its x re-solved from its
+    basis, and accepted within accept (1 + ‖x‖∞). M is left as it came.
+
+    Returns (x (n,), basis (n,), pivots of all tries, code): CONVERGED with the accepted try's x and basis,
+    else the last try's with its code (DEGENERATE for a complementary basis refused as inexact).
+    """
+    n = q.shape[0]
+    zero, inf = np.zeros(n), np.full(n, np.inf)
+    x, basis, pivots, code = np.zeros(n), np.arange(n), 0, MAX_ITERATIONS
+    for t in range(tries.shape[0]):
+        Mt, qt = M.copy(), q
+        for i in range(regularized):
+            Mt[i, i] = M[i, i] * (1.0 + tries[t, 0]) + tries[t, 1]
+        if as_lemke:
+            scale = max(np.max(np.abs(Mt)), np.max(np.abs(q))) if n else 0.0
+            if scale == 0.0:   # M = 0 and q = 0: x = 0 solves it
+                return np.zeros(n), np.arange(n), pivots, CONVERGED
+            Mt, qt = Mt / scale, q / scale
+        x, basis, used, code = _lemke_kernel(np.ascontiguousarray(Mt.T), qt, max_pivots)
+        pivots += used
+        if code == CONVERGED:
+            bound = accept
+            if as_lemke:
+                if used > 0:
+                    x = _polish(Mt, qt, x, basis)
+                size = 0.0
+                for i in range(n):
+                    size = max(size, abs(x[i]))
+                bound = accept * (1.0 + size)
+            if natural_map_norm(x, Mt @ x + qt, zero, inf) <= bound:
+                break
+            code = DEGENERATE
+    return x, basis, pivots, code
+
+
+_EXACT = np.zeros((1, 2))
+"""``lemke``'s one try: the exact problem."""
 
 
 def _check_size(shape: tuple | None) -> None:
@@ -227,17 +293,6 @@ def lemke(M: Any, q: Any, max_pivots: int | None = None) -> SolverResult:
     _check_size(M.shape)
     cap = max(100, 50 * n) if max_pivots is None else check_iterations("max_pivots", max_pivots)
     zero, inf = np.zeros(n), np.full(n, np.inf)
-    scale = max(float(np.max(np.abs(M))) if n else 0.0, float(np.max(np.abs(q))) if n else 0.0)
-    if scale == 0.0:   # M = 0 and q = 0: x = 0 solves it
-        return _result(M, q, np.zeros(n), zero, inf, 0, "converged")
-    Ms, qs = M / scale, q / scale
-    x, basis, pivots, code = _lemke_kernel(np.ascontiguousarray(Ms.T), qs, cap)
-    if code == INFEASIBLE:
-        return _result(M, q, x, zero, inf, pivots, "infeasible")
-    if code == MAX_ITERATIONS:
-        return _result(M, q, x, zero, inf, pivots, "max_iterations")
-    if pivots > 0:
-        x = _polish(Ms, qs, x, basis)
-    accept = np.sqrt(np.finfo(np.float64).eps) * (1.0 + float(np.max(np.abs(x), initial=0.0)))
-    status = "converged" if _natural_map(Ms, qs, x, zero, inf) <= accept else "degenerate"
+    x, _, pivots, code = lemke_retried(M, q, 0, _EXACT, cap, LEMKE_ACCEPT, True)
+    status = STATUS_NAMES[code]
     return _result(M, q, x, zero, inf, pivots, status)

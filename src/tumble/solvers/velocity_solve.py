@@ -17,7 +17,7 @@ the Gauss–Seidel sweep converges to.
 - ``APGD``: projected.apgd's accelerated projected gradient on the rows, matrix-free (rows.py);
 - ``CG``: mprgp.cg_qp's projected conjugate gradients on the normal rows (frictionless only, seed 004);
 - ``Lemke``: the dense LCP of the awake contacts (frictionless, or the Anitescu–Stewart pyramid of notes
-  0.10) by pivoting.lemke's kernel, with and without a regularization (``LEMKE_REGULARIZATION``), for at most
+  0.10) by pivoting.lemke_retried, with and without a regularization (``LEMKE_REGULARIZATION``), for at most
   ``pivoting.MAX_LEMKE_SIZE`` unknowns (World refuses more before the step changes anything).
 
 The solver is a compile-time choice: the settings tuple's type selects the implementation
@@ -38,9 +38,9 @@ from ..jit import njit
 from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
 from .mprgp import _mprgp_kernel
-from .pivoting import MAX_LEMKE_SIZE, _lemke_kernel
+from .pivoting import LEMKE_ACCEPT, MAX_LEMKE_SIZE, lemke_retried
 from .projected import _apgd_kernel
-from .result import CONVERGED, FAILED, INFEASIBLE, MAX_ITERATIONS, natural_map_norm
+from .result import CONVERGED, FAILED, INFEASIBLE, MAX_ITERATIONS
 from .rows import ContactRows, RowSet, gather, natural_residual, product, scatter
 
 PGS = namedtuple("PGS", ["iterations", "tolerance"])
@@ -66,8 +66,10 @@ before the sub-step falls back on Gauss–Seidel (with both tries the incline an
 pyramid rows solve every step). Which try succeeds can turn on rounding: the same pyramid LCP solved the
 regularized way in plain Python and failed compiled."""
 
-LEMKE_ACCEPT = float(np.sqrt(np.finfo(np.float64).eps))
-"""The natural-map residual of the scaled LCP (max |M|, |q| = 1) above which Lemke's answer is refused."""
+_FRICTIONLESS_TRIES = np.array([[LEMKE_REGULARIZATION, 0.0], [0.0, 0.0]])
+_PYRAMID_TRIES = _FRICTIONLESS_TRIES[::-1].copy()
+"""``pivoting.lemke_retried``'s tries (relative, absolute diagonal regularization of the normal rows): the
+frictionless LCP regularized first, the pyramid's exactly first (LEMKE_REGULARIZATION)."""
 
 FALLBACK_SWEEPS = 20
 """Gauss–Seidel sweeps a sub-step runs instead of applying a failed solve (FAILED)."""
@@ -288,26 +290,9 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     M /= scale_lcp
     qq /= scale_lcp
     # λ_n's own entries M[p, p] take the normal rows' compliance (LEMKE_REGULARIZATION) on one of two tries
-    diagonal = np.empty(m)
-    for p in range(m):
-        diagonal[p] = M[p, p]
-    pivots = 0
-    solved = False
-    sol = np.zeros(size)
-    for attempt in range(2):
-        # frictionless: regularized first; the pyramid: exact first (see LEMKE_REGULARIZATION)
-        factor = 1.0 + LEMKE_REGULARIZATION if (attempt == 0) != pyramid else 1.0
-        for p in range(m):
-            M[p, p] = diagonal[p] * factor
-        sol, basis, used, code = _lemke_kernel(np.ascontiguousarray(M.T), qq, cap)
-        pivots += used
-        # A ray, the pivot cap, or a basis that rounding made inexact (the scaled LCP, entries <= 1, must hold
-        # to √eps in absolute terms: a blown-up x of 1e10 passes a test relative to |x|) is refused.
-        if code == CONVERGED and natural_map_norm(sol, M @ sol + qq, np.zeros(size),
-                                                  np.full(size, np.inf)) <= LEMKE_ACCEPT:
-            solved = True
-            break
-    if not solved:   # both tries refused: Gauss–Seidel sweeps, so the bodies still meet their contacts
+    tries = _PYRAMID_TRIES if pyramid else _FRICTIONLESS_TRIES
+    sol, _, pivots, code = lemke_retried(M, qq, m, tries, cap, LEMKE_ACCEPT, False)
+    if code != CONVERGED:   # both tries refused: Gauss–Seidel sweeps, so the bodies still meet their contacts
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
         return pivots, residual, FAILED
     x = x0.copy()
