@@ -1,22 +1,46 @@
 """The ``tumble`` command line (also ``python -m tumble``): ``demo``, ``run``, ``view``, ``validate``, ``bench``.
 
-A user error (a bad argument, a malformed scene file, a file that cannot be read) prints one line on
-stderr and exits with status 2, without a traceback. Ctrl-C stops cleanly with status 130; ``run``
-keeps the trajectory recorded so far.
+A user error (a bad argument, a malformed scene file, a file that cannot be read or written, values out of
+range) prints one line on stderr and exits with status 2, without a traceback; output paths are checked
+before anything is simulated. Ctrl-C stops cleanly with status 130 and SIGTERM with status 143; ``run`` keeps
+the trajectory recorded so far in both cases. Anything else (a bug) prints one line and exits with status 1;
+``TUMBLE_TRACEBACK=1`` shows its traceback instead. Warnings are printed one line each.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 COMPILE_NOTE = ("the first run compiles the contact kernels in parallel processes, about 25 s on 2 idle cores, "
                 "longer when busy (`tumble compile` does it ahead); later runs load them from Numba's cache in "
                 "about a second")
+
+
+EXIT_USER_ERROR = 2
+"""Exit status of a user error (one line on stderr)."""
+EXIT_INTERNAL_ERROR = 1
+"""Exit status of an unexpected error, a bug (one line on stderr; ``TUMBLE_TRACEBACK=1`` shows the traceback)."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (SIGINT): 128 + 2, as a shell reports it."""
+EXIT_TERMINATED = 143
+"""Exit status after SIGTERM: 128 + 15, as a shell reports it."""
+
+_USER_ERRORS = (ValueError, TypeError, OSError, ArithmeticError)
+"""What a bad argument, file or value raises (overflow from extreme values included)."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that a run stops and saves as on Ctrl-C."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,6 +68,40 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _output_folder(option: str, text: str) -> Path:
+    """The folder given to ``option``, after checking that it is one or can be made one, writable; nothing is
+    created."""
+    if not text:
+        raise ValueError(f"{option} must name a folder, got an empty path ''")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {text!r} is a file, not a folder")
+    _check_makeable(option, text, path)
+    return path
+
+
+def _output_file(option: str, text: str) -> Path:
+    """The file given to ``option``, after checking that it is not a folder and that its folder exists or can
+    be made, writable; nothing is created."""
+    if not text:
+        raise ValueError(f"{option} must name a file, got an empty path ''")
+    path = Path(text)
+    if path.is_dir():
+        raise ValueError(f"{option} {text!r} is a folder; give a file name, e.g. {str(path / 'replay.html')!r}")
+    _check_makeable(option, text, path.parent)
+    return path
+
+
+def _check_makeable(option: str, text: str, folder: Path) -> None:
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{option} {text!r} cannot be written: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {text!r} cannot be written: the folder {str(existing)!r} is not writable")
+
+
 def _print_summary(summary: dict[str, Any], files: Sequence[Any]) -> None:
     s = summary
     print(f"  {s['bodies']} moving bodies and {s['fixed_bodies']} fixed; {s['simulated_s']:g} s simulated in "
@@ -59,6 +117,8 @@ def _print_summary(summary: dict[str, Any], files: Sequence[Any]) -> None:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import LATTICE, run_demo
 
+    _output_folder("-o/--out", args.out)
+    _steps(args.duration, args.dt)
     bodies = LATTICE[0] * LATTICE[1] * LATTICE[2]
     print(f"tumble demo: {bodies} boxes, balls, capsules, cylinders and rocks poured into a pen, "
           f"{args.duration:g} s at dt = {args.dt:g} s ({COMPILE_NOTE})", flush=True)
@@ -70,36 +130,55 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _steps(duration: float, dt: float) -> int:
+    """Whole steps of ``dt`` in ``duration`` (at least one, at most MAX_STEPS)."""
+    from .scene import MAX_STEPS
+
+    if duration / dt > MAX_STEPS:
+        raise ValueError(f"--duration {duration:g} s is {duration / dt:.3g} steps of --dt {dt:g} s; at most "
+                         f"{MAX_STEPS:.3g} steps")
+    steps = int(round(duration / dt))
+    if steps < 1:
+        raise ValueError(f"--duration must be at least one step of dt={dt:g} s, got {duration:g} s")
+    return steps
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runs import run_summary, write_run
     from .scene import load_scene
-    from .trajectory import SimulationInterrupted
+    from .trajectory import SimulationInterrupted, check_recording
 
+    out = _output_folder("-o/--out", args.out)
     overrides = {key: value for key, value in (("method", args.method), ("solver", args.solver))
                  if value is not None}
     world = load_scene(args.scene, **overrides)
     defaults = world.run_defaults
     dt = args.dt if args.dt is not None else defaults.get("dt", 1.0 / 240.0)
     duration = args.duration if args.duration is not None else defaults.get("duration", 1.0)
+    steps = _steps(duration, dt)
+    per_60th = 1.0 / (60.0 * dt)
     record_every = args.record_every if args.record_every is not None else defaults.get(
-        "record_every", max(1, int(round(1.0 / (60.0 * dt)))))
-    steps = int(round(duration / dt))
-    if steps < 1:
-        raise ValueError(f"--duration must be at least one step of dt={dt:g} s, got {duration:g} s")
-    out = Path(args.out)
+        "record_every", max(1, int(round(per_60th))) if per_60th < steps else steps)
+    try:
+        check_recording(steps, record_every, world.body_count)
+    except ValueError as exc:
+        raise ValueError(f"{args.scene}: {exc} (--record-every, --duration, or the scene's [run] table)") from None
     stem = Path(args.scene).stem
     npz = out / f"{stem}.npz"
     print(f"tumble run: {args.scene}: {world.body_count} bodies, {steps * dt:g} s at dt = {dt:g} s, "
           f"recording every {record_every} steps into {npz}", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:
         traj = world.simulate(steps * dt, dt, record_every=record_every, progress=not args.quiet,
                               record_contacts=args.contacts, checkpoint=npz)
     except SimulationInterrupted as stop:
         part = stop.trajectory
-        print(f"tumble run: interrupted at t = {part.times[-1]:g} s; kept {len(part)} frames in {stop.path}",
+        how, status = (("terminated (SIGTERM)", EXIT_TERMINATED) if isinstance(stop.interrupt, _Terminated)
+                       else ("interrupted", EXIT_INTERRUPTED))
+        print(f"tumble run: {how} at t = {part.times[-1]:g} s; kept {len(part)} frames in {stop.path}",
               file=sys.stderr)
-        return 130
+        return status
     summary = run_summary(traj, steps=steps, dt=dt, wall_s=time.perf_counter() - started)
     summary["scene"] = str(args.scene)
     files = [npz] + write_run(traj, out, summary, title=f"tumble run: {stem}", stem=stem, npz=False, csv=args.csv,
@@ -133,8 +212,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _cmd_view(args: argparse.Namespace) -> int:
     from .trajectory import Trajectory
 
+    if not args.trajectory:
+        raise ValueError("the trajectory must name a file, got an empty path ''")
+    if args.out is not None:
+        out = _output_file("-o/--out", args.out)
+    else:
+        out = _output_file("the replay", str(Path(args.trajectory).with_suffix(".html")))
     traj = Trajectory.load(args.trajectory)
-    out = Path(args.out) if args.out else Path(args.trajectory).with_suffix(".html")
     path = traj.to_html(out, title=args.title or f"tumble replay: {Path(args.trajectory).stem}",
                         contacts=not args.no_contacts)
     print(f"tumble view: {len(traj)} frames of {traj.positions.shape[1]} bodies; wrote {path}")
@@ -220,18 +304,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``tumble`` command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While inside: SIGTERM raises ``_Terminated`` (a KeyboardInterrupt) in the main thread, so a run saves
+    what it recorded as on Ctrl-C. Elsewhere than the main thread nothing changes (only it may set handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise _Terminated(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
-        message = " ".join(str(exc).split())  # one line, whatever the message holds
-        print(f"tumble {args.command}: error: {message}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"tumble {args.command}: interrupted", file=sys.stderr)
-        return 130
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _one_line_warnings(command: str) -> Iterator[None]:
+    """While inside: each warning is printed as one line, ``tumble COMMAND: warning: ...``."""
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        print(f"tumble {command}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tumble`` command; returns the exit status: 0, ``EXIT_USER_ERROR`` (2),
+    ``EXIT_INTERNAL_ERROR`` (1), ``EXIT_INTERRUPTED`` (130) or ``EXIT_TERMINATED`` (143); ``validate`` returns
+    1 when a check fails. Every error is one line on stderr."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:   # --help (0) or a bad argument (EXIT_USER_ERROR, its line already printed)
+        return stop.code if isinstance(stop.code, int) else EXIT_USER_ERROR
+    with _one_line_warnings(args.command), _sigterm_interrupts():
+        try:
+            return args.func(args)
+        except KeyboardInterrupt as stop:
+            if isinstance(stop, _Terminated) or isinstance(getattr(stop, "interrupt", None), _Terminated):
+                print(f"tumble {args.command}: terminated (SIGTERM)", file=sys.stderr)
+                return EXIT_TERMINATED
+            print(f"tumble {args.command}: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except _USER_ERRORS as exc:
+            print(f"tumble {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+            return EXIT_USER_ERROR
+        except Exception as exc:
+            if os.environ.get("TUMBLE_TRACEBACK") == "1":
+                raise
+            print(f"tumble {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug: please "
+                  f"report it; TUMBLE_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+            return EXIT_INTERNAL_ERROR
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -48,6 +48,24 @@ from .trajectory import _atomic_write
 SCENE_FORMAT = 1
 """The newest scene format this version reads and the one it writes."""
 
+MAX_SCENE_BYTES = 64 * 2**20
+"""The largest scene file ``load_scene`` reads [bytes] (64 MiB), checked before it is read: room for a scene
+of ``MAX_SCENE_BODIES`` bodies as ``save_scene`` writes them (about 350 bytes a body, 35 MB) with hulls.
+Parsing takes about 12 bytes of memory per byte of file, and about 1.5 s per MiB on a busy machine."""
+
+MAX_SCENE_BODIES = 100_000
+"""The most ``[[bodies]]`` a scene file may hold (the ground aside), and likewise the most ``[[joints]]``,
+``[[springs]]`` and ``[[attachments]]`` each: a world of this many bodies takes about 0.6 GB and a couple of
+minutes to build. ``[[bodies]]`` headers are counted before the file is parsed."""
+
+MAX_STEPS = 2**53
+"""The most steps ``[run]`` may ask for (duration / dt): beyond it a step count is no longer an exact float."""
+
+MAX_SCENE_NESTING = 64
+"""The deepest a scene file may nest arrays and inline tables (``[[[...]]]``, ``{ a = { ... } }``), and the
+most parts a dotted key may have (``a.b.c``); checked before the file is parsed. A scene needs 3 (``parts =
+[{ position = [...] }]``); ``tomllib`` recurses once per level and overflows Python's stack near 500."""
+
 KeyPath = tuple[str | int, ...]
 """Where a value sits in the file: table and key names, and array indices (0-based)."""
 
@@ -98,8 +116,10 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
         defaults ``tumble run`` uses. Bodies start awake, with no force callbacks and a cold warm start.
 
     Raises:
-        ValueError: the file is missing, unreadable, not UTF-8, not TOML, of a newer format, or any table
-            or key is unknown, missing, of the wrong type or out of range. The one-line message reads
+        ValueError: the file is missing, unreadable, not UTF-8, not TOML, of a newer format, beyond the
+            limits (``MAX_SCENE_BYTES``, ``MAX_SCENE_NESTING``, ``MAX_SCENE_BODIES``: checked before it is
+            parsed), or any table or key is unknown, missing, of the wrong type or out of range (the World
+            API's own refusals included, located at the key that gave the value). The one-line message reads
             ``FILE:LINE: key.path: problem``. Everything is checked before the world is built.
         TypeError: ``path`` is not a path.
     """
@@ -107,9 +127,17 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     shown = str(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_SCENE_BYTES:
+                raise _TooLarge(size)
+            data = fh.read(MAX_SCENE_BYTES + 1)    # a device or pipe says size 0: never read more than this
+    except _TooLarge as exc:
+        raise ValueError(_too_large(shown, exc.size)) from None
     except OSError as exc:
         raise ValueError(f"scene file {shown!r} could not be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_SCENE_BYTES:
+        raise ValueError(_too_large(shown, None))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -142,14 +170,25 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     The file is written atomically (a temporary file in the same folder, then renamed). Returns the path.
 
     Raises:
-        ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry.
+        ValueError: the world has more than one ground, or ``world.run_defaults`` holds an invalid entry, or
+            the file would be one ``load_scene`` refuses: more than ``MAX_SCENE_BODIES`` bodies, joints,
+            springs or attachments, or more than ``MAX_SCENE_BYTES`` bytes (nothing is written).
     """
     if not isinstance(world, World):
         raise TypeError(f"world must be a tumble.World, got {world!r}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
-    text = scene_text(world)
-    return _atomic_write(Path(path), lambda fh: fh.write(text.encode("utf-8")))
+    for what, count in (("bodies", world.body_count - sum(1 for r in world.body_records if r.get("ground"))),
+                        ("joints", len(world.joints)), ("springs", len(world.springs)),
+                        ("attachments", len(world.attachment_log))):
+        if count > MAX_SCENE_BODIES:
+            raise ValueError(f"world has {count:,} {what}; a scene file may hold at most {MAX_SCENE_BODIES:,} "
+                             f"(MAX_SCENE_BODIES), so load_scene would refuse the file")
+    data = scene_text(world).encode("utf-8")
+    if len(data) > MAX_SCENE_BYTES:
+        raise ValueError(f"world's scene text takes {len(data):,} bytes; a scene file may hold at most "
+                         f"{MAX_SCENE_BYTES:,} (MAX_SCENE_BYTES), so load_scene would refuse the file")
+    return _atomic_write(Path(path), lambda fh: fh.write(data))
 
 
 def scene_text(world: World) -> str:
@@ -267,11 +306,71 @@ def _made_states(world: World) -> dict[int, tuple[np.ndarray, ...]]:
 
 
 # ====================================================================== loading
+class _TooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _too_large(shown: str, size: int | None) -> str:
+    what = f"{size:,} bytes" if size is not None else f"more than {MAX_SCENE_BYTES:,} bytes"
+    return (f"{shown}: the file holds {what}; a scene file may hold at most {MAX_SCENE_BYTES:,} bytes "
+            f"(MAX_SCENE_BYTES)")
+
+
+_NOT_STRUCTURE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
+"""Strings and comments: what the structure scan blanks out (an unterminated string is left in, so its
+brackets count: the scan errs towards refusing)."""
+
+_SCAN_CHUNK = 1 << 22
+"""Bytes the structure scan takes at a time (its arrays: about 20 bytes a byte)."""
+
+_BODY_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*bodies[ \t]*\]\]", re.M)
+_LONG_DOTTED_KEY = re.compile(rf"(?:\.[ \t]*+[\w-]++[ \t]*+){{{MAX_SCENE_NESTING}}}")
+"""A key of more than MAX_SCENE_NESTING parts: that many dots, each followed by a part (it starts at a dot, a
+literal the regex engine finds fast)."""
+
+
+def _check_structure(text: str, shown: str) -> None:
+    """Refuse, before ``tomllib`` sees it, text nested deeper than ``MAX_SCENE_NESTING`` (arrays, inline tables,
+    dotted keys) or with more than ``MAX_SCENE_BODIES`` ``[[bodies]]`` headers: linear time, no recursion."""
+    bare = _NOT_STRUCTURE.sub(lambda m: "s" + "\n" * m[0].count("\n"), text)   # same lines as the text
+    codes = np.frombuffer(bare.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    depth, low = 0, 0      # the running sum of opening (+1) and closing (-1) brackets, and its lowest value
+    for start in range(0, codes.size, _SCAN_CHUNK):    # in chunks: bounded memory whatever the file
+        part = codes[start:start + _SCAN_CHUNK]
+        delta = ((part == ord("[")) | (part == ord("{"))).astype(np.int8)
+        delta -= (part == ord("]")) | (part == ord("}"))
+        running = depth + np.cumsum(delta, dtype=np.int64)
+        lowest = np.minimum(np.minimum.accumulate(running), low)
+        nested = running - lowest     # a stray closing bracket does not lower the floor
+        deepest = int(np.argmax(nested))
+        if nested[deepest] > MAX_SCENE_NESTING:
+            line = codes[:start + deepest].tobytes().count(b"\n") + 1
+            raise ValueError(f"{shown}:{line}: arrays and inline tables nest {int(nested[deepest]):,} deep here; a "
+                             f"scene file may nest them at most {MAX_SCENE_NESTING} deep (MAX_SCENE_NESTING)")
+        depth, low = int(running[-1]), int(lowest[-1])
+    dotted = _LONG_DOTTED_KEY.search(bare)
+    if dotted:
+        line = bare.count("\n", 0, dotted.start()) + 1
+        raise ValueError(f"{shown}:{line}: a dotted key of more than {MAX_SCENE_NESTING} parts; a scene file may "
+                         f"nest keys at most {MAX_SCENE_NESTING} deep (MAX_SCENE_NESTING)")
+    for count, header in enumerate(_BODY_HEADER.finditer(bare), start=1):
+        if count > MAX_SCENE_BODIES:
+            line = bare.count("\n", 0, header.start()) + 1
+            raise ValueError(f"{shown}:{line}: bodies: more than {MAX_SCENE_BODIES:,} [[bodies]] tables; a scene "
+                             f"file may hold at most {MAX_SCENE_BODIES:,} bodies (MAX_SCENE_BODIES)")
+
+
 def _load_text(text: str, shown: str, options: dict[str, Any] | None = None) -> World:
+    _check_structure(text, shown)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(_syntax_message(str(exc), text, shown)) from None
+    except RecursionError:   # what the structure scan missed (it does not parse): still one clear line
+        raise ValueError(f"{shown}: arrays or tables nest too deeply for the TOML reader; a scene file may nest "
+                         f"them at most {MAX_SCENE_NESTING} deep (MAX_SCENE_NESTING)") from None
     try:
         plan = _check_document(doc)
         for key, value in (options or {}).items():
@@ -284,6 +383,8 @@ def _load_text(text: str, shown: str, options: dict[str, Any] | None = None) -> 
         line = _Locator(text).line_of(exc.where)
         where = _dotted(exc.where)
         raise ValueError(f"{shown}:{line}: {where + ': ' if where else ''}{exc.problem}") from None
+    except ArithmeticError as exc:   # what no check located: still the file, in one line
+        raise ValueError(f"{shown}: values out of range ({type(exc).__name__}: {_one_line(exc)})") from None
 
 
 def _syntax_message(message: str, text: str, shown: str) -> str:
@@ -316,6 +417,7 @@ def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
         raise _Problem(("bodies",), "must be an array of tables: write each body as [[bodies]], not [bodies]")
     if not isinstance(bodies_value, list):
         raise _Problem(("bodies",), f"must be an array of tables ([[bodies]]), got {_show(bodies_value)}")
+    at_most(("bodies",), bodies_value, "bodies")
     names: dict[str, KeyPath] = {}
     ground = None
     if "ground" in doc:
@@ -335,6 +437,13 @@ def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
         plan["joints"] = check_joints(doc.get("joints", []), order)
         plan["springs"] = check_springs(doc.get("springs", []), order)
     return plan
+
+
+def at_most(where: KeyPath, entries: list[Any], what: str) -> None:
+    """Refuse more than ``MAX_SCENE_BODIES`` entries in the array of tables at ``where``."""
+    if len(entries) > MAX_SCENE_BODIES:
+        raise _Problem(where, f"{len(entries):,} {what}; a scene file may hold at most {MAX_SCENE_BODIES:,} "
+                              f"(MAX_SCENE_BODIES)")
 
 
 def _check_world(table: dict[str, Any]) -> dict[str, Any]:
@@ -389,6 +498,9 @@ def _check_run(where: KeyPath, table: dict[str, Any]) -> dict[str, Any]:
     if "record_every" in table:
         out["record_every"] = _integer(where + ("record_every",), table["record_every"], 1, None)
     if "dt" in out and "duration" in out:
+        if out["duration"] / out["dt"] > MAX_STEPS:
+            raise _Problem(where + ("duration",), f"must be at most {MAX_STEPS:.3g} steps of dt = {out['dt']!r}, "
+                                                  f"got {out['duration']!r}")
         steps = round(out["duration"] / out["dt"])
         if abs(steps * out["dt"] - out["duration"]) > 1e-9 * max(out["duration"], out["dt"]):
             raise _Problem(where + ("duration",), f"must be a whole number of steps of dt = {out['dt']!r}, "
@@ -418,30 +530,36 @@ def _material_values(where: KeyPath, spec: dict[str, Any]) -> dict[str, float]:
 
 
 def _resolve_material(where: KeyPath, spec: dict[str, Any], materials: dict[str, dict[str, float]]
-                      ) -> dict[str, float]:
-    """The material's values overridden by the entry's own friction/restitution/density."""
+                      ) -> tuple[dict[str, float], dict[str, KeyPath]]:
+    """The material's values overridden by the entry's own friction/restitution/density, and where each
+    value was written (the material's key or the entry's own)."""
     values: dict[str, float] = {}
+    keys: dict[str, KeyPath] = {}
     if "material" in spec:
         name = _string(where + ("material",), spec["material"])
         if name not in materials:
             known = f"; the file defines {sorted(materials)}" if materials else "; the file defines none"
             raise _Problem(where + ("material",), f"unknown material {name!r}{known} ([materials.NAME])")
         values.update(materials[name])
-    values.update(_material_values(where, spec))
-    return values
+        keys.update({key: ("materials", name, key) for key in materials[name]})
+    own = _material_values(where, spec)
+    values.update(own)
+    keys.update({key: where + (key,) for key in own})
+    return values, keys
 
 
 def _check_ground(table: dict[str, Any], materials: dict[str, dict[str, float]], n_bodies: int) -> dict[str, Any]:
     where: KeyPath = ("ground",)
     _known_keys(where, table, _GROUND_KEYS, "key of [ground]")
-    values = _resolve_material(where, {k: v for k, v in table.items() if k != "density"}, materials)
+    values, keys = _resolve_material(where, {k: v for k, v in table.items() if k != "density"}, materials)
     name: Any = table.get("name", "ground")
     if name is False:
         name = None
     elif not isinstance(name, str):
         raise _Problem(where + ("name",), f"must be a string (or false for no name), got {_show(name)}")
     index = _integer(where + ("index",), table.get("index", 0), 0, n_bodies)
-    return {"where": where, "index": index, "kwargs": {
+    keys.update({key: where + (key,) for key in ("height", "name")})
+    return {"where": where, "index": index, "keys": keys, "kwargs": {
         "height": _number(where + ("height",), table.get("height", 0.0)),
         "friction": values.get("friction", DEFAULT_FRICTION),
         "restitution": values.get("restitution", DEFAULT_RESTITUTION), "name": name}}
@@ -469,7 +587,9 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
         raise _Problem(where + ("mass",), "give density or mass, not both")
     if "inertia" in spec and "mass" not in spec:
         raise _Problem(where + ("inertia",), "inertia needs mass: give mass = ... too")
-    values = _resolve_material(where, spec, materials)
+    values, keys = _resolve_material(where, spec, materials)
+    keys.update({key: where + (key,) for key in _BODY_KEYS if key in spec and key not in keys})
+    keys["shape"] = where + ("shape" if "shape" in spec else "parts",)
     if "mass" in spec:
         kwargs["mass"] = _number(where + ("mass",), spec["mass"], positive=True)
         if "inertia" in spec:
@@ -505,7 +625,7 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
             raise _Problem(where + ("name",), f"duplicate name {name!r}: already used by {_dotted(names[name])}")
         names[name] = where
         kwargs["name"] = name
-    return {"where": where, "kwargs": kwargs}
+    return {"where": where, "kwargs": kwargs, "keys": keys}
 
 
 def _shape(where: KeyPath, spec: Any, *, pose: bool) -> Any:
@@ -522,24 +642,29 @@ def _shape(where: KeyPath, spec: Any, *, pose: bool) -> Any:
         if key not in spec:
             raise _Problem(where, f"a {kind} needs {key}")
     if kind == "box":
-        shape: Any = Box(*_vector(where + ("size",), spec["size"], 3, positive=True))
+        shape: Any = _made(where, Box, _vector(where + ("size",), spec["size"], 3, positive=True),
+                           {"lx": ("size", 0), "ly": ("size", 1), "lz": ("size", 2)})
     elif kind == "sphere":
-        shape = Sphere(_number(where + ("radius",), spec["radius"], positive=True))
+        shape = _made(where, Sphere, [_number(where + ("radius",), spec["radius"], positive=True)],
+                      {"radius": ("radius",)})
     elif kind == "capsule":
-        shape = Capsule(_number(where + ("radius",), spec["radius"], positive=True),
-                        _number(where + ("length",), spec["length"], positive=True))
+        shape = _made(where, Capsule, [_number(where + ("radius",), spec["radius"], positive=True),
+                                       _number(where + ("length",), spec["length"], positive=True)],
+                      {"radius": ("radius",), "length": ("length",)})
     elif kind == "cylinder":
-        shape = Cylinder(_number(where + ("radius",), spec["radius"], positive=True),
-                         _number(where + ("height",), spec["height"], positive=True))
+        shape = _made(where, Cylinder, [_number(where + ("radius",), spec["radius"], positive=True),
+                                        _number(where + ("height",), spec["height"], positive=True)],
+                      {"radius": ("radius",), "height": ("height",)})
     elif kind == "ellipsoid":
-        shape = Ellipsoid(*_vector(where + ("semi_axes",), spec["semi_axes"], 3, positive=True))
+        shape = _made(where, Ellipsoid, _vector(where + ("semi_axes",), spec["semi_axes"], 3, positive=True),
+                      {"a": ("semi_axes", 0), "b": ("semi_axes", 1), "c": ("semi_axes", 2)})
     else:
         points = spec["points"]
         if not isinstance(points, list) or len(points) < 4:
             raise _Problem(where + ("points",), f"must be an array of at least 4 points [x, y, z], "
                                                 f"got {_show(points)}")
         pts = [_vector(where + ("points", j), p, 3) for j, p in enumerate(points)]
-        shape = _checked(where + ("points",), "points", ConvexHull, pts)
+        shape = _made(where, ConvexHull, [pts], {"points": ("points",)}, default=("points",))
     if not pose:
         return (shape,)
     position = _vector(where + ("position",), spec.get("position", [0.0, 0.0, 0.0]), 3)
@@ -563,16 +688,17 @@ def _build(plan: dict[str, Any]) -> World:
     quats = []
     for kind, entry in entries:
         try:
-            if kind == "ground":
-                world.add_ground(**entry["kwargs"])
-                quats.append(None)
-            else:
-                kwargs = dict(entry["kwargs"])
-                q = kwargs.get("orientation")
-                world.add_body(**kwargs)
-                quats.append(q)
-        except (TypeError, ValueError) as exc:
-            raise _Problem(entry["where"], str(exc)) from None
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                if kind == "ground":
+                    world.add_ground(**entry["kwargs"])
+                    quats.append(None)
+                else:
+                    kwargs = dict(entry["kwargs"])
+                    q = kwargs.get("orientation")
+                    world.add_body(**kwargs)
+                    quats.append(q)
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise _located(entry["where"], exc, entry["keys"]) from None
     q_rows = world.state.body.live("q")
     for i, q in enumerate(quats):
         if q is not None and abs(math.sqrt(sum(c * c for c in q)) - 1.0) <= _QUAT_AS_IS:
@@ -688,11 +814,41 @@ def _quaternion(where: KeyPath, value: Any) -> list[float]:
 
 
 def _checked(where: KeyPath, name: str, fn: Any, *args: Any) -> Any:
-    """``fn(*args)``, its TypeError/ValueError re-raised as a problem at ``where``."""
+    """``fn(*args)``, its TypeError/ValueError (or overflow, division by zero, invalid float operation)
+    re-raised as a problem at ``where``."""
     try:
-        return fn(*args)
-    except (TypeError, ValueError) as exc:
-        raise _Problem(where, _strip_name(str(exc), name)) from None
+        with np.errstate(over="raise", divide="raise", invalid="raise"):
+            return fn(*args)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise _Problem(where, _strip_name(_one_line(exc), name)) from None
+
+
+def _made(where: KeyPath, cls: Any, args: list[Any], keys: dict[str, KeyPath], *,
+          default: KeyPath = ()) -> Any:
+    """``cls(*args)`` (a shape), its errors located at the key of the argument the message names (``keys``:
+    argument name → key path under ``where``), else at ``where + default``."""
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise"):
+            return cls(*args)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise _located(where + default, exc, {name: where + key for name, key in keys.items()}) from None
+
+
+def _located(where: KeyPath, exc: BaseException, keys: dict[str, KeyPath]) -> _Problem:
+    """The API's error ``exc`` as a problem at the key of the argument its message starts with (``keys``:
+    argument name → the key path that gave it), else at ``where``. Python's own arithmetic errors
+    (overflow, division by zero) name no argument: they are said to come from the values of ``where``."""
+    message = _one_line(exc)
+    for name in sorted(keys, key=len, reverse=True):
+        if re.match(rf"{re.escape(name)}(?: must\b| is\b| has\b| =|:|\[)", message):
+            return _Problem(keys[name], _strip_name(message, name))
+    if isinstance(exc, (ArithmeticError, np.linalg.LinAlgError)):
+        message = f"its values are out of range ({type(exc).__name__}: {message})"
+    return _Problem(where, message)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _strip_name(message: str, name: str | None) -> str:

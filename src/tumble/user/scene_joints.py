@@ -37,6 +37,7 @@ from .scene import (
     KeyPath,
     _boolean,
     _known_keys,
+    _located,
     _number,
     _Problem,
     _quaternion,
@@ -44,6 +45,7 @@ from .scene import (
     _string,
     _table,
     _vector,
+    at_most,
 )
 
 if TYPE_CHECKING:
@@ -196,6 +198,7 @@ def _array_of_tables(where: KeyPath, value: Any) -> list[Any]:
         raise _Problem(where, f"must be an array of tables: write each as [[{where[0]}]], not [{where[0]}]")
     if not isinstance(value, list):
         raise _Problem(where, f"must be an array of tables ([[{where[0]}]]), got {_show(value)}")
+    at_most(where, value, str(where[0]))
     return value
 
 
@@ -285,13 +288,19 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
             anchor, axis = plan.get("anchor", a.position), plan.get("axis")
         args = (a, b, anchor) if axis is None or cls not in (HingeJoint, SliderJoint) else (a, b, anchor, axis)
         try:
-            joint: Joint = world.add_joint(cls(*args, **plan["options"]))
-        except (TypeError, ValueError) as exc:
-            raise _Problem(plan["where"], str(exc)) from None
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                joint: Joint = world.add_joint(cls(*args, **plan["options"]))
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise _located(plan["where"], exc, _keys(plan)) from None
         if "frames" in plan:
             joint.frames = plan["frames"]
         if plan["broken"]:
             joint.broken = True
+
+
+def _keys(plan: dict[str, Any]) -> dict[str, KeyPath]:
+    """Where each option of a joint or spring plan was written (argument name → key path)."""
+    return {key: plan["where"] + (key,) for key in plan["options"]}
 
 
 def _placed_by_frame(a: Any, frame_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -311,24 +320,25 @@ def build_springs(world: World, plans: list[dict[str, Any]]) -> None:
         local = plan.get("points", {}).get("local")
         world_points = plan.get("points", {}).get("world")
         try:
-            if plan["kind"] == "cable":
-                refs = [ref(i) for i in plan["bodies"]]
-                points = world_points if local is None else _to_world(refs, local)
-                spring: Any = MultiPointSpring(refs, points, **plan["options"])
-            elif plan["kind"] == "axial":
-                refs = [ref(plan["a"]), ref(plan["b"])]
-                points = world_points if local is None else _to_world(refs, local)
-                spring = AxialSpring(refs[0], refs[1], points[0], points[1], **plan["options"])
-            else:
-                refs = [ref(plan["a"]), ref(plan["b"])]
-                if "frames" in plan:
-                    point, orientation = _frame_in_world(refs[0], plan["frames"][0])
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                if plan["kind"] == "cable":
+                    refs = [ref(i) for i in plan["bodies"]]
+                    points = world_points if local is None else _to_world(refs, local)
+                    spring: Any = MultiPointSpring(refs, points, **plan["options"])
+                elif plan["kind"] == "axial":
+                    refs = [ref(plan["a"]), ref(plan["b"])]
+                    points = world_points if local is None else _to_world(refs, local)
+                    spring = AxialSpring(refs[0], refs[1], points[0], points[1], **plan["options"])
                 else:
-                    point, orientation = plan["frame_point"], plan["frame_orientation"]
-                spring = FrameSpring(refs[0], refs[1], point, frame_orientation=orientation, **plan["options"])
-            world.add_spring(spring)
-        except (TypeError, ValueError) as exc:
-            raise _Problem(plan["where"], str(exc)) from None
+                    refs = [ref(plan["a"]), ref(plan["b"])]
+                    if "frames" in plan:
+                        point, orientation = _frame_in_world(refs[0], plan["frames"][0])
+                    else:
+                        point, orientation = plan["frame_point"], plan["frame_orientation"]
+                    spring = FrameSpring(refs[0], refs[1], point, frame_orientation=orientation, **plan["options"])
+                world.add_spring(spring)
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise _located(plan["where"], exc, _keys(plan)) from None
         # what the world keeps, as written (bind from world points would round it)
         if local is not None and plan["kind"] == "cable":
             spring.local_points = local.copy()
@@ -384,12 +394,14 @@ def build_attachments(world: World, plans: list[dict[str, Any]]) -> None:
     handles = world.bodies
     for plan in plans:
         try:
-            if "master" in plan:
-                world.attach(handles[plan["body"]], handles[plan["master"]])
-            else:
-                world.attach_point_mass(handles[plan["body"]], plan["point"], plan["mass"])
-        except (TypeError, ValueError) as exc:
-            raise _Problem(plan["where"], str(exc)) from None
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                if "master" in plan:
+                    world.attach(handles[plan["body"]], handles[plan["master"]])
+                else:
+                    world.attach_point_mass(handles[plan["body"]], plan["point"], plan["mass"])
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise _located(plan["where"], exc, {key: plan["where"] + (key,) for key in ("point", "mass")
+                                                if key in plan}) from None
 
 
 # ====================================================================== writing

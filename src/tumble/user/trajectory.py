@@ -4,10 +4,12 @@ browser (``to_html``) and plotted (``plot``)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,31 @@ still load (those fields empty)."""
 
 _PER_FRAME_STATS = ("contact_count", "max_penetration", "solver_residual")
 _CONTACT_ARRAYS = ("contact_offsets", "contact_points", "contact_normals")
+
+MAX_RECORDING_FRACTION = 0.5
+"""The most a recording's buffers may take, as a fraction of this machine's physical memory (8 GiB is
+assumed where it cannot be read): ``simulate`` refuses, before its first step, a run whose recorded frames
+(duration / dt / record_every, plus the first and last) would need more, and ``Trajectory.load`` a file whose
+arrays would. Beyond it the buffers, allocated lazily, would exhaust the memory part-way through the run."""
+
+_LIMIT_NAME = f"MAX_RECORDING_FRACTION, {MAX_RECORDING_FRACTION:.0%} of this machine's memory"
+
+RECORDED_BYTES_PER_BODY = 13 * 8
+"""Bytes one recorded frame takes per body: position (3), orientation (4), velocity (3) and angular velocity
+(3), float64."""
+
+RECORDED_BYTES_PER_FRAME = 13 * 8
+"""Bytes one recorded frame takes besides the bodies: time, the two energies, the two momenta (3 + 3), the
+contact count, deepest penetration, solver residual and contact offset, 8 bytes each."""
+
+MAX_NPZ_MEMBERS = 256
+"""The most arrays a trajectory file may hold (a tumble trajectory has 19): ``Trajectory.load`` refuses more
+before reading any."""
+
+_DEFLATE_MAX_RATIO = 1032
+"""The largest expansion deflate can give (RFC 1951: a 258-byte match per 2-bit code, plus block overhead):
+a zip member that claims more uncompressed bytes than this many times its compressed size is damaged or
+crafted."""
 
 
 @dataclass(eq=False)
@@ -111,30 +138,62 @@ class Trajectory:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Trajectory:
         """Read a file written by ``save`` (with ``allow_pickle=False``); files of format 1 load with the
-        contact figures zero and no geometry."""
+        contact figures zero and no geometry.
+
+        Before any array is read, every array's header is checked against the bytes the file holds for it
+        (so a header that claims terabytes is refused, not allocated) and the arrays together against
+        ``MAX_RECORDING_FRACTION`` of the memory; after, the arrays' kinds and shapes and the geometry.
+
+        Raises:
+            TypeError: ``path`` is not a path.
+            ValueError: naming the file (and the array or geometry key): it cannot be read, is not an
+                ``.npz`` archive of plain arrays, is damaged or too large, or is not a consistent trajectory.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
         path = Path(path)
+        _check_npz(path)
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as exc:
             raise ValueError(f"path {str(path)!r} could not be read as a trajectory: {exc}") from None
         required = [f.name for f in fields(cls) if f.name not in _PER_FRAME_STATS + _CONTACT_ARRAYS + ("geometry",)]
         missing = [name for name in required + ["format_version"] if name not in arrays]
         if missing:
             raise ValueError(f"path {str(path)!r} is not a tumble trajectory: missing {missing}")
-        version = int(arrays["format_version"])
+        version_array = arrays["format_version"]
+        if version_array.shape != () or version_array.dtype.kind not in "iu":
+            raise ValueError(f"path {str(path)!r} is not a tumble trajectory: format_version must be one integer, "
+                             f"got {version_array.dtype} of shape {version_array.shape}")
+        version = int(version_array)
         if version > _FORMAT_VERSION:
             raise ValueError(f"path {str(path)!r} has format version {version}, "
                              f"newer than this tumble reads ({_FORMAT_VERSION})")
         kwargs: dict[str, Any] = {f.name: arrays[f.name] for f in fields(cls) if f.name in arrays}
         if "geometry" in kwargs:
-            kwargs["geometry"] = str(kwargs["geometry"][()])
+            geometry = kwargs["geometry"]
+            if geometry.shape != () or geometry.dtype.kind != "U":
+                raise ValueError(f"path {str(path)!r} is not a consistent trajectory: geometry must be one string "
+                                 f"(JSON), got {geometry.dtype} of shape {geometry.shape}")
+            kwargs["geometry"] = str(geometry[()])
         traj = cls(**kwargs)
         traj._check_shapes(path)
+        if traj.geometry:
+            _check_geometry(path, traj.geometry, traj.positions.shape[1])
         return traj
 
     def _check_shapes(self, path: Path) -> None:
-        """Refuse a file whose arrays disagree in T or n (a damaged or hand-made file)."""
+        """Refuse a file whose arrays are not numbers (names: text) or disagree in T or n (a damaged or
+        hand-made file)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "geometry":
+                continue
+            wanted = "U" if f.name == "names" else "iu" if f.name in ("contact_count", "contact_offsets") else "biuf"
+            if value.dtype.kind not in wanted:
+                raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {f.name} holds {value.dtype}, "
+                                 f"expected {'text' if wanted == 'U' else 'integers' if wanted == 'iu' else 'numbers'}")
         T, n = self.positions.shape[:2] if self.positions.ndim == 3 else (-1, -1)
         expected = {"times": (T,), "positions": (T, n, 3), "orientations": (T, n, 4), "velocities": (T, n, 3),
                     "angular_velocities": (T, n, 3), "kinetic_energy": (T,), "potential_energy": (T,),
@@ -145,7 +204,11 @@ class Trajectory:
             if getattr(self, name).shape != shape:
                 raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {name} has shape "
                                  f"{getattr(self, name).shape}, expected {shape}")
-        c = int(self.contact_offsets[-1])
+        offsets = self.contact_offsets
+        if offsets[0] != 0 or np.any(np.diff(offsets) < 0):
+            raise ValueError(f"path {str(path)!r} is not a consistent trajectory: contact_offsets must start at 0 "
+                             f"and not decrease")
+        c = int(offsets[-1])
         if self.contact_points.shape != (c, 3) or self.contact_normals.shape != (c, 3):
             raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {c} contacts recorded but "
                              f"contact_points has shape {self.contact_points.shape}")
@@ -266,6 +329,156 @@ def _atomic_write(path: Path, write: Any) -> Path:
     return path
 
 
+def memory_limit_bytes() -> int:
+    """The most bytes a recording, or a trajectory file's arrays, may take here: ``MAX_RECORDING_FRACTION``
+    of the physical memory."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = 8 * 2**30
+    return int(MAX_RECORDING_FRACTION * total)
+
+
+def recorded_frames(steps: int, record_every: int) -> int:
+    """Frames ``record_simulation`` records over ``steps`` steps: every ``record_every``-th state from the
+    first, plus the last."""
+    return steps // record_every + 1 + (1 if steps % record_every else 0)
+
+
+def check_recording(steps: int, record_every: int, bodies: int) -> int:
+    """The frames a run of ``steps`` steps records for ``bodies`` bodies; ValueError, naming ``duration`` and
+    ``record_every``, if their buffers would take more than ``memory_limit_bytes()``."""
+    frames = recorded_frames(steps, record_every)
+    need = frames * (RECORDED_BYTES_PER_FRAME + bodies * RECORDED_BYTES_PER_BODY)
+    limit = memory_limit_bytes()
+    if need > limit:
+        raise ValueError(f"recording {frames:,} frames ({steps:,} steps, record_every={record_every}) of {bodies} "
+                         f"bodies would take {need / 2**30:.3g} GiB, more than the limit of {limit / 2**30:.3g} GiB "
+                         f"({_LIMIT_NAME}): give a larger record_every or a shorter duration")
+    return frames
+
+
+def checkpoint_path(checkpoint: Any) -> Path | None:
+    """``checkpoint`` as a Path, after checking that a file can be written there: a non-empty path (str or
+    os.PathLike) that is not a folder, in a folder that exists and is writable; None for None.
+
+    Raises:
+        TypeError: not a path. ValueError: an empty path, a folder, or a folder that does not exist or is
+            not writable (nothing is created).
+    """
+    if checkpoint is None:
+        return None
+    text = os.fspath(checkpoint) if isinstance(checkpoint, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise TypeError(f"checkpoint must be a file path (str or os.PathLike) or None, got {checkpoint!r}")
+    if not text:
+        raise ValueError("checkpoint must name a file, got an empty path ''")
+    path = Path(text)
+    if path.is_dir():
+        raise ValueError(f"checkpoint must name a file, got the folder {text!r}")
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"checkpoint {text!r}: its folder {str(folder)!r} {what} (it is not created)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"checkpoint {text!r}: its folder {str(folder)!r} is not writable")
+    return path
+
+
+def _check_npz(path: Path) -> None:
+    """Refuse, before any array is read, a file that is not a zip archive of ``.npy`` arrays of plain
+    numbers or text, or whose arrays claim more bytes than it holds: each header's shape × item size must fit
+    in the bytes its member holds, each member's uncompressed size must be one deflate can give from its
+    compressed size, and all of it must fit in ``memory_limit_bytes()``."""
+    shown = str(path)
+    try:
+        if path.is_dir():
+            raise ValueError(f"path {shown!r} is a folder, not an .npz trajectory")
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"path {shown!r} is not an .npz trajectory (not a zip archive of arrays)")
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            if len(members) > MAX_NPZ_MEMBERS:
+                raise ValueError(f"path {shown!r} is not a tumble trajectory: {len(members)} members, at most "
+                                 f"{MAX_NPZ_MEMBERS}")
+            total = 0
+            for info in members:
+                total += _check_npz_member(shown, archive, info)
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as exc:
+        raise ValueError(f"path {shown!r} could not be read as a trajectory: {exc}") from None
+    limit = memory_limit_bytes()
+    if total > limit:
+        raise ValueError(f"path {shown!r}: its arrays take {total / 2**30:.3g} GiB, more than the limit of "
+                         f"{limit / 2**30:.3g} GiB ({_LIMIT_NAME})")
+
+
+def _check_npz_member(shown: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """The bytes the ``.npy`` member ``info`` holds, after checking its header (``_check_npz``)."""
+    name = info.filename
+    where = f"path {shown!r}: array {name.removesuffix('.npy')!r}"
+    if not name.endswith(".npy"):
+        raise ValueError(f"path {shown!r} is not an .npz trajectory: member {name!r} is not an .npy array")
+    if info.compress_type == zipfile.ZIP_STORED:
+        plausible = info.file_size == info.compress_size
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        plausible = info.file_size <= _DEFLATE_MAX_RATIO * info.compress_size + 1024
+    else:
+        raise ValueError(f"{where} uses zip compression method {info.compress_type}; a trajectory uses "
+                         f"deflate or none")
+    if not plausible:
+        raise ValueError(f"{where} is damaged: it claims {info.file_size:,} bytes from {info.compress_size:,} "
+                         f"compressed")
+    with archive.open(info) as fh:
+        try:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+            else:
+                raise ValueError(f"format version {version[0]}.{version[1]}; a trajectory uses 1.0 or 2.0")
+        except ValueError as exc:
+            raise ValueError(f"{where} has a bad .npy header: {' '.join(str(exc).split())}") from None
+        data_bytes = info.file_size - fh.tell()
+    if dtype.hasobject:
+        raise ValueError(f"{where} holds Python objects ({dtype}); a trajectory holds plain numbers and text")
+    claimed = math.prod(shape) * dtype.itemsize
+    if claimed > data_bytes:
+        raise ValueError(f"{where} claims shape {shape} of {dtype} ({claimed:,} bytes) but the file holds "
+                         f"{max(data_bytes, 0):,} bytes for it")
+    return claimed
+
+
+def _check_geometry(path: Path, text: str, bodies: int) -> None:
+    """Refuse geometry JSON that ``to_html`` could not draw, naming the file and the key."""
+    where = f"path {str(path)!r}: geometry"
+    try:
+        geometry = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ValueError(f"{where}: not valid JSON: {problem}") from None
+    if not isinstance(geometry, dict) or not {"ground", "bodies"} <= set(geometry):
+        raise ValueError(f"{where}: must be a JSON object with 'ground' and 'bodies', got {text[:60]!r}")
+    ground = geometry["ground"]
+    if ground is not None and (isinstance(ground, bool) or not isinstance(ground, (int, float))
+                               or not math.isfinite(ground)):
+        raise ValueError(f"{where}.ground: must be null or a finite number (height [m]), got {ground!r}")
+    entries = geometry["bodies"]
+    if not isinstance(entries, list) or len(entries) != bodies:
+        got = f"{len(entries)} entries" if isinstance(entries, list) else type(entries).__name__
+        raise ValueError(f"{where}.bodies: must be a list of {bodies} entries (one per body), got {got}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("fixed"), bool) or "parts" not in entry:
+            raise ValueError(f"{where}.bodies[{i}]: must be an object with 'fixed' (true or false) and 'parts', "
+                             f"got {str(entry)[:60]}")
+    from .replay import _check_bodies
+
+    try:
+        _check_bodies([{"name": "", "fixed": entry["fixed"], "parts": entry["parts"]} for entry in entries])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}.{exc}") from None
+
+
 def world_geometry(world: World) -> dict[str, Any]:
     """The world's shapes as plain data (what a replay draws), every part in its body's frame.
 
@@ -335,13 +548,16 @@ def _hull_faces(poly: dict[str, np.ndarray], v0: int, nv: int, f0: int, nf: int)
 
 
 class SimulationInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``record_simulation``: carries what was recorded up to the interruption
-    (``trajectory``) and the checkpoint file written with it (``path``, or None)."""
+    """Ctrl-C (or any KeyboardInterrupt: ``tumble run`` turns SIGTERM into one) during ``record_simulation``:
+    carries what was recorded up to the interruption (``trajectory``), the checkpoint file written with it
+    (``path``, or None) and the KeyboardInterrupt that stopped it (``interrupt``)."""
 
-    def __init__(self, trajectory: Trajectory, path: Path | None) -> None:
+    def __init__(self, trajectory: Trajectory, path: Path | None,
+                 interrupt: KeyboardInterrupt | None = None) -> None:
         super().__init__("simulation interrupted")
         self.trajectory = trajectory
         self.path = path
+        self.interrupt = interrupt
 
 
 class Recorder:
@@ -422,14 +638,20 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
                       checkpoint_seconds: float = 5.0) -> Trajectory:
     """Step ``world`` ``steps`` times, recording every ``record_every``-th state (and the first and last).
 
-    Buffers are allocated once up front. With ``checkpoint`` (an ``.npz`` path) the frames so far are
-    saved there (atomically) every ``checkpoint_seconds`` of wall time and at the end, so an interrupted
-    or killed run leaves a valid file of what it had. Ctrl-C raises ``SimulationInterrupted`` carrying the
-    partial trajectory (saved to ``checkpoint`` first, when given).
+    Buffers are allocated once up front, for the recorded frames only: nothing grows with the number of
+    steps. With ``checkpoint`` (an ``.npz`` path) the frames so far are saved there (atomically) every
+    ``checkpoint_seconds`` of wall time and at the end, so an interrupted or killed run leaves a valid file of
+    what it had. Ctrl-C raises ``SimulationInterrupted`` carrying the partial trajectory (saved to
+    ``checkpoint`` first, when given).
+
+    Raises (before the first step):
+        TypeError: ``checkpoint`` is not a path.
+        ValueError: ``checkpoint`` is empty, a folder, or in a folder that does not exist or is not
+            writable; or the recorded frames would take more than ``memory_limit_bytes()``.
     """
-    frames = sorted(set(range(0, steps + 1, record_every)) | {steps})
-    recorder = Recorder(world, len(frames), record_contacts=record_contacts)
-    path = None if checkpoint is None else Path(checkpoint)
+    path = checkpoint_path(checkpoint)
+    frames = check_recording(steps, record_every, world.body_count)
+    recorder = Recorder(world, frames, record_contacts=record_contacts)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -437,22 +659,20 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
     last_save = time.perf_counter()
     try:
         recorder.record(after_step=False)
-        k = 1
         for s in range(1, steps + 1):
             world.step(dt)
             if bar is not None:
                 bar.update(1)
-            if k < len(frames) and frames[k] == s:
+            if s % record_every == 0 or s == steps:
                 recorder.record(after_step=True)
-                k += 1
                 if path is not None and time.perf_counter() - last_save > checkpoint_seconds:
                     recorder.trajectory().save(path)
                     last_save = time.perf_counter()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         partial = recorder.trajectory()
         if path is not None:
             partial.save(path)
-        raise SimulationInterrupted(partial, path) from None
+        raise SimulationInterrupted(partial, path, stop) from None
     finally:
         if bar is not None:
             bar.close()
