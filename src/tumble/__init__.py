@@ -7,6 +7,7 @@ The public names below are the whole API (see API.md); everything else is intern
 from . import solvers
 from .body import Body
 from .forces.springs import AxialSpring, FrameSpring, MultiPointSpring
+from .integration.guard import NonFiniteStep
 from .integration.ode import ode
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
@@ -32,6 +33,7 @@ __all__ = [
     "Joint",
     "MassProperties",
     "MultiPointSpring",
+    "NonFiniteStep",
     "Sphere",
     "SimulationInterrupted",
     "SliderJoint",

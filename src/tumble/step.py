@@ -26,6 +26,7 @@ import numpy as np
 from .collision.contacts import ContactBuffers
 from .constraints.attachments import sync_attached
 from .conventions import Integrator
+from .integration.guard import NonFiniteStep, first_non_finite, restore_bodies, save_bodies, undo
 from .model.model import Model
 from .model.state import State
 from .solvers.result import STATUS_NAMES
@@ -35,7 +36,7 @@ class StepStats:
     """Figures of the last step, kept in one array that each step overwrites (no allocation)."""
 
     CONTACTS, SWEEPS, RESIDUAL, SECONDS_DETECT, SECONDS_SOLVE, SECONDS_STEP, SLEEPING, STATUS = range(8)
-    SOLVER_SIZE = 4
+    SOLVER_SIZE = 5
     """Figures the contact step's kernel writes (methods/timestepping.py's STAT_*)."""
 
     def __init__(self) -> None:
@@ -92,7 +93,10 @@ def step(model: Model, state: State, contacts: ContactBuffers, method: Any, stat
     stats.values[:] = 0.0
     loads = method.loads_before_forces(state)
     forces()
-    method.advance(model, state, contacts, dt, stats, loads)
+    if method.guards_state:
+        method.advance(model, state, contacts, dt, stats, loads)
+    else:
+        _guarded_advance(model, state, contacts, method, stats, dt, loads)
     attached = model.attachments
     if len(attached):
         body = state.bodies()
@@ -100,6 +104,34 @@ def step(model: Model, state: State, contacts: ContactBuffers, method: Any, stat
                       body.v, body.w)
     state.time += dt
     stats.values[StepStats.SECONDS_STEP] = time.perf_counter() - t0
+
+
+def _guarded_advance(model: Model, state: State, contacts: ContactBuffers, method: Any, stats: StepStats, dt: float,
+                     loads: Any) -> None:
+    """``method.advance`` with the bodies saved before and checked after (integration/guard.py), for the
+    methods whose steps do not check themselves: a step that leaves a body non-finite, or fails on one (the
+    event method's "M must be finite"), is undone and raises ``NonFiniteStep``; a step that fails otherwise
+    is undone and its error raised."""
+    st = state.bodies()
+    save_bodies(st)
+    stage = f"{method.name} step"
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported below, once
+            method.advance(model, state, contacts, dt, stats, loads)
+    except Exception as error:
+        # NonFiniteStep: found before it was written (the ODE's Y); another error: the step failed part way
+        # (on a non-finite value, or otherwise). Either way what the step changed goes back.
+        if isinstance(error, NonFiniteStep) or first_non_finite(st) < 0:
+            restore_bodies(st)
+            method.after_undo(model, contacts)
+            raise
+        failure = undo(st, model.names, stage, state.time, dt)
+        method.after_undo(model, contacts)
+        raise failure from error
+    if first_non_finite(st) >= 0:
+        failure = undo(st, model.names, stage, state.time, dt)
+        method.after_undo(model, contacts)
+        raise failure
 
 
 def method_for(model: Model, state: State) -> Any:

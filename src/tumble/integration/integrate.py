@@ -21,6 +21,7 @@ from numba import prange
 
 from ..jit import njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t, quat_matrix_t
+from .guard import row_non_finite, save_row
 
 _FMA = {"contract"}
 """Numba fast-math flags of the step kernels: only contraction of a * b + c into fused multiply-adds, which
@@ -162,6 +163,7 @@ def _splitting_one(i, body, state, gravity, h, lag):
     mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
     principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
     x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
+    save_row(i, state)
     _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
@@ -171,13 +173,16 @@ def _splitting_one(i, body, state, gravity, h, lag):
     p2 = principal_moments[i, 2] * a2 + h * t2
     pw, px, py, pz, p0, p1, p2 = _free_rotation(pw, px, py, pz, p0, p1, p2, k0, k1, k2, h)
     _leave_principal(i, principal_q, pw, px, py, pz, p0 * k0, p1 * k1, p2 * k2, q, w)
+    return 1 if row_non_finite(i, state) >= 0 else 0
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)
 def step_splitting_serial(body, state, gravity, h, lag):
     """Serial driver of ``step_splitting``."""
+    bad = 0
     for i in range(state.x.shape[0]):
-        _splitting_one(i, body, state, gravity, h, lag)
+        bad += _splitting_one(i, body, state, gravity, h, lag)
+    return bad
 
 
 @njit(cache=True, parallel=True, fastmath=_FMA)
@@ -190,9 +195,14 @@ def step_splitting(body, state, gravity, h, lag):
     (1997)): half steps about the smallest-moment axis, then the middle one, a full step about the
     largest, and back. |L| is conserved to rounding and the energy error stays bounded at O(h²); this
     axis order gave the smallest error constant of the orders tried (docs/integrators.md).
+
+    Each body's x, q, v, ω of the start go to its ``*_before`` rows; returns how many bodies ended with a
+    non-finite entry (integration/guard.py).
     """
+    bad = 0
     for i in prange(state.x.shape[0]):
-        _splitting_one(i, body, state, gravity, h, lag)
+        bad += _splitting_one(i, body, state, gravity, h, lag)
+    return bad
 
 
 # ------------------------------------------------------------------------------------------------
@@ -227,6 +237,7 @@ def _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag):
     mass, inv_mass, principal_q = body.mass, body.inv_mass, body.principal_q
     principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
     x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
+    save_row(i, state)
     _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     I0, I1, I2 = principal_moments[i, 0], principal_moments[i, 1], principal_moments[i, 2]
@@ -236,13 +247,16 @@ def _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag):
     dw, dx, dy, dz = exp_map_t(a0, a1, a2, h)
     pw, px, py, pz = qmul_t(pw, px, py, pz, dw, dx, dy, dz)
     _leave_principal(i, principal_q, pw, px, py, pz, a0, a1, a2, q, w)
+    return 1 if row_non_finite(i, state) >= 0 else 0
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)
 def step_symplectic_euler_serial(body, state, gravity, h, implicit_gyro, lag):
     """Serial driver of ``step_symplectic_euler``."""
+    bad = 0
     for i in range(state.x.shape[0]):
-        _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag)
+        bad += _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag)
+    return bad
 
 
 @njit(cache=True, parallel=True, fastmath=_FMA)
@@ -254,10 +268,13 @@ def step_symplectic_euler(body, state, gravity, h, implicit_gyro, lag):
       implicit:  I (ω⁺ − ω₀) + h ω⁺ × I ω⁺ = 0 with ω₀ = ω + h I⁻¹ τ, one Newton step from ω₀
                  (Catto, GDC 2015: dissipates energy, stable at large spin).
     Then x ← x + h v⁺ and q ← exp(½ h ω⁺) q (exponential map, exact for constant ω over the step).
-    First order in h for the rotation: |L| and energy drift (docs/integrators.md).
+    First order in h for the rotation: |L| and energy drift (docs/integrators.md). Keeps the start and
+    returns the non-finite count as ``step_splitting`` does.
     """
+    bad = 0
     for i in prange(state.x.shape[0]):
-        _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag)
+        bad += _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag)
+    return bad
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,6 +19,15 @@ Derivative = Callable[[float, np.ndarray], np.ndarray]
 
 METHODS = ("euler", "rk4", "adaptive")
 
+MAX_ADAPTIVE_EVALUATIONS = 1_000_000
+"""The most derivative evaluations one "adaptive" call may take (DOP853 takes 12 per step: about 83,000
+steps). A span far beyond the motion's time scales (a step of 1e200 s of a spinning body) would otherwise
+run for ever; it raises RuntimeError instead."""
+
+
+class _TooManyEvaluations(Exception):
+    pass
+
 
 def ode(y0: np.ndarray, t0: float, t1: float, dydt: Derivative, *, method: str = "rk4",
         max_step: float | None = None, rtol: float = 1e-10, atol: float = 1e-12) -> np.ndarray:
@@ -43,8 +52,22 @@ def ode(y0: np.ndarray, t0: float, t1: float, dydt: Derivative, *, method: str =
         return y
     span = t1 - t0
     if method == "adaptive":
-        sol = solve_ivp(dydt, (t0, t1), y, method="DOP853", rtol=rtol, atol=atol,
-                        max_step=np.inf if max_step is None else _checks.positive("max_step", max_step))
+        evaluations = 0
+
+        def counted(t: float, y: np.ndarray) -> np.ndarray:
+            nonlocal evaluations
+            evaluations += 1
+            if evaluations > MAX_ADAPTIVE_EVALUATIONS:
+                raise _TooManyEvaluations
+            return dydt(t, y)
+
+        try:
+            sol = solve_ivp(counted, (t0, t1), y, method="DOP853", rtol=rtol, atol=atol,
+                            max_step=np.inf if max_step is None else _checks.positive("max_step", max_step))
+        except _TooManyEvaluations:
+            raise RuntimeError(f"adaptive integration from t={t0!r} to t={t1!r} s took more than "
+                               f"MAX_ADAPTIVE_EVALUATIONS = {MAX_ADAPTIVE_EVALUATIONS} derivative evaluations; "
+                               f"integrate a shorter span") from None
         if not sol.success:
             raise RuntimeError(f"adaptive integration failed between t={t0} and t={t1}: {sol.message}")
         return sol.y[:, -1]

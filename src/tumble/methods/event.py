@@ -120,6 +120,16 @@ class EventDriven:
     and buffers, so it never disturbs the time-stepping method's."""
 
     name = "event"
+    guards_state = False     # step.py saves and checks around the whole event-driven step
+
+
+    def after_undo(self, model: Model, contacts: Any) -> None:
+        """After the bodies of an undone step were put back (step.py): the resting contacts are found again
+        at the restored state, and the joints' carried impulses are cleared."""
+        self.last_contacts = None
+        self._stale = True
+        if len(model.joints):
+            model.joints.clear_impulses()
 
     def __init__(self, model: Model, state: State) -> None:
         self.model = model
@@ -752,6 +762,9 @@ def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     k = b.shape[0]
     if k == 0:
         return np.zeros(0)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+        raise FloatingPointError(f"the contact LCP ({k} contacts) has non-finite entries: the state, the loads "
+                                 f"or the step overflowed")
     scale = max(float(np.abs(A).max()), 1e-300)
     x, _, _, code = lemke_retried(A / scale, b / scale, k, _LCP_TRIES, max(100, 50 * k), LEMKE_ACCEPT, True)
     if code != CONVERGED:

@@ -21,10 +21,11 @@ import numpy as np
 from ..collision.contacts import ContactBuffers
 from ..constraints.islands import clear_sleeping_loads
 from ..conventions import Integrator
+from ..integration.guard import first_non_finite, save_bodies
 from ..integration.implicit import implicit_spring_loads, implicit_step_unchecked
 from ..model.model import Model
 from ..model.state import State
-from .timestepping import TimeStepping, _asleep_step, finish, run_contact_step, wake_all
+from .timestepping import TimeStepping, _asleep_step, finish, wake_all
 
 IMPLICIT_METHODS = {Integrator.IMPLICIT_EULER: "implicit_euler", Integrator.TRAPEZOIDAL: "trapezoidal",
                     Integrator.BRIDSON_MARINO: "bridson_marino"}
@@ -57,7 +58,10 @@ class ImplicitIntegration(TimeStepping):
             self.check_lemke_size(model, state, contacts, loads)
         t1 = time.perf_counter()
         if pairs == 0 and not joints:
+            save_bodies(state.bodies())
             self.implicit_step(model, state, dt)
+            if first_non_finite(state.bodies()) >= 0:
+                self.undo(model, state, contacts, f"{self.implicit_method} step", dt)
             finish(state, contacts, dt, 0, model.settings.substeps, stats, t0, t1)
             return
         if pairs and model.settings.sleep:
@@ -66,7 +70,7 @@ class ImplicitIntegration(TimeStepping):
             wake_all(model, state, contacts)
         if model.springs:
             self.spring_stage(model, state, dt)
-        run_contact_step(model, state, contacts, dt, self.free_scheme, True, stats)
+        self.contact_step(model, state, contacts, dt, stats)
         if joints:
             model.joints.finish_step(dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)

@@ -37,6 +37,7 @@ from ..collision.contacts import ContactBuffers
 from ..conventions import Integrator
 from ..integration import ode
 from ..integration import state_vector as _state
+from ..integration.guard import FIELDS, NonFiniteStep
 from ..integration.integrate import inertia_stage, velocity_stage
 from ..model.model import Model
 from ..model.state import State
@@ -52,6 +53,7 @@ class OdeIntegration(TimeStepping):
     """The ODE integrators' method (module docstring). Shares time-stepping's detection and spring stages."""
 
     name = "ode"
+    guards_state = False     # step.py saves and checks around the whole ODE step
 
     def __init__(self, model: Model) -> None:
         super().__init__(model)
@@ -121,13 +123,15 @@ def state_to_array(model: Model, state: State) -> np.ndarray:
     return y
 
 
-def array_to_state(model: Model, state: State, y: np.ndarray) -> None:
-    """The bodies' state from Y (13 n,): quaternions normalized, v = P/M and ω = I⁻¹ L recomputed (fixed bodies
-    stay at rest). ValueError if Y is not finite (the step left the state undefined)."""
+def array_to_state(model: Model, state: State, y: np.ndarray, method: str, dt: float) -> None:
+    """The bodies' state from Y (13 n,), the end of a step of ``dt`` [s] by the ODE ``method``: quaternions
+    normalized, v = P/M and ω = I⁻¹ L recomputed (fixed bodies stay at rest). ``guard.NonFiniteStep`` naming
+    the first body and field of Y that is not finite, with the state left as it was."""
     if not np.all(np.isfinite(y)):
-        from .._checks import array
-
-        array("y", y, (y.shape[0],))     # raises, naming the values
+        entry = int(np.argmin(np.isfinite(y)))
+        body, k = divmod(entry, _state.STATE_SIZE)
+        field = FIELDS[0 if k < 3 else 1 if k < 7 else 2 if k < 10 else 3]   # Y = (x, q, P, L) per body
+        raise NonFiniteStep(body, model.names[body], field, f"{method} integration", state.time, dt)
     body, st = model.bodies(), state.bodies()
     _state.array_to_bodies(body.inv_mass, body.inv_inertia_body, y, st.x, st.q, st.v, st.w)
 
@@ -143,7 +147,7 @@ def ode_step(model: Model, state: State, contacts: ContactBuffers, dt: float, me
         return ydot
 
     y1 = ode.ode(state_to_array(model, state), state.time, state.time + dt, dydt, method=method)
-    array_to_state(model, state, y1)
+    array_to_state(model, state, y1, method, dt)
     wake_all(model, state, contacts)
     st.force[...] = 0.0
     st.torque[...] = 0.0
@@ -183,7 +187,7 @@ def joint_ode_step(model: Model, state: State, contacts: ContactBuffers, dt: flo
     ja.joint_velocity_kick(data, scratch, structure, extra, st.x, st.q, st.v, st.w, body.inv_mass,
                            _world_inertia(body, st.q, extra), dt)
     y1 = ode.ode(state_to_array(model, state), state.time, state.time + dt, dydt, method=method)
-    array_to_state(model, state, y1)
+    array_to_state(model, state, y1, method, dt)
     wake_all(model, state, contacts)
     if before_projection is not None:
         before_projection()

@@ -46,6 +46,7 @@ from ..constraints.islands import clear_sleeping_loads, update_islands
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
 from ..forces.springs import spring_loads
 from ..integration import integrate
+from ..integration.guard import first_non_finite, save_row, undo
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import CallSite, njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
@@ -74,7 +75,7 @@ from ..solvers.velocity_solve import lemke_size, velocity_solve
 from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
-STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS = range(4)
+STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS, STAT_NON_FINITE = range(5)
 STATS_SIZE = 4
 
 StepInputs = namedtuple("StepInputs", ["scheme", "gravity", "h", "settings", "isettings", "integrate_positions"])
@@ -92,6 +93,8 @@ class TimeStepping:
     bodies or shapes change (``Model.version``)."""
 
     name = "timestep"
+    guards_state = True
+    """Whether ``advance`` undoes a step that goes non-finite itself (integration/guard.py); else step.py does."""
 
     def __init__(self, model: Model) -> None:
         self._version = -1
@@ -188,12 +191,34 @@ class TimeStepping:
         if model.springs:
             self.spring_stage(model, state, dt)
         if pairs == 0 and not joints:
-            free_step(model, state, dt, self.free_scheme)
+            if free_step(model, state, dt, self.free_scheme):
+                self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
         else:
-            run_contact_step(model, state, contacts, dt, self.free_scheme, True, stats)
+            self.contact_step(model, state, contacts, dt, stats)
             if joints:
                 model.joints.finish_step(dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
+
+    def contact_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:
+        """The contact step's kernel (``run_contact_step``), undone if it left a body non-finite."""
+        run_contact_step(model, state, contacts, dt, self.free_scheme, True, stats)
+        if stats.solver_out[STAT_NON_FINITE] >= 0:
+            self.undo(model, state, contacts, "contact step (velocity stage, contact solve, position stage)", dt)
+
+    def undo(self, model: Model, state: State, contacts: ContactBuffers, stage: str, dt: float) -> None:
+        """Undo a step that left a body non-finite and raise ``guard.NonFiniteStep``: the bodies as at the
+        start (their ``*_before`` rows), then ``after_undo``."""
+        error = undo(state.bodies(), model.names, stage, state.time, dt)
+        self.after_undo(model, contacts)
+        raise error
+
+    def after_undo(self, model: Model, contacts: ContactBuffers) -> None:
+        """After the bodies of an undone step were put back: the last step's contacts become current again
+        (detection swapped the buffers), and the joints' carried impulses are cleared."""
+        if model.geom.count > 1:
+            contacts.swap()
+        if len(model.joints):
+            model.joints.clear_impulses()
 
     def detect(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> int:
         """The detection stage: the new contacts go to one buffer while the other keeps the last step's,
@@ -309,15 +334,15 @@ def free_step_site(model: Model, scheme: int) -> CallSite:
     return _FREE_STEP[(0 if scheme == Integrator.SPLITTING else 2) + serial]
 
 
-def free_step(model: Model, state: State, dt: float, scheme: int) -> None:
-    """A step without contacts or joints: the scheme's fused per-body kernel (integration/integrate.py)."""
+def free_step(model: Model, state: State, dt: float, scheme: int) -> int:
+    """A step without contacts or joints: the scheme's fused per-body kernel (integration/integrate.py).
+    Returns how many bodies it left non-finite (their start is in the ``*_before`` rows)."""
     body, st = model.bodies(), state.bodies()
     substeps = model.settings.substeps
     lag = (substeps - 1) / (2 * substeps)  # translate as the sub-stepped contact steps do
     if scheme == Integrator.SPLITTING:
-        free_step_site(model, scheme)(body, st, model.gravity, dt, lag)
-    else:
-        free_step_site(model, scheme)(body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
+        return free_step_site(model, scheme)(body, st, model.gravity, dt, lag)
+    return free_step_site(model, scheme)(body, st, model.gravity, dt, scheme == Integrator.IMPLICIT_GYRO, lag)
 
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
@@ -331,8 +356,10 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     specialization of this kernel). ``inputs.integrate_positions`` False stops after the velocity solve and,
     with the split correction, its pseudo sweep (the ODE integrators then take the contact impulses as an
     initial kick, and move the bodies by the pseudo-velocities v_pseudo, w_pseudo after their step:
-    methods/ode.py). stats_out (4,): contacts, the solver's iterations summed over the sub-steps, the last
-    sub-step's residual [m/s], and the worst sub-step's status (solvers/result.py's codes). ``joints``: None,
+    methods/ode.py). stats_out (5,): contacts, the solver's iterations summed over the sub-steps, the last
+    sub-step's residual [m/s], the worst sub-step's status (solvers/result.py's codes), and with
+    ``integrate_positions`` the first non-finite body and field (``guard.first_non_finite``: 4 i + f, or -1;
+    the start of the step is in the ``*_before`` rows). ``joints``: None,
     or the joints' arrays (model/joint_set.py).
     """
     scheme, gravity, h, settings, isettings, integrate_positions = inputs
@@ -349,6 +376,8 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
         for c in range(3):          # (a loop: an array-to-array slice assignment may allocate a copy)
             v_pseudo[i, c] = v[i, c]
             w_pseudo[i, c] = w[i, c]
+        if integrate_positions:     # the start, put back if the step goes non-finite (integration/guard.py)
+            save_row(i, state)
     velocity_stage(scheme, body, state, gravity, hs, substeps == 1)
     count = prepare_rows(pairs, slots, old, inv_mass, state, (v_pseudo, w_pseudo), settings[S_MATCH_DISTANCE], hs)
     correction = isettings[I_CORRECTION]
@@ -418,6 +447,7 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     stats_out[STAT_ITERATIONS] = iterations
     stats_out[STAT_RESIDUAL] = residual
     stats_out[STAT_STATUS] = status
+    stats_out[STAT_NON_FINITE] = first_non_finite(state) if integrate_positions else -1
 
 
 @njit(cache=True, refcount=False)

@@ -95,9 +95,14 @@ BODY_STATE_FIELDS: tuple[Field, ...] = (
     Field("v_pseudo", FLOAT, (3,), "m/s", "world", "contact solve",
           "split-impulse pseudo-velocity: moves the body in the position stage, then dropped"),
     Field("w_pseudo", FLOAT, (3,), "rad/s", "world", "contact solve", "split-impulse pseudo angular velocity"),
+    Field("x_before", FLOAT, (3,), "m", "world", "the step's first stage",
+          "x at the start of the step, put back if the step leaves a non-finite state (integration/guard.py)"),
+    Field("q_before", FLOAT, (4,), "-", "body → world", "the step's first stage", "q at the start of the step"),
+    Field("v_before", FLOAT, (3,), "m/s", "world", "the step's first stage", "v at the start of the step"),
+    Field("w_before", FLOAT, (3,), "rad/s", "world", "the step's first stage", "ω at the start of the step"),
 )
 
-SCRATCH_BODY_FIELDS = ("inv_inertia_world", "v_pseudo", "w_pseudo")
+SCRATCH_BODY_FIELDS = tuple(f.name for f in BODY_STATE_FIELDS if not f.state)
 """Body state fields that the step writes as scratch (not saved by a snapshot): add_body fills them with zeros."""
 
 BodyModel = container("BodyModel", BODY_MODEL_FIELDS, "The bodies' parameters (Model), n rows.")

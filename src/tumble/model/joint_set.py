@@ -243,6 +243,12 @@ class JointSet:
         n = EQUALITY_ROWS[self.joints[j].kind]
         return float(np.abs(error[j, :n]).max())
 
+    def clear_impulses(self) -> None:
+        """Drop the impulses carried for the warm start and the last step's wrenches (after a step that was
+        undone: integration/guard.py)."""
+        self._impulse[...] = 0.0
+        self._wrench[...] = 0.0
+
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> dict[str, Any]:
         flags = self._arrays["flags"].copy() if self._arrays is not None else None
