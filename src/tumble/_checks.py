@@ -13,6 +13,53 @@ import numpy as np
 
 from .conventions import FLOAT, QUAT_NORM_MIN
 
+# ---------------------------------------------------------------------------------------------------------------
+# The range of the world tumble simulates (docs/conventions.md, "Limits"). Each bound is inclusive.
+# ---------------------------------------------------------------------------------------------------------------
+
+LENGTH_MIN = 1e-6
+"""[m] The least size of a shape: a radius, side, length, height or semi-axis, and a convex hull's thickness.
+Collision's absolute tolerances are ~1e-9 m (``collision/sat.py`` DEPTH_ROUNDING, ``collision/ellipsoid.py``
+EPA_TOL), so a 1 µm shape still has its depths to a thousandth of its size."""
+
+LENGTH_MAX = 1e6
+"""[m] The largest size of a shape (1000 km), and how far from its frame's origin a hull's points or a
+compound's parts may lie. float64 resolves a coordinate of 1e6 m to 2.2e-10 m, below the 1e-9 m depth
+tolerance: a 1 µm shape keeps its contacts anywhere in a world this size, and 1e6 / 1e-6 = 1e12 is as wide a
+span of sizes as those two figures allow."""
+
+DENSITY_MIN = 1e-3
+"""[kg/m³] The least density: a thousandth of air's (1.2 kg/m³), below any gas, foam or aerogel a rigid body
+is made of (silica aerogel ~1 kg/m³). A smaller value is a units mistake."""
+
+DENSITY_MAX = 1e5
+"""[kg/m³] The largest density: four times osmium's (22,590 kg/m³), the densest element. A larger value is a
+units mistake (give ``mass`` for a body of a given weight)."""
+
+MASS_MIN = 1e-15
+"""[kg] The least mass of a body, however given (``mass`` or density × volume): a cube of water with side
+LENGTH_MIN. The step's tolerances are velocities and its LCPs are scaled, so float64 would carry far lighter
+bodies; the bound refuses what is a units mistake or a subnormal (1e-320 kg has 1/M = inf)."""
+
+MASS_MAX = 1e21
+"""[kg] The largest mass of a body: a rock body LENGTH_MAX across (Ceres, 940 km, has 9.4e20 kg). With sizes
+up to LENGTH_MAX its moments stay below 1e33 kg m², and its momentum and energies stay far from float64's
+1.8e308 at any speed below light's."""
+
+INERTIA_MIN = 1e-30
+"""[kg m²] The least principal moment: a thousandth of MASS_MIN × LENGTH_MIN², below the least moment of any
+body that the mass and length bounds allow (a cube of side LENGTH_MIN and mass MASS_MIN has 1.7e-28 kg m²)."""
+
+INERTIA_MAX = 1e36
+"""[kg m²] The largest principal moment: a thousand times MASS_MAX × LENGTH_MAX², above that of any body the
+mass and length bounds allow (MASS_MAX in a sphere of radius LENGTH_MAX has 4e32 kg m²)."""
+
+INERTIA_RATIO_MAX = 1e8
+"""The largest ratio of a body's principal moments. ω = I⁻¹ L mixes the axes: a rounding of L's large
+components (2.2e-16 relative) reaches the weakest axis multiplied by this ratio, 2.2e-8 at 1e8. Plates,
+discs and blocks have ratios of at most 2 (I3 <= I1 + I2); only slender rods approach it: a rod's ratio
+is ~(length / radius)² / 6, so 1e8 allows a rod 24,000 times as long as its radius."""
+
 
 def _show(value: Any) -> str:
     text = repr(value)
@@ -23,7 +70,10 @@ def real(name: str, value: Any) -> float:
     """A finite real number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_show(value)} of type {type(value).__name__}")
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:      # an int or Fraction beyond float64
+        out = float("inf")
     if not np.isfinite(out):
         raise ValueError(f"{name} must be finite, got {_show(value)}")
     return out
@@ -45,19 +95,56 @@ def non_negative(name: str, value: Any) -> float:
     return out
 
 
-def array(name: str, value: Any, shape: tuple[int | None, ...]) -> np.ndarray:
-    """A finite float64 array of the given shape (``None`` matches any length on that axis)."""
+def at_most(name: str, value: Any, high: float, unit: str, zero: bool = False) -> float:
+    """A finite real number > 0 (>= 0 if ``zero``) and at most ``high`` [unit]."""
+    out = non_negative(name, value) if zero else positive(name, value)
+    if out > high:
+        raise ValueError(f"{name} must be at most {high:g} {unit}, got {_show(value)}")
+    return out
+
+
+def in_range(name: str, value: Any, low: float, high: float, unit: str) -> float:
+    """A finite real number > 0 in [low, high] [unit] (low > 0)."""
+    out = positive(name, value)
+    if not low <= out <= high:
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}] {unit}, got {_show(value)}")
+    return out
+
+
+def length(name: str, value: Any) -> float:
+    """A shape's size [m] in [LENGTH_MIN, LENGTH_MAX]."""
+    return in_range(name, value, LENGTH_MIN, LENGTH_MAX, "m")
+
+
+def density(name: str, value: Any) -> float:
+    """A density [kg/m³] in [DENSITY_MIN, DENSITY_MAX]."""
+    return in_range(name, value, DENSITY_MIN, DENSITY_MAX, "kg/m³")
+
+
+def mass(name: str, value: Any) -> float:
+    """A body's mass [kg] in [MASS_MIN, MASS_MAX]."""
+    return in_range(name, value, MASS_MIN, MASS_MAX, "kg")
+
+
+def array(name: str, value: Any, shape: tuple[int | None, ...], finite: bool = True) -> np.ndarray:
+    """A float64 array of the given shape (``None`` matches any length on that axis), finite unless
+    ``finite`` is False (the caller then says which entry is not, in its own terms)."""
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be an array of numbers with shape {_shape_text(shape)}, "
                         f"got {_show(value)}")
     try:
-        out = np.array(value, dtype=FLOAT)
+        given = np.asarray(value)
+        if given.dtype.kind not in "iufO":     # strings, bools, complex numbers
+            raise TypeError
+        out = np.array(given, dtype=FLOAT)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be an array of numbers with shape {_shape_text(shape)}, "
                         f"got {_show(value)}") from None
+    except OverflowError:      # Python ints beyond float64
+        raise ValueError(f"{name} must be finite, got {_show(value)}") from None
     if out.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, out.shape, strict=True)):
         raise ValueError(f"{name} must have shape {_shape_text(shape)}, got shape {out.shape}: {_show(value)}")
-    if not np.all(np.isfinite(out)):
+    if finite and not np.all(np.isfinite(out)):
         raise ValueError(f"{name} must be finite, got {_show(value)}")
     return out
 
@@ -69,11 +156,20 @@ def vector3(name: str, value: Any) -> np.ndarray:
 
 def quaternion(name: str, value: Any) -> np.ndarray:
     """A finite non-zero quaternion (w, x, y, z), returned normalized (API.md: not unit → normalized)."""
-    q = array(name, value, (4,))
-    norm = float(np.sqrt(q @ q))
-    if norm < QUAT_NORM_MIN:
+    scaled, exponent = quaternions_scaled(array(name, value, (4,)))
+    norm = float(np.sqrt(scaled @ scaled))
+    if np.ldexp(norm, exponent) < QUAT_NORM_MIN:
         raise ValueError(f"{name} must be a non-zero quaternion (w, x, y, z), got {_show(value)}")
-    return q / norm
+    return scaled / norm
+
+
+def quaternions_scaled(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q · 2⁻ᵉ, e) for finite quaternions q (..., 4): each scaled, exactly, by the power of two that brings its
+    largest component into [0.5, 1), so that q · q neither overflows (components ~1e200 would make the norm
+    inf and q / |q| zero) nor underflows. Its norm is |q| · 2⁻ᵉ, and normalizing it gives the same bits as
+    normalizing q wherever q · q stays in range."""
+    _, exponent = np.frexp(np.abs(q).max(axis=-1))
+    return np.ldexp(q, -exponent[..., None]), exponent
 
 
 def rotation_matrix(name: str, value: Any, tol: float = 1e-6) -> np.ndarray:
@@ -89,7 +185,7 @@ def symmetric_positive_definite(name: str, value: Any) -> np.ndarray:
     J = array(name, value, (3, 3))
     if not np.allclose(J, J.T, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(J).max()))):
         raise ValueError(f"{name} must be symmetric, got {_show(value)}")
-    J = 0.5 * (J + J.T)
+    J = 0.5 * J + 0.5 * J.T
     eig = np.linalg.eigvalsh(J)
     if eig[0] <= 0.0:
         raise ValueError(f"{name} must be positive definite, got eigenvalues {eig.tolist()}")
@@ -98,6 +194,33 @@ def symmetric_positive_definite(name: str, value: Any) -> np.ndarray:
         raise ValueError(f"{name} violates the triangle inequality of principal moments "
                          f"(I3 <= I1 + I2), got eigenvalues {eig.tolist()}")
     return J
+
+
+def inertia(name: str, value: Any, spread: bool = True) -> np.ndarray:
+    """A body's inertia tensor (3, 3) [kg m²]: symmetric positive definite, its principal moments satisfying
+    the triangle inequality, in [INERTIA_MIN, INERTIA_MAX] and, if ``spread``, within INERTIA_RATIO_MAX of one
+    another."""
+    J = array(name, value, (3, 3))
+    largest = float(np.abs(J).max())
+    if largest > INERTIA_MAX:
+        raise ValueError(f"{name} must have entries of at most {INERTIA_MAX:g} kg m² in size, got one of {largest:g}")
+    J = symmetric_positive_definite(name, J)
+    principal_moments(name, np.linalg.eigvalsh(J), spread=spread)
+    return J
+
+
+def principal_moments(name: str, moments: np.ndarray, source: str = "", spread: bool = True) -> None:
+    """Refuse principal moments (3,) [kg m²] outside [INERTIA_MIN, INERTIA_MAX] or, if ``spread``, spread by
+    more than INERTIA_RATIO_MAX; ``source`` says where they came from, for the message."""
+    low, high = float(np.min(moments)), float(np.max(moments))
+    shown = "[" + ", ".join(f"{m:.6g}" for m in moments) + "]"
+    if low < INERTIA_MIN or high > INERTIA_MAX:
+        raise ValueError(f"{name} must give principal moments in [{INERTIA_MIN:g}, {INERTIA_MAX:g}] kg m², "
+                         f"got {shown}{source}")
+    if spread and high > INERTIA_RATIO_MAX * low:
+        raise ValueError(f"{name} must give principal moments within a ratio of {INERTIA_RATIO_MAX:g} of one "
+                         f"another, got {shown}{source}, a ratio of {high / low:.3g} (a rod reaches "
+                         f"{INERTIA_RATIO_MAX:g} at about 24,000 times as long as its radius)")
 
 
 def material(friction: Any, restitution: Any) -> tuple[float, float]:

@@ -1,12 +1,15 @@
 """Body: a thin handle (world, index) whose properties read and write the World's arrays.
 
-Getters return copies (changing them does not move the body); setters validate and write through.
+Getters return copies (changing them does not move the body); setters validate and write through: a value
+that is not finite is refused, naming the argument, and the body is left as it was.
 Loads applied with ``apply_force``/``apply_torque`` accumulate until the next step consumes them;
-``apply_impulse`` changes the velocities at once (Baraff II (8-12)).
+``apply_impulse`` changes the velocities at once (Baraff II (8-12)). A load or impulse whose sum would
+overflow float64 is refused, all of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,6 +19,16 @@ from .rotations import quat_to_matrix
 
 if TYPE_CHECKING:
     from .world import World
+
+_FIELD_TEXT = {"force": "accumulated force [N]", "torque": "accumulated torque [N m]", "v": "velocity [m/s]",
+               "w": "angular velocity [rad/s]"}
+"""How a message names the body fields that loads and impulses add to."""
+
+
+def _given(name: str, value: np.ndarray, point: Any) -> str:
+    """'f = [1.0, 0.0, 0.0] at point = [0.0, 2.0, 0.0]' for a message (the point as given: it was checked)."""
+    at = "" if point is None else f" at point = {np.asarray(point, dtype=float).tolist()}"
+    return f"{name} = {value.tolist()}{at}"
 
 
 class Body:
@@ -198,22 +211,41 @@ class Body:
 
     # ------------------------------------------------------------------ loads
     def _point_arm(self, point: Any) -> np.ndarray:
-        return np.zeros(3) if point is None else _checks.vector3("point", point) - self._row("x")
+        if point is None:
+            return np.zeros(3)
+        point = _checks.vector3("point", point)
+        with np.errstate(over="ignore", invalid="ignore"):
+            arm = point - self._row("x")
+        if not np.all(np.isfinite(arm)):
+            raise ValueError(f"point = {point.tolist()} lies beyond float64 from body {self._index}'s centre "
+                             f"{self._row('x').tolist()}")
+        return arm
+
+    def _add(self, given: str, changes: Callable[[], dict[str, np.ndarray]]) -> None:
+        """Add to this body's rows, all or nothing: ``changes()`` gives {field: (3,) increment}; refused when an
+        increment or a sum is not finite (float64 overflow), with ``given`` (the arguments and their values)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            sums = {field: self._row(field) + delta for field, delta in changes().items()}
+        for field, total in sums.items():
+            if not np.all(np.isfinite(total)):
+                raise ValueError(f"{given} would make the {_FIELD_TEXT[field]} of body {self._index} "
+                                 f"{total.tolist()}: beyond float64")
+        for field, total in sums.items():
+            self._row(field)[:] = total
 
     def apply_force(self, f: Any, point: Any = None) -> None:
         """Add a world-frame force f (3,) [N] at a world point (the COM if None) for the next step.
         The torque about the COM is (point − x) × f (Baraff I (2-21))."""
         f = _checks.vector3("f", f)
         arm = self._point_arm(point)
-        self._row("force")[:] += f
-        self._row("torque")[:] += np.cross(arm, f)
+        self._add(_given("f", f, point), lambda: {"force": f, "torque": np.cross(arm, f)})
         if np.any(f) and not self.fixed:
             self._wake()
 
     def apply_torque(self, tau: Any) -> None:
         """Add a world-frame torque τ (3,) [N m] for the next step."""
         tau = _checks.vector3("tau", tau)
-        self._row("torque")[:] += tau
+        self._add(_given("tau", tau, None), lambda: {"torque": tau})
         if np.any(tau) and not self.fixed:
             self._wake()
 
@@ -222,8 +254,8 @@ class Body:
         Δv = j / M, Δω = I⁻¹ ((point − x) × j) (Baraff II (8-12)). No effect on a fixed body."""
         j = _checks.vector3("j", j)
         arm = self._point_arm(point)
-        self._row("v")[:] += self.inv_mass * j
-        self._row("w")[:] += self.inv_inertia_world @ np.cross(arm, j)
+        self._add(_given("j", j, point),
+                  lambda: {"v": self.inv_mass * j, "w": self.inv_inertia_world @ np.cross(arm, j)})
         if np.any(j) and not self.fixed:
             self._wake()
 

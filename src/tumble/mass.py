@@ -70,8 +70,8 @@ class MassProperties:
         return MassProperties(m, com, inertia)
 
     def scaled_to_mass(self, mass: float) -> MassProperties:
-        """The same shape with total ``mass`` [kg] (uniform density scaled)."""
-        mass = _checks.positive("mass", mass)
+        """The same shape with total ``mass`` [kg] in [MASS_MIN, MASS_MAX] (uniform density scaled)."""
+        mass = _checks.mass("mass", mass)
         return MassProperties(mass, self.com.copy(), self.inertia * (mass / self.mass))
 
 
@@ -115,7 +115,8 @@ def _shape_mass_properties(shape: Any, density: float) -> MassProperties:
 
 
 def compound_parts(shape: Any, name: str = "shape") -> list[tuple[Any, np.ndarray, np.ndarray]]:
-    """Normalize a shape or a list of (shape, position, orientation) into a list of parts.
+    """Normalize a shape or a list of (shape, position, orientation) into a list of parts; the positions [m]
+    lie within ±LENGTH_MAX of the compound's origin.
 
     Returns a list of (shape, position (3,), orientation (4,) unit quaternion) in the compound frame.
     """
@@ -134,6 +135,9 @@ def compound_parts(shape: Any, name: str = "shape") -> list[tuple[Any, np.ndarra
         if not isinstance(sub, SHAPE_TYPES):
             raise TypeError(f"{name}[{k}][0] must be a shape, got {type(sub).__name__}")
         pos = _checks.vector3(f"{name}[{k}] position", part[1])
+        if float(np.abs(pos).max()) > _checks.LENGTH_MAX:
+            raise ValueError(f"{name}[{k}] position must lie within ±{_checks.LENGTH_MAX:g} m of the compound's "
+                             f"origin on every axis, got {pos.tolist()}")
         quat = (_checks.quaternion(f"{name}[{k}] orientation", part[2]) if len(part) == 3
                 else np.array([1.0, 0.0, 0.0, 0.0]))
         parts.append((sub, pos, quat))
@@ -146,12 +150,12 @@ def mass_properties(shape: Any, density: float = DEFAULT_DENSITY) -> MassPropert
     Args:
         shape: a shape (its frame's origin is its COM, so ``com`` is zero), or a list of parts with
             positions [m] and orientations (w, x, y, z) in a common frame.
-        density: uniform density [kg/m³], > 0.
+        density: uniform density [kg/m³] in [DENSITY_MIN, DENSITY_MAX] = [1e-3, 1e5] (``_checks``).
 
     Returns:
         MassProperties with ``com`` and ``inertia`` in the shape's (or compound's) frame.
     """
-    density = _checks.positive("density", density)
+    density = _checks.density("density", density)
     total = None
     for sub, pos, quat in compound_parts(shape):
         mp = _shape_mass_properties(sub, density).transformed(quat_to_matrix(quat), pos)
@@ -165,11 +169,11 @@ def spatial_inertia(mass: float, com: Any, inertia: Any) -> np.ndarray:
     With c = ``com`` (3,) [m] in the frame and J = ``inertia`` (3, 3) [kg m²] about the COM:
     M = [[J − m c* c*, m c*], [−m c*, m 1]], so that (h, p) = M (ω, v) and ½ (ω, v)ᵀ M (ω, v) is the
     kinetic energy. M = Tᵀ diag(J, m 1) T with T = [[1, 0], [−c*, 1]] (T maps the twist at the origin
-    to the twist at the COM).
+    to the twist at the COM). ``mass`` and ``inertia`` as a body's (``_checks.mass``, ``_checks.inertia``).
     """
-    mass = _checks.positive("mass", mass)
+    mass = _checks.mass("mass", mass)
     c = _checks.vector3("com", com)
-    J = _checks.symmetric_positive_definite("inertia", inertia)
+    J = _checks.inertia("inertia", inertia)
     C = _star(c)
     M = np.empty((6, 6))
     M[:3, :3] = J - mass * C @ C
@@ -182,9 +186,9 @@ def spatial_inertia(mass: float, com: Any, inertia: Any) -> np.ndarray:
 def spatial_inertia_inv(mass: float, com: Any, inertia: Any) -> np.ndarray:
     """Inverse of ``spatial_inertia`` in closed form (ArtiSynth notes 0.1):
     M⁻¹ = T⁻¹ diag(J⁻¹, 1/m) T⁻ᵀ = [[J⁻¹, −J⁻¹ c*], [c* J⁻¹, 1/m − c* J⁻¹ c*]]."""
-    mass = _checks.positive("mass", mass)
+    mass = _checks.mass("mass", mass)
     c = _checks.vector3("com", com)
-    J = _checks.symmetric_positive_definite("inertia", inertia)
+    J = _checks.inertia("inertia", inertia)
     C = _star(c)
     Jinv = np.linalg.inv(J)
     Minv = np.empty((6, 6))

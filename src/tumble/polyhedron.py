@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.spatial import ConvexHull as _QHull
-from scipy.spatial import QhullError
+from scipy.spatial import QhullError, cKDTree
 
+from ._checks import LENGTH_MIN
 from .conventions import FLOAT, HULL_MIN_VOLUME_RATIO
 
 # Second moment of the standard tetrahedron (0, e1, e2, e3) per unit |det|: ∫ x xᵀ dV = S / 120.
@@ -30,7 +31,11 @@ def hull(points: np.ndarray, name: str = "points") -> tuple[np.ndarray, np.ndarr
         indices into ``vertices``, wound counter-clockwise seen from outside (outward normals).
 
     Raises:
-        ValueError: fewer than 4 points, or all points (nearly) coplanar or collinear.
+        ValueError: fewer than 4 points; all points (nearly) coplanar or collinear: the hull thinner than
+            LENGTH_MIN (1e-6 m) across some face; or two faces of different qhull facets so nearly coplanar
+            that collision would take them as one plane (``collision/polytope.py``: normals within
+            COPLANAR_COS, 4.5e-5 rad, offsets within 1e-9 of the hull's size): such a hull has no consistent
+            polygon faces for the contact tests.
     """
     if points.shape[0] < 4:
         raise ValueError(f"{name} must hold at least 4 points that are not coplanar, got {points.shape[0]}")
@@ -45,6 +50,10 @@ def hull(points: np.ndarray, name: str = "points") -> tuple[np.ndarray, np.ndarr
         raise ValueError(f"{name} are degenerate: their hull has volume {qh.volume:.3g} m³, "
                          f"flat within {HULL_MIN_VOLUME_RATIO:g} of its bounding box")
     used = np.unique(qh.simplices)
+    thickness = _thickness(points[used], qh.equations)
+    if thickness < LENGTH_MIN:
+        raise ValueError(f"{name} are nearly coplanar: their hull is {thickness:.3g} m thick, less than the "
+                         f"{LENGTH_MIN:g} m every shape must measure")
     remap = np.full(points.shape[0], -1, dtype=np.int64)
     remap[used] = np.arange(used.size)
     vertices = points[used].astype(FLOAT)
@@ -53,7 +62,57 @@ def hull(points: np.ndarray, name: str = "points") -> tuple[np.ndarray, np.ndarr
     a, b, c = (vertices[triangles[:, i]] for i in range(3))
     flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), qh.equations[:, :3]) < 0.0
     triangles[flip] = triangles[flip][:, [0, 2, 1]]
+    _refuse_merged_faces(vertices, triangles, qh.equations, thickness, name)
     return vertices, triangles
+
+
+def _thickness(vertices: np.ndarray, equations: np.ndarray) -> float:
+    """[m] The hull's least width across a face: min over faces of the deepest vertex below the face's plane
+    (qhull's ``equations``: unit outward normal n and offset c, n · p + c <= 0 inside)."""
+    least = np.inf
+    for start in range(0, equations.shape[0], 256):   # (vertices, 256) at a time: bounded memory
+        eq = equations[start:start + 256]
+        depth = -(vertices @ eq[:, :3].T + eq[:, 3])
+        least = min(least, float(depth.max(axis=0).min()))
+    return least
+
+
+_FACE_OFFSET = 1e-9
+"""Two face planes whose offsets from the hull's centre of mass differ by less than this times the hull's size
+(at least 1 m), with normals within COPLANAR_COS, are one plane to ``collision.polytope.hull_polytope`` (its
+``1e-9 * scale``)."""
+
+
+def _refuse_merged_faces(vertices: np.ndarray, triangles: np.ndarray, equations: np.ndarray, thickness: float,
+                         name: str) -> None:
+    """ValueError unless ``collision.polytope.hull_polytope`` will group the triangles into exactly qhull's
+    facets (the triangles that share an equation). Two triangles of different facets whose planes agree within
+    its tolerances (normals within COPLANAR_COS, offsets within _FACE_OFFSET of the hull's size) would be taken
+    as one face, whose polygon then has edges that no neighbouring face shares. The planes are computed as that
+    function computes them: from the outward triangles, in the hull frame (origin at the centre of mass)."""
+    from .collision.polytope import COPLANAR_COS  # collision.polytope imports shapes, which imports this
+
+    volume, first, _ = volume_moments(vertices, triangles)
+    verts = vertices - first / volume
+    a, b, c = (verts[triangles[:, i]] for i in range(3))
+    normal = np.cross(b - a, c - a)
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    offset = np.einsum("ij,ij->i", normal, a)
+    scale = max(1.0, float(np.abs(verts).max()))
+    facet = np.unique(equations, axis=0, return_inverse=True)[1].ravel()
+    chord = np.sqrt(2.0 * (1.0 - COPLANAR_COS)) * (1.0 + 1e-6)   # |n1 − n2| at the cosine COPLANAR_COS
+    i, j = cKDTree(normal).query_pairs(chord, output_type="ndarray").T
+    cos = np.einsum("ij,ij->i", normal[i], normal[j])
+    gap = np.abs(offset[i] - offset[j])
+    merged = np.flatnonzero((facet[i] != facet[j]) & (cos > COPLANAR_COS) & (gap < _FACE_OFFSET * scale))
+    if merged.size:
+        k = merged[0]
+        angle = float(np.arctan2(np.linalg.norm(np.cross(normal[i[k]], normal[j[k]])), cos[k]))
+        raise ValueError(f"{name} give a hull with two nearly coplanar faces: they meet at {angle:.3g} rad with "
+                         f"planes {gap[k]:.3g} m apart, within the {np.arccos(COPLANAR_COS):.2g} rad and "
+                         f"{_FACE_OFFSET * scale:.2g} m at which collision takes faces as one plane (the hull is "
+                         f"{thickness:.3g} m thick); move the points that make the fold onto a common plane or "
+                         f"further off it")
 
 
 def volume_moments(vertices: np.ndarray, triangles: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:

@@ -3,7 +3,8 @@
 Every shape's frame has its origin at the shape's centre of mass (uniform density). Capsules and
 cylinders lie along their frame's z axis. ``Box`` takes FULL side lengths (Baraff I 5.1).
 A ``ConvexHull`` is re-centred at its centre of mass; ``hull.center`` says where that centre lies in the
-frame of the points it was built from.
+frame of the points it was built from. Every size lies in [LENGTH_MIN, LENGTH_MAX] = [1e-6, 1e6] m
+(``_checks``; docs/conventions.md, "Limits").
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class Sphere:
     geom_type = GeomType.SPHERE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "radius", _checks.positive("radius", self.radius))
+        object.__setattr__(self, "radius", _checks.length("radius", self.radius))
 
     @property
     def size(self) -> tuple[float, float, float]:
@@ -46,7 +47,7 @@ class Box:
 
     def __post_init__(self) -> None:
         for name in ("lx", "ly", "lz"):
-            object.__setattr__(self, name, _checks.positive(name, getattr(self, name)))
+            object.__setattr__(self, name, _checks.length(name, getattr(self, name)))
 
     @property
     def half_extents(self) -> np.ndarray:
@@ -67,15 +68,16 @@ class Box:
 @dataclass(frozen=True)
 class Capsule:
     """Capsule along body z: a cylinder of ``radius`` and ``length`` (the cylindrical part only) [m]
-    capped by two hemispheres; total extent along z is ``length + 2 radius``."""
+    capped by two hemispheres; total extent along z is ``length + 2 radius``. ``length`` may be below
+    LENGTH_MIN (any positive value): the capsule still measures 2 ``radius`` along every axis."""
 
     radius: float
     length: float
     geom_type = GeomType.CAPSULE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "radius", _checks.positive("radius", self.radius))
-        object.__setattr__(self, "length", _checks.positive("length", self.length))
+        object.__setattr__(self, "radius", _checks.length("radius", self.radius))
+        object.__setattr__(self, "length", _checks.at_most("length", self.length, _checks.LENGTH_MAX, "m"))
 
     @property
     def size(self) -> tuple[float, float, float]:
@@ -92,8 +94,8 @@ class Cylinder:
     geom_type = GeomType.CYLINDER
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "radius", _checks.positive("radius", self.radius))
-        object.__setattr__(self, "height", _checks.positive("height", self.height))
+        object.__setattr__(self, "radius", _checks.length("radius", self.radius))
+        object.__setattr__(self, "height", _checks.length("height", self.height))
 
     @property
     def size(self) -> tuple[float, float, float]:
@@ -112,7 +114,7 @@ class Ellipsoid:
 
     def __post_init__(self) -> None:
         for name in ("a", "b", "c"):
-            object.__setattr__(self, name, _checks.positive(name, getattr(self, name)))
+            object.__setattr__(self, name, _checks.length(name, getattr(self, name)))
 
     @property
     def size(self) -> tuple[float, float, float]:
@@ -125,8 +127,10 @@ class ConvexHull:
     """Convex hull of a point set, re-centred at its centre of mass (uniform density).
 
     Args:
-        points: (k, 3) array-like [m], k >= 4, not all coplanar; the hull may have at most
-            MAX_HULL_VERTICES (2048) vertices.
+        points: (k, 3) array-like [m], k >= 4, every coordinate within ±LENGTH_MAX (1e6 m); their hull at
+            least LENGTH_MIN (1e-6 m) thick, with no two neighbouring faces so nearly coplanar that
+            collision would take them as one (``polyhedron.hull``), and at most MAX_HULL_VERTICES (2048)
+            vertices.
 
     Attributes:
         vertices: (m, 3) hull vertices [m] in the hull frame (origin at the centre of mass).
@@ -145,6 +149,9 @@ class ConvexHull:
 
     def __post_init__(self) -> None:
         pts = _checks.array("points", self.points, (None, 3))
+        if pts.size and float(np.abs(pts).max()) > _checks.LENGTH_MAX:
+            raise ValueError(f"points must lie within ±{_checks.LENGTH_MAX:g} m of the origin on every axis, "
+                             f"got a coordinate {float(np.abs(pts).max()):g}")
         vertices, triangles = hull(pts, "points")
         if vertices.shape[0] > MAX_HULL_VERTICES:
             raise ValueError(f"points: the hull has {vertices.shape[0]} vertices, more than the "

@@ -20,11 +20,13 @@ from .collision.polytope import polytope_of
 from .constraints.attachments import sync_attached
 from .conventions import (
     DEFAULT_CONTACT_MARGIN,
+    DEFAULT_DENSITY,
     DEFAULT_FRICTION,
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
     FLOAT,
     INTEGRATOR_NAMES,
+    QUAT_NORM_MIN,
     GeomType,
     Integrator,
 )
@@ -35,7 +37,7 @@ from .joints import Joint
 from .mass import MassProperties, compound_parts, mass_properties
 from .methods.event import EVENT_ODES, IMPACTS, ROOT_FINDERS, EventDriven, EventSettings
 from .model import body_arrays
-from .model.fields import BODY_STATE_FIELDS, SCRATCH_BODY_FIELDS
+from .model.fields import BODY_STATE_FIELDS, MAX_CONTACTS, SCRATCH_BODY_FIELDS
 from .model.model import Model, spring_bodies
 from .model.settings import ContactSettings
 from .model.state import State
@@ -99,6 +101,81 @@ def _extent(geom_rows: dict[str, np.ndarray]) -> float:
     return max(float(np.linalg.norm(pos)) + _BOUNDING_RADIUS[int(t)](size) for t, pos, size in parts)
 
 
+_STATE_PARTS = ((0, "position x"), (3, "quaternion q"), (7, "momentum P"), (10, "angular momentum L"))
+"""Where each part of a body's 13 entries of Y starts (``integration/state_vector.py``), for messages."""
+
+
+def _state_entry(y: np.ndarray, k: int) -> str:
+    """'body 2's momentum P (y[33] = inf)' for entry ``k`` of Y (13 n,)."""
+    body, offset = divmod(k, _state.STATE_SIZE)
+    part = next(name for start, name in reversed(_STATE_PARTS) if offset >= start)
+    return f"body {body}'s {part} (y[{k}] = {float(y[k])!r})"
+
+
+def _snapshot_keys(where: str, given: Any, like: dict[str, Any], optional: tuple[str, ...] = ()) -> None:
+    """Refuse ``given`` unless it is a dict with the keys of ``like`` (a part of this world's snapshot)."""
+    if not isinstance(given, dict):
+        raise TypeError(f"{where} must be a dict as world.snapshot() makes, got {type(given).__name__}")
+    missing = sorted(set(like) - set(given) - set(optional))
+    unknown = sorted(set(given) - set(like), key=str)
+    if missing or unknown:
+        found = "; ".join(f"{what} {keys}" for what, keys in (("missing", missing), ("unknown", unknown)) if keys)
+        raise ValueError(f"{where} must have the keys of world.snapshot() {sorted(like)}: {found}")
+
+
+_KINDS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
+"""Array kinds a snapshot's array may have, by the kind of this world's (ints and bools are taken as given)."""
+
+
+def _snapshot_array(where: str, given: Any, like: np.ndarray, rows: int | None) -> np.ndarray:
+    """``given`` as an array shaped like ``like`` (with ``rows`` rows; None: any number), of its kind, finite."""
+    shape = ("k" if rows is None else rows,) + like.shape[1:]
+    try:
+        arr = np.asarray(given)
+    except ValueError:      # a ragged nesting of lists
+        arr = np.asarray(None)
+    if arr.dtype.kind not in _KINDS[like.dtype.kind]:
+        raise TypeError(f"{where} must be an array of {like.dtype} with shape {shape}, got {_checks._show(given)}")
+    if arr.shape[1:] != like.shape[1:] or arr.ndim != like.ndim or (rows is not None and arr.shape[0] != rows):
+        raise ValueError(f"{where} must have shape {shape} (this world's), got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{where} must be finite, got {_checks._show(given)}")
+    return arr
+
+
+def _snapshot_group(where: str, given: Any, like: dict[str, np.ndarray], rows: int | None) -> dict[str, np.ndarray]:
+    """A group of arrays (``ArrayGroup.snapshot()``) checked against this world's: every array with ``rows`` rows
+    (None: any number, the same for all)."""
+    _snapshot_keys(where, given, like)
+    out = {}
+    for key, template in like.items():
+        out[key] = _snapshot_array(f"{where}[{key!r}]", given[key], template, rows)
+        rows = out[key].shape[0]
+    return out
+
+
+def _snapshot_indices(where: str, arr: np.ndarray, low: int, high: int) -> None:
+    """Refuse entries of an index array outside [low, high)."""
+    if arr.size and (arr.min() < low or arr.max() >= high):
+        raise ValueError(f"{where} must hold indices in [{low}, {high}) (this world's), got {_checks._show(arr)}")
+
+
+def _snapshot_value(where: str, given: Any, like: Any) -> Any:
+    """One entry of the joints' snapshot checked against this world's: an array of its shape (or None, as a
+    snapshot taken before the joints' arrays were built has), None or a finite number where this world has
+    a number or None, a sequence of as many entries where it has a list."""
+    if isinstance(like, np.ndarray):
+        return None if given is None else _snapshot_array(where, given, like, like.shape[0])
+    if isinstance(like, list):
+        if not isinstance(given, (list, tuple)) or len(given) != len(like):
+            raise ValueError(f"{where} must be a list of {len(like)} entries (this world's), "
+                             f"got {_checks._show(given)}")
+        return list(given)
+    if given is None or isinstance(given, np.ndarray):
+        return given
+    return _checks.real(where, given)
+
+
 class World:
     """A set of rigid bodies advanced in time together.
 
@@ -140,12 +217,12 @@ class World:
                                      ("event_root", event_root, ROOT_FINDERS)):
             _checks.choice(name, value, dict.fromkeys(options))
         event_settings = EventSettings(
-            tolerance=_checks.positive("event_tolerance", event_tolerance),
-            contact_band=_checks.positive("event_contact_band", event_contact_band),
+            tolerance=_checks.at_most("event_tolerance", event_tolerance, _checks.LENGTH_MAX, "m"),
+            contact_band=_checks.at_most("event_contact_band", event_contact_band, _checks.LENGTH_MAX, "m"),
             threshold=_checks.positive("event_threshold", event_threshold),
             impacts=event_impacts, ode=event_ode, root=event_root)
         integrator_code = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
-        contact_margin = _checks.non_negative("contact_margin", contact_margin)
+        contact_margin = _checks.at_most("contact_margin", contact_margin, _checks.LENGTH_MAX, "m", zero=True)
         settings = ContactSettings(**contact_options)
         self._contact_options = dict(contact_options)
         """The contact options as given (validated), for ``save_scene``."""
@@ -234,11 +311,15 @@ class World:
                  collision_group: int = 1, collision_mask: int = 0xFFFFFFFF) -> Body:
         """Add a rigid body and return its handle. Every argument is checked before anything changes.
 
+        The body's mass, however given, lies in [1e-15, 1e21] kg, and the principal moments of its inertia in
+        [1e-30, 1e36] kg m², within a ratio of 1e8 of one another unless it is fixed (``_checks``: MASS_MIN,
+        MASS_MAX, INERTIA_MIN, INERTIA_MAX, INERTIA_RATIO_MAX; docs/conventions.md, "Limits").
+
         Args:
             shape: a shape, or a compound: a list of (shape, position, orientation) in a common frame.
                 The body frame's origin is the centre of mass; a compound's parts are shifted so that
                 its COM is the origin.
-            density: [kg/m³] (default 1000 when neither density nor mass is given).
+            density: [kg/m³] in [1e-3, 1e5] (default 1000 when neither density nor mass is given).
             mass: [kg] total mass instead of density; with ``inertia`` too, both are taken as given.
             inertia: (3, 3) [kg m²] about the COM in body axes; needs ``mass``.
             position: (3,) world position of the COM [m].
@@ -256,14 +337,14 @@ class World:
         parts = compound_parts(shape)
         if self.method == "event":
             EventDriven.check_shapes([part[0] for part in parts])
-        mp, inertia_body = self._check_mass(shape, density, mass, inertia)
+        if not isinstance(fixed, (bool, np.bool_)):
+            raise TypeError(f"fixed must be True or False, got {fixed!r}")
+        mp, inertia_body = self._check_mass(shape, density, mass, inertia, bool(fixed))
         x = _checks.vector3("position", position)
         q = _checks.quaternion("orientation", orientation)
         v = _checks.vector3("velocity", velocity)
         w = _checks.vector3("angular_velocity", angular_velocity)
         mu, e = _checks.material(friction, restitution)
-        if not isinstance(fixed, (bool, np.bool_)):
-            raise TypeError(f"fixed must be True or False, got {fixed!r}")
         if fixed and (np.any(v) or np.any(w)):
             raise ValueError(f"a fixed body cannot move: velocity and angular_velocity must be zero, "
                              f"got velocity={v.tolist()}, angular_velocity={w.tolist()}")
@@ -420,17 +501,29 @@ class World:
         self._contacts.now.pairs.live("pair_awake")[:] = True
 
     @staticmethod
-    def _check_mass(shape: Any, density: Any, mass: Any, inertia: Any) -> tuple[MassProperties, np.ndarray]:
+    def _check_mass(shape: Any, density: Any, mass: Any, inertia: Any,
+                    fixed: bool) -> tuple[MassProperties, np.ndarray]:
+        """The body's mass properties and its inertia about the COM (3, 3) [kg m²], with the mass and the
+        principal moments in range (``_checks``); a fixed body's moments may be spread any amount."""
         if density is not None and mass is not None:
             raise ValueError(f"give density or mass, not both: got density={density!r}, mass={mass!r}")
         if inertia is not None and mass is None:
             raise ValueError("inertia needs mass: give mass= together with inertia=")
-        mp = mass_properties(shape, 1000.0 if density is None else density)
+        mp = mass_properties(shape, DEFAULT_DENSITY if density is None else density)
         if mass is not None:
             mp = mp.scaled_to_mass(mass)
+        elif not _checks.MASS_MIN <= mp.mass <= _checks.MASS_MAX:
+            rho = DEFAULT_DENSITY if density is None else float(density)
+            name, default = ("shape", " (the default density)") if density is None else ("density", "")
+            raise ValueError(f"{name}: {rho:g} kg/m³{default} × {mp.mass / rho:.6g} m³ (the shape's volume) gives a "
+                             f"mass of {mp.mass:.6g} kg, outside [{_checks.MASS_MIN:g}, {_checks.MASS_MAX:g}] kg; "
+                             f"give another size or density, or mass=")
         if inertia is not None:
-            return mp, _checks.symmetric_positive_definite("inertia", inertia)
-        return mp, 0.5 * (mp.inertia + mp.inertia.T)
+            return mp, _checks.inertia("inertia", inertia, spread=not fixed)
+        inertia_body = 0.5 * (mp.inertia + mp.inertia.T)
+        _checks.principal_moments("shape", np.linalg.eigvalsh(inertia_body),
+                                  f" (from the shape and a mass of {mp.mass:.6g} kg)", spread=not fixed)
+        return mp, inertia_body
 
     @staticmethod
     def _geom_rows(parts: list, com: np.ndarray, group: int, mask: int) -> tuple[dict[str, np.ndarray], list]:
@@ -841,13 +934,46 @@ class World:
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
-        what followed the snapshot exactly."""
+        what followed the snapshot exactly. A snapshot without the keys, array shapes (as many bodies and joints
+        as this world has) or finite values of one is refused, naming the key, before anything changes."""
+        snapshot = self._checked_snapshot(snapshot)
         self._state.restore(snapshot)
         self._contacts.restore(snapshot)
         if "joints" in snapshot:
             self._model.joints.restore(snapshot["joints"])
         if self.method == "event":
             self._method.last_contacts = None    # its resting contacts are re-evaluated at the restored state
+
+    def _checked_snapshot(self, snapshot: Any) -> dict[str, Any]:
+        """``snapshot`` checked against this world's own (``snapshot()``): the same keys ("joints" may be left
+        out); the body arrays with a row per body; the contact buffer's arrays with any number m of pairs and
+        MAX_CONTACTS m slots, its shape and body indices this world's; every float finite. Returns it with
+        arrays for array-likes."""
+        like = self.snapshot()
+        _snapshot_keys("snapshot", snapshot, like, optional=("joints",))
+        contacts = snapshot["contacts"]
+        _snapshot_keys("snapshot['contacts']", contacts, like["contacts"])
+        pairs = _snapshot_group("snapshot['contacts']['pairs']", contacts["pairs"], like["contacts"]["pairs"], None)
+        m = next(iter(pairs.values())).shape[0] if pairs else 0
+        out = {
+            "time": _checks.real("snapshot['time']", snapshot["time"]),
+            "body": _snapshot_group("snapshot['body']", snapshot["body"], like["body"], self._model.body.count),
+            "contacts": {"pairs": pairs, "slots": _snapshot_group("snapshot['contacts']['slots']", contacts["slots"],
+                                                                  like["contacts"]["slots"], MAX_CONTACTS * m)},
+            "contacts_dt": (None if snapshot["contacts_dt"] is None
+                            else _checks.positive("snapshot['contacts_dt']", snapshot["contacts_dt"])),
+            "contacts_substeps": _checks.positive_int("snapshot['contacts_substeps']", snapshot["contacts_substeps"]),
+        }
+        for key, high in (("pair_geom", self._model.geom.count), ("pair_body", self._model.body.count),
+                          ("pair_contacts", MAX_CONTACTS + 1)):
+            if key in pairs:
+                _snapshot_indices(f"snapshot['contacts']['pairs'][{key!r}]", pairs[key], 0, high)
+        if "joints" in snapshot:
+            joints = snapshot["joints"]
+            _snapshot_keys("snapshot['joints']", joints, like["joints"])
+            out["joints"] = {key: _snapshot_value(f"snapshot['joints'][{key!r}]", joints[key], value)
+                             for key, value in like["joints"].items()}
+        return out
 
     def save_scene(self, path: str | os.PathLike) -> Path:
         """Write this world to a TOML scene file (docs/scenes.md) that ``tumble.load_scene`` reads back
@@ -863,19 +989,49 @@ class World:
         return save_scene(self, path)
 
     def state_to_array(self) -> np.ndarray:
-        """Baraff's state vector Y = (x, q, P, L) per body, (13 n,) (Baraff I section 3)."""
+        """Baraff's state vector Y = (x, q, P, L) per body, (13 n,) (Baraff I section 3). FloatingPointError,
+        naming the body and the entry, where P = M v or L = I ω overflows float64."""
         live = self._live()
         y = np.empty(_state.STATE_SIZE * self._model.body.count)
         _state.bodies_to_array(live["mass"], live["inertia_body"], live["x"], live["q"], live["v"], live["w"], y)
+        bad = np.flatnonzero(~np.isfinite(y))
+        if bad.size:
+            raise FloatingPointError(f"the state vector is not finite at {_state_entry(y, int(bad[0]))}: "
+                                     f"the body's velocities times its mass or inertia overflow float64")
         return y
 
     def array_to_state(self, y: Any) -> None:
         """Set the bodies' state from Y (13 n,) (Baraff I section 3); quaternions are normalized and
-        v = P/M, ω = I⁻¹ L recomputed. Fixed bodies stay at rest."""
-        y = _checks.array("y", y, (_state.STATE_SIZE * self._model.body.count,))
+        v = P/M, ω = I⁻¹ L recomputed. Fixed bodies stay at rest.
+
+        Refused, naming ``y``, the body and the entry, before anything changes: an entry that is not finite, a
+        quaternion shorter than QUAT_NORM_MIN (zero), or a momentum whose velocity overflows float64."""
+        n = self._model.body.count
+        y = _checks.array("y", y, (_state.STATE_SIZE * n,), finite=False)
+        bad = np.flatnonzero(~np.isfinite(y))
+        if bad.size:
+            raise ValueError(f"y must be finite: {_state_entry(y, int(bad[0]))}")
+        rows = y.reshape(n, _state.STATE_SIZE)
+        quats, exponent = _checks.quaternions_scaled(rows[:, 3:7])
+        short = np.flatnonzero(np.ldexp(np.sqrt(np.einsum("ij,ij->i", quats, quats)), exponent) < QUAT_NORM_MIN)
+        if short.size:
+            i = int(short[0])
+            o = _state.STATE_SIZE * i
+            raise ValueError(f"y must hold a non-zero quaternion for every body: body {i}'s quaternion q "
+                             f"(y[{o + 3}:{o + 7}]) is {rows[i, 3:7].tolist()}")
+        rows[:, 3:7] = quats      # scaled by powers of two, exactly: q · q cannot overflow in the kernel
         live = self._live()
-        _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y,
-                               live["x"], live["q"], live["v"], live["w"])
+        out = {key: np.empty_like(live[key]) for key in ("x", "q", "v", "w")}
+        _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y, out["x"], out["q"], out["v"], out["w"])
+        for key, what, (start, part) in (("v", "velocity", _STATE_PARTS[2]),
+                                         ("w", "angular velocity", _STATE_PARTS[3])):
+            bad = np.flatnonzero(~np.all(np.isfinite(out[key]), axis=1))
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(f"y gives body {i} a non-finite {what} {out[key][i].tolist()} from its {part} "
+                                 f"{rows[i, start:start + 3].tolist()}: beyond float64")
+        for key, value in out.items():
+            live[key][...] = value
         self._wake_all()
 
     def state_derivative(self, y: Any) -> np.ndarray:
