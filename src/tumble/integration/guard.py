@@ -71,6 +71,17 @@ def row_non_finite(i, state):
     return -1
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def step_is_finite(i, state):
+    """Whether body i's state after a fused free step (integration/integrate.py) is finite, from x and ω
+    alone: x⁺ = x + h (v⁺ − lag h a) is non-finite when v⁺ is (h > 0), and ω⁺ = Rp⁺ (ω in principal axes) is
+    NaN when the new orientation Rp⁺ (hence q⁺) is, as it is rotated by it. a · 0 is 0 for a finite a and NaN
+    for ±inf or NaN: one comparison tests the six."""
+    x, w = state.x, state.w
+    s = (x[i, 0] * 0.0 + x[i, 1] * 0.0 + x[i, 2] * 0.0) + (w[i, 0] * 0.0 + w[i, 1] * 0.0 + w[i, 2] * 0.0)
+    return s == 0.0
+
+
 @njit(cache=True, refcount=False)
 def save_bodies(state):
     """``save_row`` for every body (``state``: BodyState)."""
@@ -111,5 +122,5 @@ def undo(state: object, names: list[str | None], stage: str, time: float, dt: fl
     return NonFiniteStep(body, names[body] if body >= 0 else None, field, stage, time, dt)
 
 
-__all__ = ["FIELDS", "NonFiniteStep", "first_non_finite", "restore_bodies", "row_non_finite", "save_bodies",
-           "save_row", "undo"]
+__all__ = ["FIELDS", "NonFiniteStep", "first_non_finite", "restore_bodies", "step_is_finite", "row_non_finite",
+           "save_bodies", "save_row", "undo"]

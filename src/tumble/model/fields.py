@@ -100,6 +100,8 @@ BODY_STATE_FIELDS: tuple[Field, ...] = (
     Field("q_before", FLOAT, (4,), "-", "body → world", "the step's first stage", "q at the start of the step"),
     Field("v_before", FLOAT, (3,), "m/s", "world", "the step's first stage", "v at the start of the step"),
     Field("w_before", FLOAT, (3,), "rad/s", "world", "the step's first stage", "ω at the start of the step"),
+    Field("non_finite", np.bool_, (), "-", "-", "the fused free-step kernels",
+          "True where the body's step left a non-finite entry (integrate._count)"),
 )
 
 SCRATCH_BODY_FIELDS = tuple(f.name for f in BODY_STATE_FIELDS if not f.state)
