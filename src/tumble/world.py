@@ -45,7 +45,7 @@ from .precompile import precompile, precompile_before_first_step
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
 from .step import StepStats, method_for, step
-from .user.trajectory import Trajectory, record_simulation
+from .user.trajectory import MAX_STEPS, Trajectory, check_recording, checkpoint_path, record_simulation
 
 ForceCallback = Callable[["World", float], None]
 
@@ -1149,6 +1149,9 @@ class World:
         """
         duration = _checks.non_negative("duration", duration)
         dt = _checks.positive("dt", dt)
+        if not duration / dt <= MAX_STEPS:
+            raise ValueError(f"duration / dt must be at most {MAX_STEPS:.0f} steps, got duration={duration!r}, "
+                             f"dt={dt!r}")
         steps = round(duration / dt)
         if abs(steps * dt - duration) > 1e-9 * max(duration, dt):
             raise ValueError(f"duration must be a whole number of steps of dt={dt!r}, got duration={duration!r}")
@@ -1156,6 +1159,8 @@ class World:
             raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
         if not isinstance(record_contacts, (bool, np.bool_)):
             raise TypeError(f"record_contacts must be True or False, got {record_contacts!r}")
+        checkpoint_path(checkpoint)        # refused before anything compiles or steps
+        check_recording(steps, record_every, self._model.body.count)
         self._before_first_step()   # before the progress bar, whose monitor thread would keep it from forking
         return record_simulation(self, steps, dt, record_every, bool(progress), record_contacts=bool(record_contacts),
                                  checkpoint=checkpoint)

@@ -265,3 +265,27 @@ def test_a_damaged_crc_is_one_line(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"^path '.*t\.npz' could not be read as a trajectory"):
         tb.Trajectory.load(path)
+
+
+def test_simulate_refuses_a_bad_checkpoint_or_recording_before_it_compiles(monkeypatch, tmp_path):
+    """The checks come before the first step's precompile (seconds to a minute on a cold cache)."""
+    world = tb.World()
+    world.add_body(tb.Sphere(0.1))
+
+    def compiled() -> None:
+        raise AssertionError("precompiled before the arguments were checked")
+
+    monkeypatch.setattr(world, "_before_first_step", compiled)
+    with pytest.raises(ValueError, match="checkpoint"):
+        world.simulate(1.0, 0.1, checkpoint=tmp_path / "missing" / "run.npz")
+    with pytest.raises(ValueError, match="record_every"):
+        world.simulate(1e12, 1e-3)
+    assert world.time == 0.0
+
+
+def test_simulate_refuses_more_steps_than_a_float_counts():
+    # round(1e300 / 1e-300) raised OverflowError
+    world = tb.World()
+    world.add_body(tb.Sphere(0.1))
+    with pytest.raises(ValueError, match="duration / dt"):
+        world.simulate(1e300, 1e-300)

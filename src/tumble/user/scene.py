@@ -43,7 +43,7 @@ from ..model import body_arrays
 from ..model.settings import ContactSettings
 from ..shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from ..world import World
-from .trajectory import _atomic_write
+from .trajectory import MAX_STEPS, _atomic_write
 
 SCENE_FORMAT = 1
 """The newest scene format this version reads and the one it writes."""
@@ -57,9 +57,6 @@ MAX_SCENE_BODIES = 100_000
 """The most ``[[bodies]]`` a scene file may hold (the ground aside), and likewise the most ``[[joints]]``,
 ``[[springs]]`` and ``[[attachments]]`` each: a world of this many bodies takes about 0.6 GB and a couple of
 minutes to build. ``[[bodies]]`` headers are counted before the file is parsed."""
-
-MAX_STEPS = 2**53
-"""The most steps ``[run]`` may ask for (duration / dt): beyond it a step count is no longer an exact float."""
 
 MAX_SCENE_NESTING = 64
 """The deepest a scene file may nest arrays and inline tables (``[[[...]]]``, ``{ a = { ... } }``), and the

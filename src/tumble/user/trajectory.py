@@ -30,6 +30,10 @@ still load (those fields empty)."""
 _PER_FRAME_STATS = ("contact_count", "max_penetration", "solver_residual")
 _CONTACT_ARRAYS = ("contact_offsets", "contact_points", "contact_normals")
 
+MAX_STEPS = 2**53
+"""The most steps a run may ask for (duration / dt; ``simulate``, ``[run]``): beyond it a step count is no
+longer an exact float."""
+
 MAX_RECORDING_FRACTION = 0.5
 """The most a recording's buffers may take, as a fraction of this machine's physical memory (8 GiB is
 assumed where it cannot be read): ``simulate`` refuses, before its first step, a run whose recorded frames
@@ -306,6 +310,7 @@ class Trajectory:
                         "normals": self.contact_normals}
         return write_replay(path, times=self.times, positions=self.positions, orientations=self.orientations,
                             bodies=bodies, ground=geometry["ground"], contacts=recorded, title=title, fps=fps)
+
 
 
 def _umask() -> int:
