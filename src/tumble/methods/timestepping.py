@@ -68,10 +68,11 @@ from ..model.settings import (
 )
 from ..model.state import State
 from ..precompile import Share
+from ..solvers import load_path as lp
 from ..solvers import sequential_impulse as si
-from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project
+from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project, no_joints
 from ..solvers.pivoting import MAX_LEMKE_SIZE
-from ..solvers.velocity_solve import lemke_size, velocity_solve
+from ..solvers.velocity_solve import lemke_size, sweeps_singly, velocity_solve
 from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
@@ -394,6 +395,9 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     iterations = 0
     residual = 0.0
     status = 0
+    # A light body that a much heavier one bears on: its normal rows solved as one block after the sweeps and
+    # after the pseudo sweeps (solvers/load_path.py); Gauss–Seidel alone passes the load through it too slowly.
+    blocks = not soft and no_joints(joints) and sweeps_singly(solver) and lp.has_light_body(pairs, inv_mass)
     for sub in range(substeps):
         if sub > 0:
             velocity_stage(scheme, body, state, gravity, hs, sub == substeps - 1)
@@ -404,6 +408,8 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
                                                           directions, body_stage, hs, isettings, integrate_positions)
         iterations += done
         status = max(status, ended)   # the worst sub-step: failed > max_iterations > converged
+        if blocks:
+            lp.solve_blocks(pairs, slots, inv_mass, v, w, slots.normal_impulse, False, hs, touch_band, 0.0, 0.0)
         if not soft:
             v_pseudo[:] = 0.0
             w_pseudo[:] = 0.0
@@ -411,6 +417,9 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
             for _ in range(isettings[I_RELAX_ITERATIONS]):
                 si.pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, hs, settings[S_BAUMGARTE],
                                 settings[S_SLOP])
+            if blocks:
+                lp.solve_blocks(pairs, slots, inv_mass, v_pseudo, w_pseudo, pseudo_impulse, True, hs, touch_band,
+                                settings[S_BAUMGARTE], settings[S_SLOP])
         if not integrate_positions:
             break       # (the ODE integrators apply the pseudo-velocities after their step: ode.kick_pseudo_move)
         if not soft:

@@ -114,3 +114,18 @@ def _joints_project(joints, body, isettings):
                          (scratch.predict_x, scratch.predict_w))  # (SHAKE's prediction is spent: they hold the moves)
 
     return impl
+
+
+def no_joints(joints):
+    """Whether the step has no joints (``joints`` is None), as a compile-time constant. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(no_joints)
+def _no_joints(joints):
+    none = isinstance(joints, types.NoneType)
+
+    def impl(joints):
+        return none
+
+    return impl
