@@ -37,7 +37,7 @@ import numba
 __all__ = ["AUTO", "Share", "precompile", "precompile_before_first_step"]
 
 TIMEOUT_S = 900.0
-"""[s] How long ``precompile`` waits for its children in all (a cold demo takes ~25 s on 2 cores); then it stops
+"""[s] How long ``precompile`` waits for its children in all (a cold demo takes ~30 s on 2 cores); then it stops
 them and leaves what they had not compiled to the first step."""
 
 AUTO = os.environ.get("TUMBLE_PRECOMPILE", "1") != "0"

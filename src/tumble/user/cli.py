@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-COMPILE_NOTE = ("the first run compiles the contact kernels in parallel processes, about 25 s on 2 idle cores, "
+COMPILE_NOTE = ("the first run compiles the contact kernels in parallel processes, about 30 s on 2 idle cores, "
                 "longer when busy (`tumble compile` does it ahead); later runs load them from Numba's cache in "
                 "about a second")
 
