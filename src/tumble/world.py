@@ -1093,7 +1093,13 @@ class World:
     # ------------------------------------------------------------------ time
     def step(self, dt: float) -> None:
         """Advance the world by ``dt`` seconds (> 0): force callbacks, contact detection, velocity stage,
-        contact solve, position stage (``step.py`` lists the stages)."""
+        contact solve, position stage (``step.py`` lists the stages).
+
+        Raises:
+            NonFiniteStep (a FloatingPointError): the step would have left a body's x, q, v or ω non-finite
+                (a dt, load or stiffness beyond what the step can carry); it names the body, the field and the
+                stage, and the world is as before the step (integration/guard.py; docs/integrators.md).
+        """
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
         self._before_first_step()
@@ -1146,6 +1152,7 @@ class World:
 
         Raises:
             SimulationInterrupted (a KeyboardInterrupt) on Ctrl-C, carrying the frames recorded so far.
+            NonFiniteStep: a step would have left a body non-finite (``step``); the world is as before it.
         """
         duration = _checks.non_negative("duration", duration)
         dt = _checks.positive("dt", dt)
