@@ -6,7 +6,7 @@ and the next step fails somewhere else (an AABB "NaN or inverted") or goes on si
 raises ``NonFiniteStep`` (a ``FloatingPointError``) naming the body, the field and the stage, with the
 bodies' x, q, v, ω and the world's time as they were before the step.
 
-Cost: the per-body kernels keep each awake body's x, q, v, ω of the start of the step in the state's
+Cost: the per-body kernels keep each body's x, q, v, ω of the start of the step in the state's
 ``*_before`` rows as they read them, and test their results for finiteness as they write them (the fused
 free-step kernels, integration/integrate.py), or the contact step saves them at its start and tests them at
 its end (one pass over the bodies, methods/timestepping.py); the other methods' steps, costlier by far, are

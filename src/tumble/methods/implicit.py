@@ -48,6 +48,7 @@ class ImplicitIntegration(TimeStepping):
                 loads: tuple[np.ndarray, np.ndarray] | None) -> None:
         """One step of ``dt`` [s] (module docstring)."""
         t0 = time.perf_counter()
+        self.swapped = False
         self.refresh(model)
         joints = len(model.joints) > 0
         if self.quiet(model, state, contacts, joints):

@@ -63,6 +63,7 @@ class OdeIntegration(TimeStepping):
                 loads: tuple[np.ndarray, np.ndarray] | None) -> None:
         """One step of ``dt`` [s] (module docstring)."""
         t0 = time.perf_counter()
+        self.swapped = False
         self.refresh(model)
         joints = len(model.joints) > 0
         pairs = self.detect(model, state, contacts, dt)

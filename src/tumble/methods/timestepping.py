@@ -96,6 +96,8 @@ class TimeStepping:
     name = "timestep"
     guards_state = True
     """Whether ``advance`` undoes a step that goes non-finite itself (integration/guard.py); else step.py does."""
+    swapped = False
+    """Whether this step's detection swapped the contact buffers (``after_undo`` swaps them back)."""
 
     def __init__(self, model: Model) -> None:
         self._version = -1
@@ -176,6 +178,7 @@ class TimeStepping:
                 loads: tuple[np.ndarray, np.ndarray] | None) -> None:
         """One step of ``dt`` [s] (module docstring); ``stats`` is the world's ``StepStats``."""
         t0 = time.perf_counter()
+        self.swapped = False
         self.refresh(model)
         joints = len(model.joints) > 0
         if self.quiet(model, state, contacts, joints):
@@ -215,9 +218,10 @@ class TimeStepping:
 
     def after_undo(self, model: Model, contacts: ContactBuffers) -> None:
         """After the bodies of an undone step were put back: the last step's contacts become current again
-        (detection swapped the buffers), and the joints' carried impulses are cleared."""
-        if model.geom.count > 1:
+        (when this step's detection swapped the buffers), and the joints' carried impulses are cleared."""
+        if self.swapped:
             contacts.swap()
+            self.swapped = False
         if len(model.joints):
             model.joints.clear_impulses()
 
@@ -227,6 +231,7 @@ class TimeStepping:
         if model.geom.count <= 1:
             return 0
         contacts.swap()
+        self.swapped = True
         self.detector(model).update(model, state, contacts.now, contacts.last, dt)
         return contacts.now.pair_count
 
