@@ -176,6 +176,19 @@ def _snapshot_value(where: str, given: Any, like: Any) -> Any:
     return _checks.real(where, given)
 
 
+
+def _nonzero_quaternions(rows: np.ndarray) -> np.ndarray:
+    """The quaternions of Y's rows (n, 13), scaled by powers of two (exactly) so that q · q cannot overflow;
+    ValueError naming ``y``, the body and its entries for one shorter than QUAT_NORM_MIN (zero)."""
+    quats, exponent = _checks.quaternions_scaled(rows[:, 3:7])
+    short = np.flatnonzero(np.ldexp(np.sqrt(np.einsum("ij,ij->i", quats, quats)), exponent) < QUAT_NORM_MIN)
+    if short.size:
+        i = int(short[0])
+        o = _state.STATE_SIZE * i
+        raise ValueError(f"y must hold a non-zero quaternion for every body: body {i}'s quaternion q "
+                         f"(y[{o + 3}:{o + 7}]) is {rows[i, 3:7].tolist()}")
+    return quats
+
 class World:
     """A set of rigid bodies advanced in time together.
 
@@ -631,7 +644,7 @@ class World:
         origin moves to the new COM. The point moves with the body (its velocity is the body's at that point)."""
         root = self._attach_root("body", body)
         point = _checks.vector3("point", point)
-        mass = _checks.positive("mass", mass)
+        mass = _checks.mass("mass", mass)
         a = self._live()
         r = root._index
         if a["inv_mass"][r] == 0.0:
@@ -1012,14 +1025,7 @@ class World:
         if bad.size:
             raise ValueError(f"y must be finite: {_state_entry(y, int(bad[0]))}")
         rows = y.reshape(n, _state.STATE_SIZE)
-        quats, exponent = _checks.quaternions_scaled(rows[:, 3:7])
-        short = np.flatnonzero(np.ldexp(np.sqrt(np.einsum("ij,ij->i", quats, quats)), exponent) < QUAT_NORM_MIN)
-        if short.size:
-            i = int(short[0])
-            o = _state.STATE_SIZE * i
-            raise ValueError(f"y must hold a non-zero quaternion for every body: body {i}'s quaternion q "
-                             f"(y[{o + 3}:{o + 7}]) is {rows[i, 3:7].tolist()}")
-        rows[:, 3:7] = quats      # scaled by powers of two, exactly: q · q cannot overflow in the kernel
+        rows[:, 3:7] = _nonzero_quaternions(rows)   # scaled by powers of two, exactly: q · q cannot overflow
         live = self._live()
         out = {key: np.empty_like(live[key]) for key in ("x", "q", "v", "w")}
         _state.array_to_bodies(live["inv_mass"], live["inv_inertia_body"], y, out["x"], out["q"], out["v"], out["w"])
@@ -1038,6 +1044,7 @@ class World:
         """dY/dt (13 n,) of Baraff I (2-43) under the loads accumulated now and gravity. The loads do not
         depend on time within a step, so ``lambda t, y: world.state_derivative(y)`` is a ``dydt`` for ``ode``."""
         y = _checks.array("y", y, (_state.STATE_SIZE * self._model.body.count,))
+        _nonzero_quaternions(y.reshape(-1, _state.STATE_SIZE))    # a zero one would give NaN rates
         live = self._live()
         ydot = np.empty_like(y)
         _state.state_derivative(live["mass"], live["inv_mass"], live["inv_inertia_body"], live["force"],

@@ -566,3 +566,23 @@ def test_state_to_array_raises_where_the_momentum_overflows():
     world.bodies[1].velocity = (1e307, 0.0, 0.0)    # P = M v = 24 kg × 1e307
     with pytest.raises(FloatingPointError, match=r"body 1's momentum P \(y\[20\] = inf\)"):
         world.state_to_array()
+
+
+def test_state_derivative_refuses_a_zero_quaternion_instead_of_returning_nan():
+    world = tb.World()
+    world.add_body(tb.Box(1, 1, 1))
+    world.add_body(tb.Sphere(0.5), position=(3, 0, 0))
+    y = world.state_to_array()
+    y[13 + 3:13 + 7] = 0.0
+    with pytest.raises(ValueError, match=r"y must hold a non-zero quaternion.*body 1"):
+        world.state_derivative(y)
+
+
+def test_attach_point_mass_takes_a_mass_in_the_stated_range():
+    world = tb.World()
+    body = world.add_body(tb.Box(1, 1, 1))
+    before = world.snapshot()
+    for mass in (1e-320, 1e30):
+        with pytest.raises(ValueError, match=r"mass must be in \[1e-15, 1e\+21\] kg"):
+            world.attach_point_mass(body, (0.5, 0.0, 0.0), mass)
+    assert body.mass == 1000.0 and np.array_equal(world.snapshot()["body"]["x"], before["body"]["x"])
