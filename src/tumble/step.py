@@ -114,7 +114,7 @@ def _guarded_advance(model: Model, state: State, contacts: ContactBuffers, metho
     is undone and its error raised."""
     st = state.bodies()
     save_bodies(st)
-    stage = f"{method.name} step"
+    cause = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported below, once
             method.advance(model, state, contacts, dt, stats, loads)
@@ -125,13 +125,13 @@ def _guarded_advance(model: Model, state: State, contacts: ContactBuffers, metho
             restore_bodies(st)
             method.after_undo(model, contacts)
             raise
-        failure = undo(st, model.names, stage, state.time, dt)
-        method.after_undo(model, contacts)
-        raise failure from error
-    if first_non_finite(st) >= 0:
-        failure = undo(st, model.names, stage, state.time, dt)
-        method.after_undo(model, contacts)
-        raise failure
+        cause = error
+    else:
+        if first_non_finite(st) < 0:
+            return
+    failure = undo(st, model.names, f"{method.name} step", state.time, dt)
+    method.after_undo(model, contacts)
+    raise failure from cause
 
 
 def method_for(model: Model, state: State) -> Any:
