@@ -175,3 +175,21 @@ def test_many_free_bodies_take_the_threaded_kernel_and_are_all_restored():
                        collide=False)
     error = _fails_and_keeps(world, 1e3)
     assert error.body == 137 and error.field in ("position x", "velocity v")
+
+
+@pytest.mark.parametrize("integrator", ["splitting", "symplectic_euler"])
+@pytest.mark.parametrize("bodies", [1, 300])
+def test_a_spin_that_overflows_while_the_position_stays_finite_is_caught(integrator, bodies):
+    # The fused free steps test x, ω (principal) and the new orientation from registers
+    # (integrate._stored_finite): here x stays finite and only the spin overflows. A 0.1 m cube of 1 kg has
+    # I = m a²/6 = 1.7e-3 kg m², so a torque of 1e308 N m over 1 s gives ω = h τ / I = 6e310 rad/s: inf.
+    # Serial (1 body) and threaded (300: PARALLEL_MIN_BODIES) drivers.
+    world = tb.World(gravity=(0, 0, 0), integrator=integrator)
+    for i in range(bodies):
+        world.add_body(tb.Box(0.1, 0.1, 0.1), mass=1.0, position=(i, 0, 0), collide=False,
+                       angular_velocity=(0.0, 0.0, 1.0))
+    spun = bodies // 2
+    world.bodies[spun].apply_torque((1e308, 0.0, 0.0))
+    error = _fails_and_keeps(world, 1.0)
+    assert error.body == spun and error.field in ("orientation q", "angular velocity ω")
+    assert np.all(world.bodies[spun].angular_velocity == (0.0, 0.0, 1.0))
