@@ -75,7 +75,7 @@ def row_non_finite(i, state):
 def all_finite(a, b, c, d, e, f, g):
     """Whether seven floats are all finite: a · 0 is 0 for a finite a and NaN for ±inf or NaN, and a
     product with 0 never overflows, so one comparison of the sum tests the seven (FMA-contracted: seven
-    operations). The fused free steps test the values they store with it, from registers."""
+    operations). The fused free steps test the values they are about to store with it, from registers."""
     return (a * 0.0 + b * 0.0 + c * 0.0 + d * 0.0 + e * 0.0 + f * 0.0 + g * 0.0) == 0.0
 
 

@@ -55,8 +55,8 @@ def _enter_principal(i, principal_q, q, w, torque):
     pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
                             principal_q[i, 0], principal_q[i, 1], principal_q[i, 2], principal_q[i, 3])
     a0, a1, a2 = qrot_inv_t(pw, px, py, pz, w[i, 0], w[i, 1], w[i, 2])
-    # Most free bodies carry no torque (gravity has none about the COM): rotating a zero vector costs
-    # about 5 % of a 4096-body free step, as much as the step guard's test (integration/guard.py).
+    # Most free bodies carry no torque (gravity has none about the COM): rotating a zero vector cost about
+    # 5 % of a 4096-body free step, which now pays for the step guard's test (integration/guard.py).
     t0, t1, t2 = 0.0, 0.0, 0.0
     if torque[i, 0] != 0.0 or torque[i, 1] != 0.0 or torque[i, 2] != 0.0:
         t0, t1, t2 = qrot_inv_t(pw, px, py, pz, torque[i, 0], torque[i, 1], torque[i, 2])
@@ -69,9 +69,9 @@ def _enter_principal(i, principal_q, q, w, torque):
 def _stored_finite(i, x, pw, a0, a1, a2):
     """Whether body i's step leaves it finite, tested on what ``_leave_principal`` is about to store: x⁺
     (stored, and non-finite whenever v⁺ is: x⁺ = x + h (v⁺ − lag h a), h > 0), ω in principal coordinates
-    (a0, a1, a2; ω = Rp a) and the real part of the new Rp (q = Rp ⊗ principal_q⁻¹). A non-finite
-    sub-rotation angle makes all four parts of Rp NaN (each is a product with its sine or cosine), so pw stands
-    for them. From registers: testing the stored x, q, ω instead cost 2 % of a 4096-body free step."""
+    (a0, a1, a2; ω = Rp a) and the real part of the new Rp (q = Rp ⊗ principal_q⁻¹). A non-finite rotation
+    angle (a sub-rotation's, or the exponential map's) makes all four parts of Rp NaN (each is a product with
+    its sine or cosine), so pw stands for them. From registers: testing the stored x, q, ω instead cost 2 % of a 4096-body free step."""
     return all_finite(x[i, 0], x[i, 1], x[i, 2], pw, a0, a1, a2)
 
 
