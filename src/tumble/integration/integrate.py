@@ -71,7 +71,8 @@ def _stored_finite(i, x, pw, a0, a1, a2):
     (stored, and non-finite whenever v⁺ is: x⁺ = x + h (v⁺ − lag h a), h > 0), ω in principal coordinates
     (a0, a1, a2; ω = Rp a) and the real part of the new Rp (q = Rp ⊗ principal_q⁻¹). A non-finite rotation
     angle (a sub-rotation's, or the exponential map's) makes all four parts of Rp NaN (each is a product with
-    its sine or cosine), so pw stands for them. From registers: testing the stored x, q, ω instead cost 2 % of a 4096-body free step."""
+    its sine or cosine), so pw stands for them. From registers: testing the stored x and ω instead cost 2 % of
+    a 4096-body free step."""
     return all_finite(x[i, 0], x[i, 1], x[i, 2], pw, a0, a1, a2)
 
 
