@@ -61,6 +61,9 @@ discs and blocks have ratios of at most 2 (I3 <= I1 + I2); only slender rods app
 is ~(length / radius)² / 6, so 1e8 allows a rod 24,000 times as long as its radius."""
 
 
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -230,6 +233,24 @@ def material(friction: Any, restitution: Any) -> tuple[float, float]:
     if e > 1.0:
         raise ValueError(f"restitution must be in [0, 1], got {_show(restitution)}")
     return mu, e
+
+
+def contact_material(rolling_friction: Any, torsional_friction: Any, contact_stiffness: Any,
+                     contact_dissipation: Any) -> tuple[float, float, float, float]:
+    """The material extras of a body or the ground (docs/materials.md): rolling and torsional friction
+    μ_r, μ_s >= 0 [m], a contact stiffness k > 0 [N/m] or None for a rigid contact (returned as inf), and a
+    dissipation d >= 0 [s/m]; all finite."""
+    mu_r = non_negative("rolling_friction", rolling_friction)
+    mu_s = non_negative("torsional_friction", torsional_friction)
+    if contact_stiffness is None:
+        k = float("inf")
+    else:
+        k = real("contact_stiffness", contact_stiffness)
+        if not 1.0 / FLOAT_MAX < k:     # (1/k, the compliance the step uses, must be finite too)
+            raise ValueError(f"contact_stiffness must be positive [N/m], or None for a rigid contact, "
+                             f"got {_show(contact_stiffness)}")
+    d = non_negative("contact_dissipation", contact_dissipation)
+    return mu_r, mu_s, k, d
 
 
 def bits32(name: str, value: Any) -> int:

@@ -200,6 +200,52 @@ class Body:
         return float(self._row("restitution"))
 
     @property
+    def rolling_friction(self) -> float:
+        """Rolling resistance μ_r [m]: a contact's rolling torque is bounded by μ_r f_n, with μ_r = √(a b) of the
+        pair (docs/materials.md). Settable (>= 0; solver "pgs" only when non-zero); the body wakes."""
+        return float(self._row("rolling_friction"))
+
+    @rolling_friction.setter
+    def rolling_friction(self, value: float) -> None:
+        self._set_material("rolling_friction", value)
+
+    @property
+    def torsional_friction(self) -> float:
+        """Torsional friction μ_s [m]: a contact's torque about its normal is bounded by μ_s f_n, with
+        μ_s = √(a b) of the pair (docs/materials.md). Settable (>= 0; solver "pgs" only when non-zero)."""
+        return float(self._row("torsional_friction"))
+
+    @torsional_friction.setter
+    def torsional_friction(self, value: float) -> None:
+        self._set_material("torsional_friction", value)
+
+    @property
+    def contact_stiffness(self) -> float | None:
+        """Hunt–Crossley stiffness k [N/m] per contact point, or None for a rigid contact (the default); a pair
+        puts its sides in series, 1/k = 1/k_a + 1/k_b (docs/materials.md). Settable (> 0 or None)."""
+        k = float(self._row("contact_stiffness"))
+        return None if k == np.inf else k
+
+    @contact_stiffness.setter
+    def contact_stiffness(self, value: float | None) -> None:
+        self._set_material("contact_stiffness", value)
+
+    @property
+    def contact_dissipation(self) -> float:
+        """Hunt–Crossley dissipation d [s/m]: f_n = k x (1 + d ẋ) (docs/materials.md). Settable (>= 0)."""
+        return float(self._row("contact_dissipation"))
+
+    @contact_dissipation.setter
+    def contact_dissipation(self, value: float) -> None:
+        self._set_material("contact_dissipation", value)
+
+    def _set_material(self, name: str, value: Any) -> None:
+        """Set a material extra, checked as ``add_body`` checks it (nothing changes when refused); the body
+        wakes (a fixed one wakes every body), so that its resting contacts take the new material."""
+        self._world._set_material(self._live_index(), name, value)
+        self._moved()
+
+    @property
     def linear_momentum(self) -> np.ndarray:
         """P = M v (3,) [kg m/s] (Baraff I (2-27))."""
         return self.mass * self._row("v")

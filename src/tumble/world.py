@@ -86,6 +86,16 @@ def _give_up_part(entry: list[Any], mass: float, com: np.ndarray, inertia_world:
     entry[2] = entry[2] + quat_rotate(entry[3], d)
 
 
+_MATERIAL_EXTRAS = ("rolling_friction", "torsional_friction", "contact_stiffness", "contact_dissipation")
+"""The material extras of a body or the ground beside friction and restitution (docs/materials.md)."""
+
+
+def _material_record(extras: dict[str, float]) -> dict[str, Any]:
+    """A body's material extras as its record keeps them (the arguments as given: None for a rigid contact)."""
+    k = extras["contact_stiffness"]
+    return {**extras, "contact_stiffness": None if k == math.inf else k}
+
+
 def _as_given(shape: Any) -> Any:
     """A shape, or a compound's parts as (shape, position, orientation or None) with float arrays as given
     (before normalization, so that a saved scene rebuilds the same rows); called after validation."""
@@ -266,7 +276,9 @@ class World:
         """How each body was made (the arguments as given, validated), in body order: what ``save_scene``
         writes. A body's record has "shape" (a shape, or a tuple of (shape, position, orientation or None)),
         "density", "mass", "inertia", "friction", "restitution", "fixed", "collide", "collision_group",
-        "collision_mask", "name"; the ground's has "ground": True, "height", "friction", "restitution", "name"."""
+        "collision_mask", "name"; the ground's has "ground": True, "height", "friction", "restitution", "name";
+        both have the material extras "rolling_friction", "torsional_friction", "contact_stiffness" (None: rigid)
+        and "contact_dissipation", which the Body's setters keep current."""
         self.run_defaults: dict[str, Any] = {}
         """Defaults for ``tumble run`` (``dt`` [s], ``duration`` [s], ``record_every``) from a scene file's
         ``[run]`` table (``load_scene``); ``save_scene`` writes them back. Empty for a world made in Python."""
@@ -321,7 +333,9 @@ class World:
                  velocity: Any = (0.0, 0.0, 0.0), angular_velocity: Any = (0.0, 0.0, 0.0),
                  friction: float = DEFAULT_FRICTION, restitution: float = DEFAULT_RESTITUTION,
                  fixed: bool = False, name: str | None = None, collide: bool = True,
-                 collision_group: int = 1, collision_mask: int = 0xFFFFFFFF) -> Body:
+                 collision_group: int = 1, collision_mask: int = 0xFFFFFFFF, rolling_friction: float = 0.0,
+                 torsional_friction: float = 0.0, contact_stiffness: float | None = None,
+                 contact_dissipation: float = 0.0) -> Body:
         """Add a rigid body and return its handle. Every argument is checked before anything changes.
 
         The body's mass, however given, lies in [1e-15, 1e21] kg, and the principal moments of its inertia in
@@ -346,6 +360,14 @@ class World:
             collide: False takes the body out of collision detection altogether.
             collision_group, collision_mask: 32-bit fields; two bodies' shapes can touch iff
                 group_a & mask_b and group_b & mask_a are both non-zero (Box2D's rule).
+            rolling_friction: μ_r >= 0 [m]: a contact's rolling torque is bounded by μ_r f_n (rolling
+                resistance); torsional_friction: μ_s >= 0 [m]: its torque about the normal by μ_s f_n. Both
+                combine per pair as √(a b), like friction; f_n is the pair's normal force (docs/materials.md).
+                Solved by the default solver ("pgs") only: another solver refuses a non-zero value.
+            contact_stiffness: k > 0 [N/m] per contact point, or None for a rigid contact (the default);
+                contact_dissipation: d >= 0 [s/m]. A compliant contact pushes with the Hunt–Crossley force
+                f_n = k x (1 + d ẋ), x the penetration; pairs put the two sides' springs in series
+                (docs/materials.md).
         """
         parts = compound_parts(shape)
         if self.method == "event":
@@ -358,6 +380,8 @@ class World:
         v = _checks.vector3("velocity", velocity)
         w = _checks.vector3("angular_velocity", angular_velocity)
         mu, e = _checks.material(friction, restitution)
+        extras = self._contact_material(rolling_friction, torsional_friction, contact_stiffness,
+                                        contact_dissipation)
         if fixed and (np.any(v) or np.any(w)):
             raise ValueError(f"a fixed body cannot move: velocity and angular_velocity must be zero, "
                              f"got velocity={v.tolist()}, angular_velocity={w.tolist()}")
@@ -380,27 +404,33 @@ class World:
             "inv_principal_moments": np.zeros(3) if fixed else 1.0 / moments,
             "x": x, "q": q, "v": v, "w": w, "force": np.zeros(3), "torque": np.zeros(3),
             "friction": mu, "restitution": e, "collide": bool(collide),
-            "extent": _extent(geom_rows), "awake": True, "sleep_timer": 0.0,
+            "extent": _extent(geom_rows), "awake": True, "sleep_timer": 0.0, **extras,
         }, geom_rows, polys, name)
         self._records.append({
             "shape": _as_given(shape), "density": None if density is None else float(density),
             "mass": None if mass is None else float(mass),
             "inertia": None if inertia is None else np.array(inertia, dtype=FLOAT),
             "friction": mu, "restitution": e, "fixed": bool(fixed), "collide": bool(collide),
-            "collision_group": group, "collision_mask": mask, "name": name,
+            "collision_group": group, "collision_mask": mask, "name": name, **_material_record(extras),
         })
         return handle
 
     def add_ground(self, height: float = 0.0, *, friction: float = DEFAULT_FRICTION,
-                   restitution: float = DEFAULT_RESTITUTION, name: str | None = "ground") -> Body:
+                   restitution: float = DEFAULT_RESTITUTION, name: str | None = "ground",
+                   rolling_friction: float = 0.0, torsional_friction: float = 0.0,
+                   contact_stiffness: float | None = None, contact_dissipation: float = 0.0) -> Body:
         """Add the static ground: the half-space z <= ``height`` [m], bounded by a plane with normal +z.
 
         It is a fixed body (zero inverse mass and inertia) with one plane shape. A plane has no mass:
         its ``mass`` is 0 and its principal moments are placeholders (1 kg m²) that no computation
-        reads, since every dynamics kernel uses the zero inverses.
+        reads, since every dynamics kernel uses the zero inverses. Its material takes the keywords of
+        ``add_body``'s (friction, restitution, rolling_friction, torsional_friction, contact_stiffness,
+        contact_dissipation): a ball on a compliant ground sinks m g / k.
         """
         z = _checks.real("height", height)
         mu, e = _checks.material(friction, restitution)
+        extras = self._contact_material(rolling_friction, torsional_friction, contact_stiffness,
+                                        contact_dissipation)
         self._check_name(name)
         geom_rows = {
             "geom_type": np.array([int(GeomType.PLANE)], dtype=np.int32),
@@ -413,9 +443,47 @@ class World:
             "inv_principal_moments": np.zeros(3), "x": np.array([0.0, 0.0, z]), "q": np.array([1.0, 0.0, 0.0, 0.0]),
             "v": np.zeros(3), "w": np.zeros(3), "force": np.zeros(3), "torque": np.zeros(3),
             "friction": mu, "restitution": e, "collide": True, "extent": 0.0, "awake": True, "sleep_timer": 0.0,
+            **extras,
         }, geom_rows, [None], name)
-        self._records.append({"ground": True, "height": z, "friction": mu, "restitution": e, "name": name})
+        self._records.append({"ground": True, "height": z, "friction": mu, "restitution": e, "name": name,
+                              **_material_record(extras)})
         return handle
+
+    def _contact_material(self, rolling_friction: Any, torsional_friction: Any, contact_stiffness: Any,
+                          contact_dissipation: Any) -> dict[str, float]:
+        """The checked material extras as body fields (``_checks.contact_material``; a rigid contact's
+        stiffness is inf), refused when this world's solver cannot solve them (``_check_solver_material``)."""
+        mu_r, mu_s, k, d = _checks.contact_material(rolling_friction, torsional_friction, contact_stiffness,
+                                                    contact_dissipation)
+        extras = {"rolling_friction": mu_r, "torsional_friction": mu_s, "contact_stiffness": k,
+                  "contact_dissipation": d}
+        self._check_solver_material(extras)
+        return extras
+
+    def _set_material(self, index: int, name: str, value: Any) -> None:
+        """Body ``index``'s material extra ``name`` = ``value`` (the Body setters): checked with the others
+        as ``add_body`` checks them, then written to the body row and its record; refused before anything
+        changes."""
+        row = {key: float(self._array(key)[index]) for key in _MATERIAL_EXTRAS}
+        extras = self._contact_material(**{**_material_record(row), name: value})
+        self._array(name)[index] = extras[name]
+        self._records[index][name] = _material_record(extras)[name]
+
+    def _check_solver_material(self, extras: dict[str, float]) -> None:
+        """ValueError when this world's contact solver cannot solve a material: rolling and torsional friction
+        rows are built by the Gauss–Seidel sweep only (solver "pgs"), and so is the relax pass of the soft
+        correction that holds compliant rows (docs/materials.md)."""
+        settings = self._model.settings
+        if settings.solver == "pgs":
+            return
+        for key in ("rolling_friction", "torsional_friction"):
+            if extras[key] != 0.0:
+                raise ValueError(f"{key} must be 0 with solver={settings.solver!r}: its rows are built by the "
+                                 f"Gauss–Seidel sweep of the default solver 'pgs'; got {extras[key]!r}")
+        if extras["contact_stiffness"] != math.inf and settings.correction == "soft":
+            raise ValueError(f"contact_stiffness must be None (rigid) with correction='soft' and solver="
+                             f"{settings.solver!r}: only the default solver 'pgs' holds compliant rows in the soft "
+                             f"step's relax pass; got {extras['contact_stiffness']!r}")
 
     def _check_name(self, name: Any) -> None:
         if name is not None:
@@ -804,7 +872,9 @@ class World:
         """How each body was made, in body order (what ``save_scene`` writes): a body's record has "shape" (a
         shape, or a tuple of (shape, position, orientation or None)), "density", "mass", "inertia", "friction",
         "restitution", "fixed", "collide", "collision_group", "collision_mask", "name"; the ground's has
-        "ground": True, "height", "friction", "restitution", "name". The records themselves: do not change them."""
+        "ground": True, "height", "friction", "restitution", "name"; both have "rolling_friction",
+        "torsional_friction", "contact_stiffness" (None: rigid) and "contact_dissipation", kept current by the
+        Body's setters. The records themselves: do not change them."""
         return tuple(self._records)
 
     @property

@@ -36,9 +36,10 @@ from ..model.fields import (
 from ..model.storage import ArrayGroup
 
 WarmStart = namedtuple("WarmStart", ["pair_key", "pair_contacts", "feature", "point", "normal_impulse",
-                                     "friction_impulse"])
+                                     "friction_impulse", "pair_angular_impulse"])
 """What a step reads of the last step's buffer to warm-start its contacts (``contact_rows.prepare_rows``):
-its sorted pair keys, slots in use, and each slot's feature id, point and impulses."""
+its sorted pair keys, slots in use, each slot's feature id, point and impulses, and each pair's angular
+impulse (torsional and rolling rows)."""
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -73,7 +74,8 @@ class ContactBuffer:
         if self._warm_start is None:
             p, s = self.pairs, self.slots
             self._warm_start = WarmStart(p.live("pair_key"), p.live("pair_contacts"), s.live("feature"),
-                                         s.live("point"), s.live("normal_impulse"), s.live("friction_impulse"))
+                                         s.live("point"), s.live("normal_impulse"), s.live("friction_impulse"),
+                                         p.live("pair_angular_impulse"))
         return self._warm_start
 
     def snapshot(self) -> dict[str, Any]:
@@ -133,7 +135,10 @@ def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pa
     """Fill the pair rows ``new_pairs`` (``ContactPairs``, m rows) from the broadphase's sorted pairs (m, 2) of
     shape rows, carrying each pair's witness from the last step's pairs ``old_pairs`` (``ContactPairs``) by a
     merge on the sorted keys a · geom_count + b (new pairs get WITNESS_NONE), and combine the materials of the
-    bodies (``BodyModel`` ``body``: friction, restitution): μ = √(μa μb), e = max(ea, eb) (API.md).
+    bodies (``BodyModel`` ``body``: friction, restitution): μ = √(μa μb), e = max(ea, eb) (API.md); rolling and
+    torsional friction like μ; the contact springs in series, 1/k = 1/k_a + 1/k_b (a rigid side has k = inf),
+    with d = (k_b d_a + k_a d_b) / (k_a + k_b) = (d_a / k_a + d_b / k_b) / (1/k_a + 1/k_b); a compliant pair
+    gets e = 0, its bounce being its damper's (docs/materials.md).
     ``pair_radius`` takes each shape's rounding radius (``rounding_radius``), ``pair_ellipsoid`` an
     ellipsoid's semi-axes [m] and orientation in its body; both read the shapes ``geom`` (``Geometry``:
     geom_body, geom_type, geom_size, geom_quat).
@@ -145,11 +150,15 @@ def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pa
     the island pass decides again after it."""
     geom_body, geom_type, geom_size, geom_quat = geom.geom_body, geom.geom_type, geom.geom_size, geom.geom_quat
     body_friction, body_restitution, inv_mass = body.friction, body.restitution, body.inv_mass
+    body_rolling, body_torsional = body.rolling_friction, body.torsional_friction
+    body_stiffness, body_dissipation = body.contact_stiffness, body.contact_dissipation
     old_key, old_witness, old_contacts = old_pairs.pair_key, old_pairs.pair_witness, old_pairs.pair_contacts
     pair_key, pair_geom, pair_body = new_pairs.pair_key, new_pairs.pair_geom, new_pairs.pair_body
     pair_witness, pair_contacts, pair_awake = new_pairs.pair_witness, new_pairs.pair_contacts, new_pairs.pair_awake
     pair_friction, pair_restitution = new_pairs.pair_friction, new_pairs.pair_restitution
     pair_radius, pair_ellipsoid = new_pairs.pair_radius, new_pairs.pair_ellipsoid
+    pair_rolling, pair_torsional = new_pairs.pair_rolling, new_pairs.pair_torsional
+    pair_compliance, pair_dissipation = new_pairs.pair_compliance, new_pairs.pair_dissipation
     point, normal, depth, kind, feature = slots
     old_point, old_normal, old_depth, old_kind, old_feature = old_slots
     j = 0
@@ -164,6 +173,14 @@ def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pa
         pair_contacts[k] = 0
         pair_friction[k] = np.sqrt(body_friction[ba] * body_friction[bb])
         pair_restitution[k] = max(body_restitution[ba], body_restitution[bb])
+        pair_rolling[k] = np.sqrt(body_rolling[ba] * body_rolling[bb])
+        pair_torsional[k] = np.sqrt(body_torsional[ba] * body_torsional[bb])
+        ca, cb = 1.0 / body_stiffness[ba], 1.0 / body_stiffness[bb]   # compliances 1/k [m/N]; 0 for rigid
+        pair_compliance[k] = ca + cb
+        pair_dissipation[k] = 0.0
+        if ca + cb > 0.0:
+            pair_dissipation[k] = (ca * body_dissipation[ba] + cb * body_dissipation[bb]) / (ca + cb)
+            pair_restitution[k] = 0.0
         pair_radius[k, 0] = rounding_radius(geom_type[a], geom_size[a, 0])
         pair_radius[k, 1] = rounding_radius(geom_type[b], geom_size[b, 0])
         for side in range(2):

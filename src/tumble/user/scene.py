@@ -71,11 +71,13 @@ _WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "con
 _EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
 """Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
 _RUN_KEYS = ("dt", "duration", "record_every")
-_GROUND_KEYS = ("height", "friction", "restitution", "material", "name", "index")
-_MATERIAL_KEYS = ("friction", "restitution", "density")
+_EXTRA_KEYS = ("rolling_friction", "torsional_friction", "contact_stiffness", "contact_dissipation")
+"""The material extras (docs/materials.md), keys of [materials.NAME], [ground] and [[bodies]] alike."""
+_GROUND_KEYS = ("height", "friction", "restitution", "material", "name", "index") + _EXTRA_KEYS
+_MATERIAL_KEYS = ("friction", "restitution", "density") + _EXTRA_KEYS
 _BODY_KEYS = ("name", "shape", "parts", "density", "mass", "inertia", "position", "orientation", "velocity",
               "angular_velocity", "fixed", "material", "friction", "restitution", "collide", "collision_group",
-              "collision_mask")
+              "collision_mask") + _EXTRA_KEYS
 _SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"),
                "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
 _POSE_KEYS = ("position", "orientation")
@@ -151,7 +153,8 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     Written: gravity, method, integrator, contact margin, the contact options given to ``World``, the time,
     ``world.run_defaults`` (as ``[run]``), the ground (height, material, its place among the bodies) and every
     body as it was made (shape or compound parts as given, density or mass and inertia as given, friction,
-    restitution, fixed, collision flags, name) with its current state: COM position [m], orientation
+    restitution, the material extras that are not their defaults, fixed, collision flags, name) with its current
+    state: COM position [m], orientation
     quaternion (w, x, y, z), velocity [m/s] and angular velocity [rad/s], world frame. Floats are written
     with ``repr`` precision, so loading gives bitwise the same arrays and saving again the same text.
     Joints and springs are written with their frames and points in their bodies' axes
@@ -227,6 +230,7 @@ def scene_text(world: World) -> str:
             out.append(_line("height", float(record["height"])))
             out.append(_line("friction", float(record["friction"])))
             out.append(_line("restitution", float(record["restitution"])))
+            out.extend(_material_lines(record))
             if record["name"] != "ground":
                 out.append(_line("name", False if record["name"] is None else record["name"]))
             if i != 0:
@@ -260,6 +264,7 @@ def scene_text(world: World) -> str:
             out.append(_line(key, value.tolist()))
         out.append(_line("friction", float(record["friction"])))
         out.append(_line("restitution", float(record["restitution"])))
+        out.extend(_material_lines(record))
         out.append(_line("fixed", bool(record["fixed"])))
         if not record["collide"]:
             out.append(_line("collide", False))
@@ -280,6 +285,12 @@ def scene_text(world: World) -> str:
                 out.append(f"\n[[{header}]]\n")
                 out.extend(_line(k, v) for k, v in table.items())
     return "".join(out)
+
+
+def _material_lines(record: dict[str, Any]) -> list[str]:
+    """The lines of a body's or the ground's material extras that differ from the defaults (0, rigid), so that
+    a scene without them is written as before."""
+    return [_line(key, float(record[key])) for key in _EXTRA_KEYS if record[key] not in (None, 0.0)]
 
 
 def _made_states(world: World) -> dict[int, tuple[np.ndarray, ...]]:
@@ -523,6 +534,11 @@ def _material_values(where: KeyPath, spec: dict[str, Any]) -> dict[str, float]:
         out["restitution"] = _number(where + ("restitution",), spec["restitution"], minimum=0.0, maximum=1.0)
     if "density" in spec:
         out["density"] = _number(where + ("density",), spec["density"], positive=True)
+    for key in ("rolling_friction", "torsional_friction", "contact_dissipation"):
+        if key in spec:
+            out[key] = _number(where + (key,), spec[key], minimum=0.0)
+    if "contact_stiffness" in spec:     # absent: rigid (the file has no None)
+        out["contact_stiffness"] = _number(where + ("contact_stiffness",), spec["contact_stiffness"], positive=True)
     return out
 
 
@@ -559,7 +575,8 @@ def _check_ground(table: dict[str, Any], materials: dict[str, dict[str, float]],
     return {"where": where, "index": index, "keys": keys, "kwargs": {
         "height": _number(where + ("height",), table.get("height", 0.0)),
         "friction": values.get("friction", DEFAULT_FRICTION),
-        "restitution": values.get("restitution", DEFAULT_RESTITUTION), "name": name}}
+        "restitution": values.get("restitution", DEFAULT_RESTITUTION), "name": name,
+        **{key: values[key] for key in _EXTRA_KEYS if key in values}}}
 
 
 def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]],
@@ -598,7 +615,7 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
             kwargs["inertia"] = np.array(matrix, dtype=float)
     elif "density" in values:
         kwargs["density"] = values["density"]
-    for key in ("friction", "restitution"):
+    for key in ("friction", "restitution") + _EXTRA_KEYS:
         if key in values:
             kwargs[key] = values[key]
     for key, n in (("position", 3), ("velocity", 3), ("angular_velocity", 3)):
