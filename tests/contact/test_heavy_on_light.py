@@ -69,9 +69,11 @@ def test_overlap_is_removed_without_pushing_the_light_box_out(ratio):
 def test_blocks_only_where_the_load_path_is_ill_conditioned():
     """The block acts only where two of a body's pairs couple by iL² / ((iL + iA)(iL + iB)) >= BLOCK_COUPLING:
     not in a stack of equal boxes (1/2 at the bottom), so such scenes keep their trajectories bit for bit
-    (tests/golden). Bodies: the ground (fixed), the light box, the heavy one; pairs ground–light, light–heavy."""
-    Pairs = namedtuple("Pairs", ["pair_body", "pair_contacts", "pair_awake"])
-    pairs = Pairs(np.array([[0, 1], [1, 2]]), np.array([4, 4]), np.array([True, True]))
+    (tests/golden). Bodies: the ground (fixed), the light box, the heavy one; pairs ground–light, light–heavy.
+    A compliant pair (a spring, solved by the sweeps) takes no part: with the light–heavy pair compliant, no
+    body is light."""
+    Pairs = namedtuple("Pairs", ["pair_body", "pair_contacts", "pair_awake", "pair_compliance"])
+    pairs = Pairs(np.array([[0, 1], [1, 2]]), np.array([4, 4]), np.array([True, True]), np.zeros(2))
     for ratio, flagged in ((1.0, False), (3.0, False), (4.5, True), (10.0, True)):
         inv_mass = np.array([0.0, 1.0, 1.0 / ratio])
         start, members = load_path.block_bodies(pairs, inv_mass)
@@ -80,6 +82,9 @@ def test_blocks_only_where_the_load_path_is_ill_conditioned():
         if flagged:   # the light box's block: its two pairs
             assert members.tolist() == [0, 1]
     # more rows than BLOCK_MAX_ROWS: left to the sweeps
-    crowded = Pairs(np.array([[0, 1]] * 4 + [[1, 2]]), np.full(5, 4), np.ones(5, dtype=bool))
+    crowded = Pairs(np.array([[0, 1]] * 4 + [[1, 2]]), np.full(5, 4), np.ones(5, dtype=bool), np.zeros(5))
     start, _ = load_path.block_bodies(crowded, np.array([0.0, 1.0, 0.01]))
     assert start.shape[0] == 1
+    springy = pairs._replace(pair_compliance=np.array([0.0, 1e-4]))
+    start, _ = load_path.block_bodies(springy, np.array([0.0, 1.0, 0.1]))
+    assert start.shape[0] == 1 and not load_path.has_light_body(springy, np.array([0.0, 1.0, 0.1]))

@@ -121,6 +121,33 @@ def _set_rows(s, arm_a, arm_b, ia, ib, ima, imb, slots):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
+def _set_angular_rows(k, ia, ib, pairs, slots):
+    """The angular rows of pair k (torsional along n, rolling along t1, t2: the directions of its slot 0) for
+    the world inverse inertias ia, ib (3, 3) of its bodies: ``pair_inv_rot_a``/``_b`` = I⁻¹ d and the block
+    ``pair_rot_k`` = Dᵀ (I_a⁻¹ + I_b⁻¹) D (docs/materials.md). A row's Jacobian is (0, dᵀ, 0, −dᵀ): the relative
+    angular velocity d·(ω_a − ω_b); an impulse Δ along it is a couple, +Δ d on A and −Δ d on B, which changes
+    neither momentum."""
+    inv_rot_a, inv_rot_b, rot_k = pairs.pair_inv_rot_a, pairs.pair_inv_rot_b, pairs.pair_rot_k
+    s0 = slot(k, 0)
+    for d in range(3):
+        if d == 0:
+            dx, dy, dz = slots.normal[s0, 0], slots.normal[s0, 1], slots.normal[s0, 2]
+        else:
+            dx, dy, dz = slots.tangent[s0, d - 1, 0], slots.tangent[s0, d - 1, 1], slots.tangent[s0, d - 1, 2]
+        for e in range(3):
+            inv_rot_a[k, d, e] = ia[e, 0] * dx + ia[e, 1] * dy + ia[e, 2] * dz
+            inv_rot_b[k, d, e] = ib[e, 0] * dx + ib[e, 1] * dy + ib[e, 2] * dz
+    knn, k11, k12, k22 = 0.0, 0.0, 0.0, 0.0
+    for e in range(3):
+        n_e, t1_e, t2_e = slots.normal[s0, e], slots.tangent[s0, 0, e], slots.tangent[s0, 1, e]
+        knn += n_e * (inv_rot_a[k, 0, e] + inv_rot_b[k, 0, e])
+        k11 += t1_e * (inv_rot_a[k, 1, e] + inv_rot_b[k, 1, e])
+        k12 += t1_e * (inv_rot_a[k, 2, e] + inv_rot_b[k, 2, e])
+        k22 += t2_e * (inv_rot_a[k, 2, e] + inv_rot_b[k, 2, e])
+    rot_k[k, 0], rot_k[k, 1], rot_k[k, 2], rot_k[k, 3] = knn, k11, k12, k22
+
+
+@njit(cache=True, forceinline=True, refcount=False)
 def contact_from_core(rounding, k, side, q, body, nx, ny, nz, depth):
     """p − c [m] (world): the vector from the core point c of side ``side`` (0: the pair's A, 1: B) of pair k
     to the contact point p, at the body orientation q[body], for a contact with normal n (B → A) and ``depth``.
@@ -166,7 +193,8 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
     docstring) on both bodies,
     r_a = p' − x_a, r_b = p' − x_b, so that it changes no angular momentum (Baraff II (8-12)), and the
     effective masses ((8-18)) use ``inv_inertia_world`` at the current orientations (the caller refreshes
-    it). The directions and impulses are kept. Asleep pairs have not moved: they keep their rows.
+    it), as do a pair's torsional and rolling rows (``_set_angular_rows``, when its material has them). The
+    directions and impulses are kept. Asleep pairs have not moved: they keep their rows.
 
     ``withdraw``: the split-impulse correction has just moved the bodies (timestep.py) with pseudo-velocities
     that the ``pseudo_impulse`` P of each contact gave at the old common point p; the correction then takes
@@ -183,7 +211,7 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
     ``sequential_impulse.restitution_sweep`` selects them); the next step prepares every row afresh.
     """
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
-    pair_restitution = pairs.pair_restitution
+    pair_restitution, pair_rolling, pair_torsional = pairs.pair_restitution, pairs.pair_rolling, pairs.pair_torsional
     rounding = (pairs.pair_radius, pairs.pair_ellipsoid)
     normal, depth, anchor_a, anchor_b = slots.normal, slots.depth, slots.anchor_a, slots.anchor_b
     ang_a, ang_b, pseudo_impulse = slots.ang_a, slots.ang_b, slots.pseudo_impulse
@@ -229,6 +257,8 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
             if lam != 0.0:
                 sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
                 sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
+        if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
+            _set_angular_rows(k, ia, ib, pairs, slots)
         if withdraw:
             for e in range(3):
                 w[a, e] += ia[e, 0] * sa0 + ia[e, 1] * sa1 + ia[e, 2] * sa2
@@ -244,10 +274,12 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
     velocities before it, so ``approach`` is the normal velocity at the start of the step (v⁻ of Baraff II
     (8-10)) and ``normal_accel`` the normal relative acceleration the loads gave over the stage; ``state``
     (BodyState) holds x, q, v, w after it and the world inverse inertias. ``old`` has the last step's pair
-    keys (sorted), slot counts, feature ids, points and impulses; match_distance [m] bounds the fallback match
-    by position. Both arms end at the contact point (module docstring: one common point), which is also stored
-    in each body's axes (anchor_a, anchor_b (S, 3)) for ``refresh_rows``: the material point of a polytope,
-    the core point (the point less its ``contact_from_core`` vector) of a rounded shape or an ellipsoid.
+    keys (sorted), slot counts, feature ids, points and impulses, and pair angular impulses; match_distance [m]
+    bounds the fallback match by position. Both arms end at the contact point (module docstring: one common
+    point), which is also stored in each body's axes (anchor_a, anchor_b (S, 3)) for ``refresh_rows``: the
+    material point of a polytope, the core point (the point less its ``contact_from_core`` vector) of a rounded
+    shape or an ellipsoid. A pair whose material has rolling or torsional friction also gets its angular rows
+    (``_set_angular_rows``), warm-started with the last step's angular impulse of the pair projected on them.
     Returns the number of contacts.
     """
     pair_key, pair_body, pair_contacts = pairs.pair_key, pairs.pair_body, pairs.pair_contacts
@@ -257,7 +289,8 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
         slots.tangent, slots.tangent_impulse
     ang_a, ang_b, approach, normal_accel = slots.ang_a, slots.ang_b, slots.approach, slots.normal_accel
     separation, source, anchor_a, anchor_b = slots.separation, slots.recycled_from, slots.anchor_a, slots.anchor_b
-    old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse = old
+    old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse, old_angular = old
+    pair_rolling, pair_torsional, pair_angular = pairs.pair_rolling, pairs.pair_torsional, pairs.pair_angular
     x, q, v, w, inv_inertia_world = state.x, state.q, state.v, state.w, state.inv_inertia_world
     v_start, w_start = start
     jo = 0
@@ -335,4 +368,16 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
             friction_impulse[s, 0], friction_impulse[s, 1], friction_impulse[s, 2] = fx, fy, fz
             tangent_impulse[s, 0] = fx * t1x + fy * t1y + fz * t1z
             tangent_impulse[s, 1] = fx * t2x + fy * t2y + fz * t2z
+        if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
+            # the pair's torsional and rolling rows, warm-started with last step's angular impulse of the pair
+            # (world) in the directions of slot 0
+            _set_angular_rows(k, inv_inertia_world[a], inv_inertia_world[b], pairs, slots)
+            s0 = slot(k, 0)
+            for d in range(3):
+                lam = 0.0
+                if matched:
+                    for e in range(3):
+                        u = normal[s0, e] if d == 0 else tangent[s0, d - 1, e]
+                        lam += old_angular[jo, e] * u
+                pair_angular[k, d] = lam
     return count

@@ -45,7 +45,7 @@ def has_light_body(pairs, inv_mass):
     test before ``block_bodies`` (which allocates)."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     for k in range(pair_contacts.shape[0]):
-        if pair_contacts[k] == 0 or not pair_awake[k]:
+        if pair_contacts[k] == 0 or not pair_awake[k] or pairs.pair_compliance[k] > 0.0:
             continue
         ia, ib = inv_mass[pair_body[k, 0]], inv_mass[pair_body[k, 1]]
         if ia > 0.0 and ib > 0.0 and (ia >= RATIO_MIN * ib or ib >= RATIO_MIN * ia):
@@ -56,7 +56,8 @@ def has_light_body(pairs, inv_mass):
 @njit(cache=True)
 def block_bodies(pairs, inv_mass):
     """The light bodies (module docstring) and their pairs: (start (L + 1,), members) with the pairs of block i at
-    members[start[i]:start[i + 1]], in buffer order. O(bodies + pairs)."""
+    members[start[i]:start[i + 1]], in buffer order. O(bodies + pairs). Compliant pairs (springs, whose rows the
+    sweeps solve: sequential_impulse.compliant_row) take no part."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     n, m = inv_mass.shape[0], pair_contacts.shape[0]
     heavy = np.full(n, np.inf)        # the smallest positive inverse mass of a neighbour, and its pair
@@ -66,7 +67,7 @@ def block_bodies(pairs, inv_mass):
     low2 = np.full(n, np.inf)
     rows = np.zeros(n, dtype=np.int64)
     for k in range(m):
-        if pair_contacts[k] == 0 or not pair_awake[k]:
+        if pair_contacts[k] == 0 or not pair_awake[k] or pairs.pair_compliance[k] > 0.0:   # (springs: the sweeps')
             continue
         for side in range(2):
             body, other = pair_body[k, side], pair_body[k, 1 - side]
@@ -93,7 +94,7 @@ def block_bodies(pairs, inv_mass):
             count += 1
     start = np.zeros(count + 1, dtype=np.int64)
     for k in range(m):
-        if pair_contacts[k] > 0 and pair_awake[k]:
+        if pair_contacts[k] > 0 and pair_awake[k] and pairs.pair_compliance[k] == 0.0:
             for side in range(2):
                 if block[pair_body[k, side]] >= 0:
                     start[block[pair_body[k, side]] + 1] += 1
@@ -102,7 +103,7 @@ def block_bodies(pairs, inv_mass):
     fill = start[:count].copy()
     members = np.empty(start[count], dtype=np.int64)
     for k in range(m):
-        if pair_contacts[k] > 0 and pair_awake[k]:
+        if pair_contacts[k] > 0 and pair_awake[k] and pairs.pair_compliance[k] == 0.0:
             for side in range(2):
                 i = block[pair_body[k, side]]
                 if i >= 0:

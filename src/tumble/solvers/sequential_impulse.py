@@ -210,6 +210,46 @@ def _push(s, d, dx, dy, dz, impulse, ima, imb, inv_ang_a, inv_ang_b, st):
             st[11] - impulse * inv_ang_b[s, d, 2])
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _twist(k, d, impulse, inv_rot_a, inv_rot_b, st):
+    """``st`` += the couple of an angular impulse along row d of pair k's angular rows (contact_rows
+    ``_set_angular_rows``): ω_a += I_a⁻¹ d impulse, ω_b −= I_b⁻¹ d impulse; the linear velocities keep."""
+    return (st[0], st[1], st[2],
+            st[3] + impulse * inv_rot_a[k, d, 0], st[4] + impulse * inv_rot_a[k, d, 1],
+            st[5] + impulse * inv_rot_a[k, d, 2],
+            st[6], st[7], st[8],
+            st[9] - impulse * inv_rot_b[k, d, 0], st[10] - impulse * inv_rot_b[k, d, 1],
+            st[11] - impulse * inv_rot_b[k, d, 2])
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _angular_rows(k, s0, limits, normal, tangent, pairs, st):
+    """One visit of pair k's torsional row and rolling rows (docs/materials.md), the directions those of its slot
+    s0, on the pair's velocities ``st``; ``limits`` = (μ_s Λ, μ_r Λ) [N m s] with Λ the pair's normal impulse (the
+    sum over its contacts). Torsion (along n): the relative spin n·(ω_a − ω_b) removed as far as |τ| <= μ_s Λ
+    allows, a clamped row; rolling (along t1, t2): the relative rolling velocity removed as far as the disc
+    |τ_r| <= μ_r Λ allows, in the K⁻¹ metric (``friction_disc``: maximal dissipation). Returns ``st``."""
+    angular, rot_k, inv_rot_a, inv_rot_b = pairs.pair_angular, pairs.pair_rot_k, pairs.pair_inv_rot_a, \
+        pairs.pair_inv_rot_b
+    spin_limit, roll_limit = limits
+    # (a limit of 0 clamps its row to 0: a warm start projected from a turned normal is taken back)
+    wn = (normal[s0, 0] * (st[3] - st[9]) + normal[s0, 1] * (st[4] - st[10])
+          + normal[s0, 2] * (st[5] - st[11]))                     # n·(ω_a − ω_b)
+    old = angular[k, 0]
+    new = min(max(old - wn / rot_k[k, 0], -spin_limit), spin_limit)
+    angular[k, 0] = new
+    st = _twist(k, 0, new - old, inv_rot_a, inv_rot_b, st)
+    w1 = (tangent[s0, 0, 0] * (st[3] - st[9]) + tangent[s0, 0, 1] * (st[4] - st[10])
+          + tangent[s0, 0, 2] * (st[5] - st[11]))
+    w2 = (tangent[s0, 1, 0] * (st[3] - st[9]) + tangent[s0, 1, 1] * (st[4] - st[10])
+          + tangent[s0, 1, 2] * (st[5] - st[11]))
+    old1, old2 = angular[k, 1], angular[k, 2]
+    new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2, roll_limit)
+    angular[k, 1], angular[k, 2] = new1, new2
+    st = _twist(k, 1, new1 - old1, inv_rot_a, inv_rot_b, st)
+    return _twist(k, 2, new2 - old2, inv_rot_a, inv_rot_b, st)
+
+
 @njit(cache=True, refcount=False)
 def warm_start(pairs, slots, inv_mass, v, w):
     """Apply last step's recycled impulses before the first sweep (warm start). ``pairs``, ``slots``: the contact
@@ -218,6 +258,7 @@ def warm_start(pairs, slots, inv_mass, v, w):
     normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
         slots.tangent_impulse
     inv_ang_a, inv_ang_b = slots.inv_ang_a, slots.inv_ang_b
+    pair_rolling, pair_torsional, pair_angular = pairs.pair_rolling, pairs.pair_torsional, pairs.pair_angular
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
@@ -229,7 +270,40 @@ def warm_start(pairs, slots, inv_mass, v, w):
             for d in range(2):
                 st = _push(s, d + 1, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2], tangent_impulse[s, d],
                            ima, imb, inv_ang_a, inv_ang_b, st)
+        if pair_contacts[k] > 0 and (pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0):
+            for d in range(3):
+                st = _twist(k, d, pair_angular[k, d], pairs.pair_inv_rot_a, pairs.pair_inv_rot_b, st)
         _store(a, b, st, v, w)
+
+
+COMPLIANT_U0 = 1.0 / 16.0
+"""u₀ of a compliant row's blend θ = u / (u + u₀) (``compliant_row``): the spring is implicit (θ >= ½) once
+ω h >= ¼, a period of its own under 25 sub-steps. For the 1-DOF oscillator the step is then stable for any k
+even when the true mode is up to 100 times stiffer than the row's own estimate u (checked over u ∈ [1e-5, 1e6]
+for the amplification matrix), while a resolved contact (u ≪ u₀) loses about 8π u^1.5 of its rebound speed to
+the scheme (1.5e-3 over a contact of 80 sub-steps) against ½ π ω h for implicit Euler (θ = 1: 5 % at 80)."""
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def compliant_row(compliance, dissipation, gap, mass, h):
+    """(bias [m/s], D [kg]) of a compliant normal row (docs/materials.md): the Hunt–Crossley contact
+    f = k x (1 + d ẋ) (x = −gap the penetration [m], ẋ = −v_n its rate, k = 1 / ``compliance`` [N/m],
+    d = ``dissipation`` [s/m]) as a spring–damper over the sub-step h [s], a regularized row (ArtiSynth notes
+    0.11): the damping linearized at the current depth, b = k d x⁺ (x⁺ = max(x, 0)), implicit in ẋ, and the
+    spring taken at x + θ h ẋ, where the position stage ends the sub-step (x_end = x + h ẋ):
+        λ = h f = h k x − D v_n,   D = h (θ k h + b),
+    i.e. v_n + bias + C λ = 0 with bias = −h k x / D and the compliance C = 1 / D [1/kg] of velocity_solve.
+    θ = u / (u + ``COMPLIANT_U0``) with u = h² k / m (m = ``mass``, the row's effective mass [kg]; u = (ω h)²
+    of the row's own oscillation): backward Euler (θ → 1, stable for any k) where the sub-step cannot resolve
+    the spring, nearly the symplectic step (θ → 0, no numerical damping) where it can.
+    With a gap (x < 0) the row pushes only if the spring, so taken, is compressed: for a stiff spring that is
+    the speculative row v_n >= −gap/h of a rigid contact. The sweep's update λ ← max(λ − m ms (v_n + bias)
+    − is λ, 0) has that fixed point with ms = D / (D + m), is = m / (D + m)."""
+    x = -gap
+    u = h * h / (compliance * mass)
+    theta = u / (u + COMPLIANT_U0)
+    damping = h * (theta * h + dissipation * max(x, 0.0)) / compliance
+    return -h * x / (compliance * damping), damping
 
 
 @njit(cache=True, refcount=False)
@@ -239,30 +313,39 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
     by ``friction_model`` (FRICTION_*; ``directions``: the pyramid's k); backwards through the buffer when
     ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is favoured). Normals
     first holds stacks better than pair by pair (the S3 stack's top swayed 5.5 mm instead of 2.1 mm).
-    ``bias`` = (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m]) (velocity_solve).
+    A pair whose material has rolling or torsional friction gets its angular rows after its friction rows
+    (``_angular_rows``), bounded by the pair's normal impulse, whatever the friction model; a compliant pair's
+    normal rows are Hunt–Crossley springs (``compliant_row``), which a relax pass holds (docs/materials.md).
+    ``bias`` = (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m], relax) (velocity_solve).
     Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
-    pair_friction = pairs.pair_friction
+    pair_friction, pair_rolling, pair_torsional = pairs.pair_friction, pairs.pair_rolling, pairs.pair_torsional
+    pair_compliance, pair_dissipation = pairs.pair_compliance, pairs.pair_dissipation
     normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
         slots.tangent_impulse
     ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
     normal_mass, tangent_k, separation = slots.normal_mass, slots.tangent_k, slots.separation
-    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
+    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band, relax = bias
     residual = 0.0
     inv_h = 1.0 / h
     m = pair_contacts.shape[0]
-    for phase in range(1 if friction_model == FRICTION_NONE else 2):  # 0: the normal rows, 1: the friction
+    tangential = friction_model != FRICTION_NONE
+    for phase in range(2):  # 0: the normal rows, 1: the friction and the angular rows
         for kk in range(m):
             k = m - 1 - kk if reverse else kk
             c = pair_contacts[k]
-            mu = pair_friction[k]
-            if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0):
+            mu = pair_friction[k] if tangential else 0.0
+            if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0 and pair_rolling[k] == 0.0
+                                               and pair_torsional[k] == 0.0):
                 continue
             a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
             if phase == 0:
                 # Normal: unilateral, accumulated impulse clamped at zero; a face manifold's rows swept until
                 # they agree
                 passes = MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1
+                compliance = pair_compliance[k]
+                if compliance > 0.0 and relax:
+                    passes = 0      # a compliant row's impulse is its spring's: the relax pass holds it
                 for _ in range(passes):
                     largest = 0.0
                     for jj in range(c):
@@ -271,7 +354,10 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                         vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
                         gap = separation[s]
                         ms, is_ = 1.0, 0.0
-                        if gap > touch_band:
+                        if compliance > 0.0:
+                            bias, damping = compliant_row(compliance, pair_dissipation[k], gap, normal_mass[s], h)
+                            ms, is_ = damping / (damping + normal_mass[s]), normal_mass[s] / (damping + normal_mass[s])
+                        elif gap > touch_band:
                             bias = gap * inv_h
                         elif use_bias and gap <= 0.0:
                             bias = max(bias_rate * gap, -max_push)
@@ -288,7 +374,7 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                     if largest <= MANIFOLD_TOLERANCE:
                         break
             else:
-                for jj in range(c):
+                for jj in range(c if mu != 0.0 else 0):
                     s = slot(k, c - 1 - jj if reverse else jj)
                     t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
                     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
@@ -314,6 +400,12 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                         st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
                         st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
                     tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
+                if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
+                    total = 0.0
+                    for j in range(c):
+                        total += normal_impulse[slot(k, j)]
+                    st = _angular_rows(k, slot(k, 0), (pair_torsional[k] * total, pair_rolling[k] * total), normal,
+                                       tangent, pairs, st)
             _store(a, b, st, v, w)
     return residual
 
@@ -322,14 +414,16 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
 def pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
     """One sweep of the split-impulse position correction (Bullet's split impulse): pseudo-velocities that
     remove the fraction ``baumgarte`` of each penetration beyond ``slop`` [m] over the step h [s]. They move the
-    bodies in the position stage and are then dropped, so they add no kinetic energy."""
+    bodies in the position stage and are then dropped, so they add no kinetic energy. A compliant pair's
+    penetration is physical (its spring's compression): it is not corrected."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     normal, pseudo_impulse, normal_mass, separation = slots.normal, slots.pseudo_impulse, slots.normal_mass, \
         slots.separation
     ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
     inv_h = 1.0 / h
+    pair_compliance = pairs.pair_compliance
     for k in range(pair_contacts.shape[0]):
-        if not pair_awake[k]:
+        if not pair_awake[k] or pair_compliance[k] > 0.0:    # a compliant contact's depth is its spring's
             continue
         a, b, ima, imb, st = _load(k, pair_body, inv_mass, v_pseudo, w_pseudo)
         for j in range(pair_contacts[k]):

@@ -8,7 +8,11 @@ problem. With v the body velocities on entry (after the velocity stage, holding 
 
 find λ with the normal rows 0 <= λ_n ⊥ g_n >= 0 and the friction rows by the model (notes 0.10, 0.16):
 b is the gap term of a speculative contact or the push of a regularized row, C the compliance of a
-regularized (soft) row (0 for a rigid one). The soft row of
+regularized (soft or compliant) row (0 for a rigid one). A compliant pair's rows (its material's
+``contact_stiffness``) are ``sequential_impulse.compliant_row``'s, in every solver. Rolling and torsional
+friction rows are built only in the Gauss–Seidel sweep (PGS): the World refuses them with another solver,
+and a compliant pair under the soft correction too (its relax pass holds compliant rows, which only the
+sweep does). The soft row of
 ``sequential_impulse`` (notes 0.11) updates λ ← λ − m_n ms (v_n + b) − is λ; its fixed point is
 v_n + b + (is / (m_n ms)) λ = 0, so C = is / (m_n ms) makes every solver solve the regularized problem
 the Gauss–Seidel sweep converges to.
@@ -99,7 +103,8 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
         slots.tangent_impulse
     ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
     normal_mass, tangent_k, separation = slots.normal_mass, slots.tangent_k, slots.separation
-    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = bias
+    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band, relax = bias
+    pair_compliance, pair_dissipation = pairs.pair_compliance, pairs.pair_dissipation
     slot_count = normal.shape[0]
     size = width * slot_count
     compliance = np.zeros(slot_count)
@@ -117,7 +122,11 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
             r = width * s
             gap = separation[s]
             kn = 1.0 / normal_mass[s]
-            if gap > touch_band:
+            if pair_compliance[k] > 0.0:     # a Hunt–Crossley row (si.compliant_row: C = 1 / D)
+                gap_term[r], damping = si.compliant_row(pair_compliance[k], pair_dissipation[k], gap,
+                                                        normal_mass[s], h)
+                compliance[s] = 1.0 / damping
+            elif gap > touch_band:
                 gap_term[r] = gap / h
             elif use_bias and gap <= 0.0:
                 gap_term[r] = max(bias_rate * gap, -max_push)
@@ -315,7 +324,8 @@ def velocity_solve(solver, rows, bias, friction_model, directions, iterations, t
     """Solve the sub-step's rows by ``solver`` (PGS, APGD, CG or Lemke settings), changing the impulses in the
     buffer and the velocities v, w (n, 3) in place; v, w hold the warm start on entry. ``rows``: the buffer
     (ContactPairs, ContactSlots) and the bodies' inverse masses, as (pairs, slots, inv_mass); ``bias``: (h [s],
-    use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m]). Returns (iterations, residual [m/s],
+    use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m], relax (a rigid relax pass: compliant rows
+    held)). Returns (iterations, residual [m/s],
     a result.py status code). Callable from kernels only."""
     raise NotImplementedError("velocity_solve is resolved by Numba inside kernels")
 
