@@ -472,8 +472,16 @@ class World:
     def _check_solver_material(self, extras: dict[str, float]) -> None:
         """ValueError when this world's contact solver cannot solve a material: rolling and torsional friction
         rows are built by the Gauss–Seidel sweep only (solver "pgs"), and so is the relax pass of the soft
-        correction that holds compliant rows (docs/materials.md)."""
+        correction that holds compliant rows (docs/materials.md). The event method resolves rolling and
+        torsional friction in its own resting-contact LCP, and refuses compliant contact (docs/event.md)."""
         settings = self._model.settings
+        if self.method == "event":
+            if extras["contact_stiffness"] != math.inf:
+                raise ValueError(f"contact_stiffness must be None (rigid) with method='event': its impacts and "
+                                 f"resting-contact LCP are rigid, and a Hunt–Crossley contact force would make its "
+                                 f"ODE stiff (docs/event.md); use the default method='timestep'; got "
+                                 f"{extras['contact_stiffness']!r}")
+            return
         if settings.solver == "pgs":
             return
         for key in ("rolling_friction", "torsional_friction"):

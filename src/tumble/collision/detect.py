@@ -55,6 +55,8 @@ class Contacts:
     force over the step (zero when the contacts come from a detection, not a step).
     restitution, friction (c,): the pair's combined material (API.md). radius (c, 2) [m]: the rounding
     radius of A's and B's shape (``contacts.rounding_radius``: a sphere's or capsule's, else 0).
+    rolling_friction, torsional_friction (c,) [m]: the pair's μ_r and μ_s; compliance (c,) [m/N]: the pair's
+    1/k (0: rigid) and dissipation (c,) [s/m] (docs/materials.md).
     """
 
     body_a: np.ndarray
@@ -73,6 +75,10 @@ class Contacts:
     restitution: np.ndarray
     friction: np.ndarray
     radius: np.ndarray
+    rolling_friction: np.ndarray
+    torsional_friction: np.ndarray
+    compliance: np.ndarray
+    dissipation: np.ndarray
 
     def __len__(self) -> int:
         return int(self.depth.shape[0])
@@ -293,7 +299,9 @@ def gather(buffer: ContactBuffer, dt: float | None = None, substeps: int = 1) ->
                     geom_b=p.pair_geom[pair, 1], point=s.point[rows], normal=normal, depth=s.depth[rows],
                     kind=_KIND_TABLE[s.kind[rows]], feature=s.feature[rows], normal_impulse=normal_impulse,
                     friction_impulse=friction_impulse, impulse=impulse, force=force,
-                    restitution=p.pair_restitution[pair], friction=p.pair_friction[pair], radius=p.pair_radius[pair])
+                    restitution=p.pair_restitution[pair], friction=p.pair_friction[pair], radius=p.pair_radius[pair],
+                    rolling_friction=p.pair_rolling[pair], torsional_friction=p.pair_torsional[pair],
+                    compliance=p.pair_compliance[pair], dissipation=p.pair_dissipation[pair])
 
 
 @njit(cache=True)

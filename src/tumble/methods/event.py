@@ -34,13 +34,17 @@ symmetrically (checked against the LCP's conditions before they are used).
 Friction acts on resting contacts, at acceleration level (``EventDriven._friction_lcp``): a sliding contact
 gets μ f against its sliding velocity, exactly on Coulomb's cone; a contact at rest sticks or starts to slip
 through Stewart–Trinkle's linearized cone in the same LCP; a slide that comes to a stop within a step ends
-the step there (``_stop_time``). Impulses are frictionless (docs/event.md says where the method stops).
+the step there (``_stop_time``). Impulses are frictionless in the default sequential mode; with
+``impacts="simultaneous"`` they have Coulomb friction (``_frictional_impulses``). After every impulse LCP,
+contacts that it lifts off slower than ``threshold`` are caught (``_catch``): the chatter of a box rocking onto a
+face (docs/event.md says where the method stops).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections import namedtuple
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +76,15 @@ FRICTION_DIRECTIONS = 8
 """Directions of the linearized friction cone of a sticking contact (``EventDriven._friction_lcp``): the
 octagon inscribed in the circle resists the start of slip by at least μ f cos(π/8) = 0.92 μ f (exactly μ f
 along each of the 8 directions)."""
+STOP_TIME_RESOLUTION = 1e-6
+"""The friction-stop search (``EventDriven._stop_time``) ends on a bracket narrower than this fraction of the
+step when the speed jumps across the stop band instead of crossing it."""
 EVENT_ODES = ("rk4", "adaptive")
+SEPARATING_FRACTION = 1e-3
+"""A touching contact whose v_rel is above this fraction of ``threshold`` (1 µm/s by default) separates: it
+flies freely (``EventDriven._resting_at_start``); one at or below it rests or closes."""
+CATCH_ROUNDS = 4
+"""Rounds of the catch of slowly lifted contacts after an impact LCP (``EventDriven._catch``)."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +113,9 @@ class EventSettings:
 class EventStats:
     """Figures of the last ``advance``: ODE steps, collision times found, impulses applied, root-finding
     evaluations, collision-time searches that ran out of evaluations (``root_failures``), friction-stop
-    searches that did (``stop_failures``), projections that left a depth beyond ε, and the resting contacts
-    and forces [N] (on A, along n) of the last ``dydt``."""
+    searches that did (``stop_failures``), projections that left a depth beyond ε, impacts with friction that
+    fell back to frictionless ones (``frictionless_impacts``: the LCP was degenerate or the impulse would add
+    energy), and the resting contacts and forces [N] (on A, along n) of the last ``dydt``."""
 
     ode_steps: int = 0
     collisions: int = 0
@@ -111,6 +124,7 @@ class EventStats:
     root_failures: int = 0
     stop_failures: int = 0
     unprojected: int = 0
+    frictionless_impacts: int = 0
     resting_contacts: int = 0
     resting_forces: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
@@ -143,7 +157,9 @@ class EventDriven:
         self._resting_pairs: np.ndarray | None = None          # pair codes, during a step
         self._resting_codes = self._start_codes = np.zeros(0, dtype=CONTACT_CODE)   # contact codes, too
         self._sliding: tuple[np.ndarray, np.ndarray] | None = None   # contact codes, directions
+        self._turning: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # codes, rolling axes, spin signs
         self._force_vectors = np.zeros((0, 3))
+        self._torque_vectors = np.zeros((0, 3))
         self._stale = True            # the state changed since the last detection
         self._joint_multipliers: tuple[DenseJoints, np.ndarray] | None = None   # of the last dydt
         self._version = model.version
@@ -206,11 +222,12 @@ class EventDriven:
         return a, inv_inertia
 
     # ------------------------------------------------------------------ resting contact (Baraff II 9)
-    def resting_forces(self, cs: Contacts) -> tuple[Contacts, np.ndarray, np.ndarray]:
+    def resting_forces(self, cs: Contacts) -> tuple[Contacts, np.ndarray, np.ndarray, np.ndarray]:
         """The resting contacts of ``cs`` at the world's current state (touching, |v_rel| ≤ ``threshold``;
-        within a step, of the pairs resting at its start), their normal forces f (k,) [N] and their whole
-        contact forces (k, 3) [N, world, on A]: f n plus friction (``_friction_lcp``). Under the loads held
-        in ``self._loads``."""
+        within a step, of the pairs resting at its start), their normal forces f (k,) [N], their whole
+        contact forces (k, 3) [N, world, on A]: f n plus friction, and their pure torques (k, 3) [N m, on A]:
+        rolling resistance and torsional friction (``_friction_lcp``). Under the loads held in
+        ``self._loads``."""
         a, inv_inertia = self._bodies()
         band, threshold = self.settings.contact_band, self.settings.threshold
         within_step = self._resting_pairs is not None
@@ -219,7 +236,7 @@ class EventDriven:
         else:
             near = cs.subset(cs.depth >= -band)
         if len(near) == 0:
-            return near, np.zeros(0), np.zeros((0, 3))
+            return near, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
         J = rc.jacobian(near, a["x"])
         # resting: |v_rel| within THRESHOLD (section 9); a colliding contact is an event, not a force
         vrel = J @ rc.stacked_velocities(a["v"], a["w"])
@@ -244,7 +261,7 @@ class EventDriven:
             keep = was | (new & (near.depth >= deepest[which] - band))
         cs_r = near.subset(keep)
         if len(cs_r) == 0:
-            return cs_r, np.zeros(0), np.zeros((0, 3))
+            return cs_r, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
         J = J[keep]
         force, torque = self._loads
         loads = force.copy()
@@ -258,8 +275,15 @@ class EventDriven:
             extra = joints.response(rc.body_accelerations(a["inv_mass"], inv_inertia, a["w"], loads, torque))
         free = rc.free_acceleration(cs_r, a["inv_mass"], inv_inertia, a["x"], a["w"], loads, torque, extra)
         b = rc.resting_offset(cs_r, ndot, free, a["x"], a["v"], a["w"])
-        f, vectors = self._friction_lcp(cs_r, J, b, free, a, self._inverse_mass(inv_inertia, joints))
-        return cs_r, f, vectors
+        free_turn = None
+        if np.any(cs_r.rolling_friction > 0.0) or np.any(cs_r.torsional_friction > 0.0):
+            du = rc.body_accelerations(a["inv_mass"], inv_inertia, a["w"], loads, torque)
+            if extra is not None:
+                du = du + extra
+            free_turn = du[cs_r.body_a, 3:] - du[cs_r.body_b, 3:]
+        f, vectors, torques = self._friction_lcp(cs_r, J, b, free, a, self._inverse_mass(inv_inertia, joints),
+                                                 free_turn)
+        return cs_r, f, vectors, torques
 
     def _joint_block(self, inv_inertia: np.ndarray) -> DenseJoints | None:
         """The world's joints at its current state as one dense block, or None without joints."""
@@ -275,8 +299,10 @@ class EventDriven:
         return lambda X: rc.apply_inverse_mass(inv_mass, inv_inertia, X)
 
     def _friction_lcp(self, cs: Contacts, J: np.ndarray, b: np.ndarray, free: np.ndarray,
-                      a: dict[str, np.ndarray], inverse_mass) -> tuple[np.ndarray, np.ndarray]:
-        """Normal forces and contact force vectors with Coulomb friction at acceleration level.
+                      a: dict[str, np.ndarray], inverse_mass,
+                      free_turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Normal forces f (c,) [N], contact force vectors (c, 3) [N] and pure contact torques (c, 3) [N m]
+        (on A, world) with Coulomb friction, rolling resistance and torsional friction at acceleration level.
 
         A contact whose tangential velocity v_t is not zero slides: its force is f (n − μ t̂), t̂ = v_t/|v_t|
         (exactly on the cone, opposing the sliding), one unknown f. A contact at rest in the tangent plane
@@ -289,7 +315,14 @@ class EventDriven:
         along −d_k (slip) when it is at the edge. Together with the normal rows d̈ = … ≥ 0 ⊥ f ≥ 0 this is one
         LCP (not symmetric when something slides), solved by Lemke's method. μ = 0 leaves only the normal rows.
         ``inverse_mass``: X ↦ M⁻¹ X (``_inverse_mass``: W X with joints).
-        """
+
+        Rolling resistance μ_r and torsional friction μ_s [m] (``_turning_lcp_parts``) act alike on the
+        relative angular velocity ω_a − ω_b of the pair: rolling (its part in the tangent plane, ω_t ≠ 0) is
+        resisted by the torque −μ_r f ω̂_t per contact, spinning (its part s along n) by −μ_s f sign(s) n, so a
+        pair's torque is μ Σ f; a pair that does not roll (spin) holds its relative angular acceleration at
+        zero with a torque inside |τ| ≤ μ_r Σ f (μ_s Σ f), through the same linearized cone on angular
+        directions. ``free_turn`` (c, 3) [rad/s²]: the relative angular acceleration of each contact's bodies
+        without contact forces (needed when a contact has μ_r or μ_s)."""
         c = len(cs)
         mu = cs.friction
         n = cs.normal
@@ -314,47 +347,103 @@ class EventDriven:
             t_hat[along] = vt[along] / speed[along, None]
         sticking = (mu > 0.0) & ~moving
         G_n = J - mu[:, None] * rc.jacobian(cs, a["x"], t_hat)      # the force direction of each f
+        torque_hat, turn = np.zeros((c, 3)), _no_turning_rows(c, J.shape[1])
+        if np.any(cs.rolling_friction > 0.0) or np.any(cs.torsional_friction > 0.0):
+            torque_hat, turn = self._turning_lcp_parts(cs, a, free_turn)
+            G_n = G_n + _angular_rows(cs, torque_hat, J.shape[1])
         k = FRICTION_DIRECTIONS
         stick = np.flatnonzero(sticking)
         m = stick.size
-        if m:
+        if m or turn.groups.size:
             # Often nothing pulls a sticking contact sideways (a box at rest on level ground): then the
             # normal forces alone leave its tangential acceleration zero and friction is not needed (the
             # full LCP is degenerate there: every β row has q = 0).
             MinvGt = inverse_mass(G_n.T)
             f = solve_lcp(J @ MinvGt, b)
-            acc = (MinvGt @ f).reshape(-1, 6)
-            body_acc = rc.relative_acceleration(cs.subset(stick), a["x"], acc) + free[stick]
+            acc = MinvGt @ f
+            body_acc = rc.relative_acceleration(cs.subset(stick), a["x"], acc.reshape(-1, 6)) + free[stick]
             nn = n[stick]
             tangential = body_acc - np.einsum("ij,ij->i", body_acc, nn)[:, None] * nn
-            if np.abs(tangential).max() <= 1e-12 * (np.abs(body_acc).max() + 1.0):
-                return f, f[:, None] * (n - mu[:, None] * t_hat)
+            turn_acc = turn.rows @ acc + turn.free
+            scale = 1e-12 * (np.abs(body_acc).max(initial=0.0) + np.abs(turn_acc).max(initial=0.0) + 1.0)
+            if np.abs(tangential).max(initial=0.0) <= scale and np.abs(turn_acc).max(initial=0.0) <= scale:
+                return f, f[:, None] * (n - mu[:, None] * t_hat), f[:, None] * torque_hat
         if m:
-            t1, t2 = rc.tangent_basis(n[stick])
-            angles = 2.0 * np.pi * np.arange(k) / k
-            dirs = (np.cos(angles)[None, :, None] * t1[:, None, :]
-                    + np.sin(angles)[None, :, None] * t2[:, None, :]).reshape(m * k, 3)
-            owner = np.repeat(stick, k)
-            J_d = rc.jacobian(cs.subset(owner), a["x"], dirs)
-            rows, cols = np.vstack([J, J_d]), np.vstack([G_n, J_d])
+            dirs, owner, J_d = _cone_directions(cs, stick, a["x"])
         else:
-            dirs, owner = np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-            rows, cols = J, G_n
-        size = c + m * k + m
-        M = np.zeros((size, size))
-        M[:c + m * k, :c + m * k] = rows @ inverse_mass(cols.T)
-        lam = c + m * k + np.arange(m)                   # the λ of each sticking contact
-        beta = c + np.arange(m * k)                        # the β of each direction, contact by contact
-        M[beta, np.repeat(lam, k)] = 1.0                   # d_k · ä_t + λ ≥ 0
-        M[lam, stick] = mu[stick]                          # μ f − Σ β ≥ 0
-        M[np.repeat(lam, k), beta] = -1.0
-        q = np.concatenate([b, np.einsum("ij,ij->i", dirs, free[owner]), np.zeros(m)])
+            dirs, owner, J_d = np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros((0, J.shape[1]))
+        rows = np.vstack([J, J_d, turn.rows])
+        cols = np.vstack([G_n, J_d, turn.rows])
+        groups = np.concatenate([np.repeat(np.arange(m), k), m + turn.groups])
+        bound = np.vstack([_contact_bounds(c, stick, mu), turn.bound])
+        M = _coulomb_lcp(rows @ inverse_mass(cols.T), c, groups, bound)
+        q = np.concatenate([b, np.einsum("ij,ij->i", dirs, free[owner]), turn.free, np.zeros(bound.shape[0])])
         z = solve_lcp(M, q)
         f = z[:c]
         vectors = f[:, None] * (n - mu[:, None] * t_hat)
         if m:
             np.add.at(vectors, owner, z[c:c + m * k, None] * dirs)
-        return f, vectors
+        torques = f[:, None] * torque_hat
+        if turn.groups.size:   # the static torques Σ β d, carried by each pair's first contact
+            beta = z[c + m * k:c + m * k + turn.groups.size]
+            np.add.at(torques, turn.owner, beta[:, None] * turn.dirs)
+        return f, vectors, torques
+
+    def _turning_lcp_parts(self, cs: Contacts, a: dict[str, np.ndarray], free_turn: np.ndarray):
+        """Rolling resistance and torsional friction of ``_friction_lcp``: the kinetic torque per unit normal
+        force (c, 3) of each contact (on A), and the static rows (``TurningRows``) of the pairs that do not
+        roll (spin): 8 directions in the tangent plane (±n) each, bounded by μ_r (μ_s) times the pair's Σ f."""
+        c = len(cs)
+        n = cs.normal
+        turn = a["w"][cs.body_a] - a["w"][cs.body_b]
+        spin = np.einsum("ij,ij->i", turn, n)
+        roll = turn - spin[:, None] * n
+        roll_speed = np.linalg.norm(roll, axis=1)
+        stop = STOP_SPEED_FRACTION * self.settings.threshold
+        roll_axis = np.zeros_like(roll)
+        spin_sign = np.zeros(c)
+        if self._turning is None:
+            rolling = roll_speed > stop
+            roll_axis[rolling] = roll[rolling] / roll_speed[rolling, None]
+            spin_sign = np.where(np.abs(spin) > stop, np.sign(spin), 0.0)
+        else:   # within a step: as sliding (``_friction_lcp``), the start's direction past a reversal
+            codes, axes, signs = self._turning
+            index = rc.lookup(cs.contact_codes(), codes)
+            found = index >= 0
+            start_axis = np.zeros_like(roll)
+            start_axis[found] = axes[index[found]]
+            rolling = found & np.any(start_axis != 0.0, axis=1)
+            along = rolling & (roll_speed > 0.0) & (np.einsum("ij,ij->i", roll, start_axis) > 0.0)
+            roll_axis[rolling] = start_axis[rolling]
+            roll_axis[along] = roll[along] / roll_speed[along, None]
+            spin_sign[found] = signs[index[found]]
+        mu_r, mu_s = cs.rolling_friction, cs.torsional_friction
+        torque_hat = -mu_r[:, None] * roll_axis - (mu_s * spin_sign)[:, None] * n
+        # the pairs at rest in rolling (spin) with μ_r (μ_s) > 0: one group each, on the pair's first contact
+        pairs, first, which = np.unique(cs.pair_codes(), return_index=True, return_inverse=True)
+        width = 6 * a["x"].shape[0]
+        parts = []
+        for resting_kind, mu, count in (((mu_r > 0.0) & ~rolling, mu_r, FRICTION_DIRECTIONS),
+                                        ((mu_s > 0.0) & (spin_sign == 0.0), mu_s, 2)):
+            still = np.zeros(pairs.size, dtype=bool)
+            np.logical_or.at(still, which, resting_kind)
+            held = np.flatnonzero(still)
+            owner = np.repeat(first[held], count)
+            if count == 2:      # spin: ±n
+                dirs = np.repeat(n[first[held]], 2, axis=0) * np.tile([1.0, -1.0], held.size)[:, None]
+            else:               # rolling: evenly spaced in the tangent plane
+                t1, t2 = rc.tangent_basis(n[first[held]])
+                angles = 2.0 * np.pi * np.arange(count) / count
+                dirs = (np.cos(angles)[None, :, None] * t1[:, None, :]
+                        + np.sin(angles)[None, :, None] * t2[:, None, :]).reshape(-1, 3)
+            bound = np.where(which[None, :] == held[:, None], mu[None, :], 0.0)
+            parts.append((dirs, owner, np.repeat(np.arange(held.size), count), bound))
+        (d1, o1, g1, b1), (d2, o2, g2, b2) = parts
+        dirs, owner = np.vstack([d1, d2]), np.concatenate([o1, o2])
+        groups = np.concatenate([g1, b1.shape[0] + g2])
+        rows = _angular_rows(cs.subset(owner), dirs, width)
+        free = np.einsum("ij,ij->i", dirs, free_turn[owner]) if owner.size else np.zeros(0)
+        return torque_hat, TurningRows(rows, dirs, owner, groups, np.vstack([b1, b2]), free)
 
     def contacts(self) -> Contacts:
         """The resting contacts of the last ``dydt`` evaluation (the state the last step ended in) with
@@ -384,7 +473,7 @@ class EventDriven:
         a = self._live()
         touching = cs.subset(cs.depth >= -self.settings.contact_band)
         vrel = rc.jacobian(touching, a["x"]) @ rc.stacked_velocities(a["v"], a["w"])
-        keep = (vrel >= -self.settings.threshold) & (vrel <= 1e-3 * self.settings.threshold)
+        keep = (vrel >= -self.settings.threshold) & (vrel <= SEPARATING_FRACTION * self.settings.threshold)
         resting = touching.subset(keep)
         pairs = np.unique(resting.pair_codes())
         seen = cs.subset(np.isin(cs.pair_codes(), pairs))
@@ -407,55 +496,121 @@ class EventDriven:
         n = touching.normal
         return touching.contact_codes(), dv - np.einsum("ij,ij->i", dv, n)[:, None] * n
 
+    def _turning_at_start(self, cs: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The contacts of resting pairs with rolling resistance that roll, or with torsional friction that
+        spin, at the start of a step (relative angular speed above 10⁻⁶ ``threshold``, read in rad/s): their
+        contact codes (k,), rolling axes (k, 3) (unit, in the tangent plane; zero where it does not roll or
+        has μ_r = 0) and spin signs (k,) (±1, 0 where it does not spin or has μ_s = 0)."""
+        codes, roll, spin, mu_r, mu_s = self._angular_velocities(cs)
+        stop = STOP_SPEED_FRACTION * self.settings.threshold
+        speed = np.linalg.norm(roll, axis=1)
+        rolling = (mu_r > 0.0) & (speed > stop)
+        spinning = (mu_s > 0.0) & (np.abs(spin) > stop)
+        keep = np.isin(codes["pair"], self._resting_pairs) & (rolling | spinning)
+        axes = np.zeros_like(roll)
+        axes[rolling] = roll[rolling] / speed[rolling, None]
+        return codes[keep], axes[keep], np.where(spinning, np.sign(spin), 0.0)[keep]
+
+    def _angular_velocities(self, cs: Contacts):
+        """Contact codes (k,), the rolling (k, 3) and spin (k,) parts of ω_a − ω_b, μ_r and μ_s (k,) of the
+        touching contacts with rolling resistance or torsional friction."""
+        a = self._live()
+        touching = cs.subset((cs.depth >= -self.settings.contact_band)
+                             & ((cs.rolling_friction > 0.0) | (cs.torsional_friction > 0.0)))
+        turn = a["w"][touching.body_a] - a["w"][touching.body_b]
+        n = touching.normal
+        spin = np.einsum("ij,ij->i", turn, n)
+        return (touching.contact_codes(), turn - spin[:, None] * n, spin, touching.rolling_friction,
+                touching.torsional_friction)
+
     def _slide_reversed(self, start: tuple[np.ndarray, np.ndarray]) -> float:
-        """[m/s] the least sliding speed along its start direction over the contacts sliding at the start
-        of the step (negative: one has turned back, so its sliding stopped within the step)."""
-        codes, vt = self._tangential_velocities(self.detect())
+        """The least sliding speed [m/s] along its start direction over the contacts sliding at the start of
+        the step, and the least rolling and spin speeds [rad/s] along theirs (``self._turning``) (negative:
+        one has turned back, so its sliding, rolling or spinning stopped within the step)."""
+        cs = self.detect()
+        least = math.inf
+        codes, vt = self._tangential_velocities(cs)
         index = rc.lookup(start[0], codes)
         found = index >= 0
-        if not np.any(found):
-            return math.inf
-        return float(np.min(np.einsum("ij,ij->i", vt[index[found]], start[1][found])))
+        if np.any(found):
+            least = float(np.min(np.einsum("ij,ij->i", vt[index[found]], start[1][found])))
+        if self._turning is not None and self._turning[0].size:
+            turn_codes, axes, signs = self._turning
+            codes, roll, spin, _, _ = self._angular_velocities(cs)
+            index = rc.lookup(turn_codes, codes)
+            found = index >= 0
+            rolling = found & np.any(axes != 0.0, axis=1)
+            spinning = found & (signs != 0.0)
+            if np.any(rolling):
+                least = min(least, float(np.min(np.einsum("ij,ij->i", roll[index[rolling]], axes[rolling]))))
+            if np.any(spinning):
+                least = min(least, float(np.min(spin[index[spinning]] * signs[spinning])))
+        return least
 
     def _stop_time(self, y0: np.ndarray, t: float, h: float, start: tuple[np.ndarray, np.ndarray]) -> float:
-        """The time τ in (0, h) at which the first sliding contact's speed along its start direction is
-        within [0, stop speed = 10⁻⁶ ``threshold``] (bisection; the speed falls linearly under Coulomb
-        friction); leaves the world in y(t + τ), where the contact then sticks (or slips on, by the LCP)."""
-        lo, hi = 0.0, h
+        """The time τ in (0, h) at which the first sliding contact's speed along its start direction (or the
+        first rolling or spinning pair's angular speed along its start axis, ``_slide_reversed``) is within
+        [0, stop speed = 10⁻⁶ ``threshold``]; leaves the world in y(t + τ), where the contact then sticks (or
+        slips on, by the LCP). The speed falls linearly in τ under Coulomb friction (μ f and the
+        mass are constant over a short step), so the root is searched by regula falsi (Illinois variant)
+        on g(τ) = speed − stop speed / 2, which lands on it in two or three evaluations where bisection
+        takes ~25 (from millimetres per second to 10⁻⁹ m/s); bisection with ``root="bisection"``."""
         half = STOP_SPEED_FRACTION * self.settings.threshold
+        goal = 0.5 * half
+        lo, hi = 0.0, h
+        g_hi = self._slide_reversed(start) - goal
+        self._set_state(y0)
+        g_lo = self._slide_reversed(start) - goal
+        illinois = self.settings.root == "illinois" and math.isfinite(g_lo)
+        retained = 0
         for _ in range(self.settings.max_halvings):
             tau = 0.5 * (lo + hi)
+            if illinois and g_lo > 0.0 > g_hi:
+                secant = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+                if lo < secant < hi:
+                    tau = secant
             self._set_state(self._integrate(y0, t, tau))
             self.stats.root_evaluations += 1
             g = self._slide_reversed(start)
             if 0.0 <= g <= half:
                 return tau
+            if g < 0.0 and tau - lo <= STOP_TIME_RESOLUTION * h:
+                # The least speed over the contacts is not continuous where the slowest contact changes (a
+                # face spinning as it slides) or the LCP switches a contact's state: it can jump past the
+                # band. Within a bracket this narrow the sliding has stopped.
+                return tau
             if g < 0.0:
-                hi = tau
+                hi, g_hi = tau, g - goal
+                g_lo = 0.5 * g_lo if retained == -1 else g_lo    # Illinois: halve the end that stays
+                retained = -1
             else:
-                lo = tau
+                lo, g_lo = tau, g - goal
+                g_hi = 0.5 * g_hi if retained == 1 else g_hi
+                retained = 1
         self.stats.stop_failures += 1
         self._set_state(self._integrate(y0, t, hi))
         return hi
 
-    def _contact_loads(self, cs: Contacts, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """World force and torque (n, 3) of contact forces fn (k, 3) (+ on A, − on B)."""
+    def _contact_loads(self, cs: Contacts, fn: np.ndarray, tn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World force and torque (n, 3) of contact forces fn (k, 3) at the contact points and pure contact
+        torques tn (k, 3) (+ on A, − on B)."""
         a = self._live()
         n = a["x"].shape[0]
         force, torque = np.zeros((n, 3)), np.zeros((n, 3))
         np.add.at(force, cs.body_a, fn)
         np.add.at(force, cs.body_b, -fn)
-        np.add.at(torque, cs.body_a, rc.cross(cs.point - a["x"][cs.body_a], fn))
-        np.add.at(torque, cs.body_b, -rc.cross(cs.point - a["x"][cs.body_b], fn))
+        np.add.at(torque, cs.body_a, rc.cross(cs.point - a["x"][cs.body_a], fn) + tn)
+        np.add.at(torque, cs.body_b, -rc.cross(cs.point - a["x"][cs.body_b], fn) - tn)
         return force, torque
 
-    def _evaluate_resting(self) -> tuple[Contacts, np.ndarray]:
-        cs, f, vectors = self.resting_forces(self.detect())
+    def _evaluate_resting(self) -> tuple[Contacts, np.ndarray, np.ndarray]:
+        cs, f, vectors, torques = self.resting_forces(self.detect())
         self.stats.resting_contacts = len(cs)
         self.stats.resting_forces = f
         self._force_vectors = vectors
+        self._torque_vectors = torques
         self.last_contacts = cs
-        return cs, vectors
+        return cs, vectors, torques
 
     def dydt(self, t: float, y: np.ndarray) -> np.ndarray:
         """dY/dt (Baraff I (2-43)) with the external loads, gravity and the resting-contact forces."""
@@ -536,7 +691,12 @@ class EventDriven:
                       plastic: bool = False) -> int:
         """All impacts at once (Baraff II 8, ``find_all_collisions``' alternative): with K = J M⁻¹ Jᵀ and
         v⁻ = J u, find j ≥ 0 with w = K j + q ≥ 0, j·w = 0, where q = (1 + e) v⁻ for a colliding contact
-        (v⁺ ≥ −e v⁻) and q = v⁻ for the others (v⁺ ≥ 0); then u ← u + M⁻¹ Jᵀ j. ``plastic``: e = 0 for all."""
+        (v⁺ ≥ −e v⁻) and q = v⁻ for the others (v⁺ ≥ 0); then u ← u + M⁻¹ Jᵀ j. ``plastic``: e = 0 for all.
+        With ``impacts="simultaneous"`` (not the plastic pass of "sequential"), contacts with friction get
+        Coulomb impulses in the same LCP (``_frictional_impulses``).
+
+        Then the catch (``_catch``): a contact that was not separating and that the impulses of its
+        neighbours lift off more slowly than ``threshold`` is held at v⁺ = 0 instead."""
         J = rc.jacobian(cs, a["x"])
         u = rc.stacked_velocities(a["v"], a["w"])
         vminus = J @ u
@@ -544,12 +704,103 @@ class EventDriven:
             return 0
         colliding = (vminus < -self.settings.threshold) & (not plastic)
         q = np.where(colliding, (1.0 + cs.restitution) * vminus, vminus)
-        MinvJt = self._inverse_mass(inv_inertia)(J.T)
-        j = solve_lcp(J @ MinvJt, q)
-        du = (MinvJt @ j).reshape(-1, 6)
+        inverse_mass = self._inverse_mass(inv_inertia)
+        MinvJt = inverse_mass(J.T)
+        K = J @ MinvJt
+        frictional = self.settings.impacts == "simultaneous" and not plastic and np.any(cs.friction > 0.0)
+        if frictional:
+            try:
+                du, j = self._frictional_impulses(cs, J, K, q, u, a["x"], inverse_mass)
+            except RuntimeError:
+                # Lemke can end on a degenerate basis where many contacts share few degrees of freedom (a
+                # face's 4 corners and 32 directions on 6), or the impulse would add energy: that impact is
+                # frictionless
+                self.stats.frictionless_impacts += 1
+                frictional = False
+        if not frictional:
+            j = solve_lcp(K, q)
+            du = MinvJt @ j
+        count = int(np.count_nonzero(j))
+        du += MinvJt @ self._catch(K, vminus, vminus + J @ du, j, colliding)
+        du = du.reshape(-1, 6)
         a["v"][...] += du[:, :3]
         a["w"][...] += du[:, 3:]
-        return int(np.count_nonzero(j))
+        return count
+
+    @staticmethod
+    def _frictional_impulses(cs: Contacts, J: np.ndarray, K: np.ndarray, q: np.ndarray, u: np.ndarray,
+                             x: np.ndarray, inverse_mass) -> tuple[np.ndarray, np.ndarray]:
+        """Impacts with Coulomb friction: the velocity change du (6 n,) and normal impulses j (c,) [N s] of
+        the impulse LCP with Stewart–Trinkle's linearized cone (``_coulomb_lcp``; Stewart & Trinkle 1996,
+        Anitescu & Potra 1997): the normal rows of ``_simultaneous`` (K j + q ≥ 0 ⊥ j ≥ 0, q (c,)), and for each
+        contact with friction, friction impulses β_k ≥ 0 along ``FRICTION_DIRECTIONS`` directions d_k with
+        d_k · v_t⁺ + λ ≥ 0 ⊥ β_k ≥ 0 and μ j − Σ β_k ≥ 0 ⊥ λ ≥ 0: the contact point's tangential velocity
+        after the impact is zero while the friction needed is inside the cone (it sticks), and the impulse
+        is on the cone's edge against the slip otherwise. u (6 n,): the velocities before;
+        ``inverse_mass``: X ↦ M⁻¹ X."""
+        c = len(cs)
+        rough = np.flatnonzero(cs.friction > 0.0)
+        _, _, J_d = _cone_directions(cs, rough, x)
+        rows = np.vstack([J, J_d])
+        W_rows = inverse_mass(rows.T)
+        block = np.empty((c + J_d.shape[0],) * 2)
+        block[:c, :c] = K
+        block[:c, c:] = J @ W_rows[:, c:]
+        block[c:] = J_d @ W_rows
+        M = _coulomb_lcp(block, c, np.repeat(np.arange(rough.size), FRICTION_DIRECTIONS),
+                         _contact_bounds(c, rough, cs.friction))
+        z = solve_lcp(M, np.concatenate([q, J_d @ u, np.zeros(rough.size)]))
+        impulses = z[:c + J_d.shape[0]]
+        du = W_rows @ impulses
+        # ΔT = uᵀ M du + ½ duᵀ M du with M du = rowsᵀ z: Newton's restitution with friction can add energy
+        # (Kane and Levinson's falling rod; Stronge, Impact Mechanics 5): such an impulse is refused
+        gain = impulses @ (rows @ u) + 0.5 * impulses @ (rows @ du)
+        if gain > 0.0:
+            raise RuntimeError(f"the frictional impact adds {gain:.3g} J")
+        return du, z[:c]
+
+    def _catch(self, K: np.ndarray, vminus: np.ndarray, vplus: np.ndarray, j: np.ndarray,
+               colliding: np.ndarray) -> np.ndarray:
+        """The further normal impulses (k,) [N s] that catch the contacts an impact lifts off slowly: held at
+        v⁺ = 0. K (k, k) = J M⁻¹ Jᵀ; the normal velocities v⁻ before and v⁺ after the impact's impulses j (k,);
+        ``colliding`` (k,): the contacts that bounced (never caught).
+
+        A plastic impulse on one contact of a body turns the body, and so lifts the body's other touching
+        contacts: the corner landing of a box tipping over on an edge lifts the edge's other end, at ~0.2 of
+        the landing speed. A lift slower than ``threshold`` is no bounce the method can resolve: the contact
+        flies for microseconds and lands again, slower than ``threshold``, and the next plastic impulse
+        lifts the first end — a chatter of thousands of impacts per frame, not a Zeno sequence (each
+        landing as slow as the last; a tossed cube took a minute of wall time for 7 ms on its edge). So a
+        contact that was not separating (v⁻ ≤ ``SEPARATING_FRACTION`` · ``threshold``) and would leave at
+        v⁺ in (``SEPARATING_FRACTION`` · ``threshold``, ``threshold``] is held at v⁺ = 0 together with the
+        contacts the impulses push (j > 0, at their own v⁺): the impulses' change solves K_HH δj = v_target
+        − v⁺ on that set H (least squares: K_HH is singular when H holds more contacts than the degrees of
+        freedom they share). The catch is a plastic impulse on a set that includes a contact being pulled,
+        so its impulse may be adhesive, by at most the momentum of a ``threshold`` lift; with the pushed
+        contacts at v⁺ = 0 (a plastic pass) it is the kinetic-energy projection onto J_H u = 0, so it never
+        adds energy. Contacts it turns to closing get a plastic impulse LCP in a further round (at most
+        ``CATCH_ROUNDS``)."""
+        s = self.settings
+        lift = SEPARATING_FRACTION * s.threshold
+        resting = vminus <= lift
+        pushed = j > 0.0
+        extra = np.zeros_like(vminus)
+        for _ in range(CATCH_ROUNDS):
+            v = vplus + K @ extra
+            lifted = resting & ~colliding & (v > lift) & (v <= s.threshold)
+            if not np.any(lifted):
+                break
+            H = np.flatnonzero(lifted | pushed)
+            target = np.where(lifted, 0.0, v)
+            extra[H] += np.linalg.lstsq(K[np.ix_(H, H)], target[H] - v[H], rcond=1e-12)[0]
+            v = vplus + K @ extra
+            closing = v < -lift
+            if not np.any(closing):
+                break
+            push = solve_lcp(K, np.where(closing, v, np.maximum(v, 0.0)))
+            extra += push
+            pushed |= push > 0.0
+        return extra
 
     # ------------------------------------------------------------------ time (Baraff II 6)
     def _max_step(self) -> float:
@@ -620,14 +871,16 @@ class EventDriven:
             self._resting_pairs, self._resting_codes, self._start_codes = self._resting_at_start(cs0)
             slide_start = self._sliding_at_start(cs0)
             self._sliding = slide_start
+            self._turning = self._turning_at_start(cs0)
             h = min(t_end - t, self._max_step())
             y1 = self._integrate(y0, t, h)
             self._set_state(y1)
             self.stats.ode_steps += 1
-            if slide_start[0].size and self._slide_reversed(slide_start) < 0.0:
+            if (slide_start[0].size or self._turning[0].size) and self._slide_reversed(slide_start) < 0.0:
                 h = self._stop_time(y0, t, h, slide_start)      # sliding stops within the step: end there
             if self._penetration(start) > s.tolerance:
-                tau = self._collision_time(y0, t, h, start)
+                base = np.maximum(deepest[which], 0.0)      # the start's own penetrations (``_penetrations``)
+                tau = self._collision_time(y0, t, h, start, (cs0.contact_codes(), cs0.depth - base))
                 self.stats.collisions += 1
                 t += tau
             else:
@@ -638,10 +891,12 @@ class EventDriven:
                 self._stale = True
         self._resting_pairs = None
         self._sliding = None
+        self._turning = None
         self.last_contacts = None     # contacts() evaluates the final state when asked
         if len(model.joints):   # the joints' readings: their force at the end state, held over dt
             self._evaluate_resting()
-            self._with_joint_loads(*self._contact_loads(self.last_contacts, self._force_vectors))
+            self._with_joint_loads(*self._contact_loads(self.last_contacts, self._force_vectors,
+                                                        self._torque_vectors))
             joints, lam = self._joint_multipliers
             record_joint_impulses(model, state, joints.slots(lam, dt), dt)
         a["force"][...] = 0.0
@@ -677,7 +932,8 @@ class EventDriven:
     def _integrate(self, y0: np.ndarray, t: float, h: float) -> np.ndarray:
         return _ode.ode(y0, t, t + h, self.dydt, method=self.settings.ode, max_step=h)
 
-    def _collision_time(self, y0: np.ndarray, t: float, h: float, start: tuple[np.ndarray, np.ndarray]) -> float:
+    def _collision_time(self, y0: np.ndarray, t: float, h: float, start: tuple[np.ndarray, np.ndarray],
+                        at_start: tuple[np.ndarray, np.ndarray] | None = None) -> float:
         """The time τ in (0, h] after t at which the deepest penetration (``_penetration``) is within
         [ε/4, ε]; leaves the world in the state y(t + τ). Illinois on g(τ) = penetration − 5ε/8, with
         bisection while the low end sees no contact; bisection alone for ``root="bisection"``.
@@ -688,11 +944,12 @@ class EventDriven:
         one side creeps (Illinois halves the other end ~25 times from millimetres to ε) and ran out of
         evaluations on every landing of a second corner. One contact's depth is smooth in τ, nearly linear
         over a short interval. Where the low end did not report that contact (its features changed, or it
-        was beyond the contact margin), the step bisects."""
+        was beyond the contact margin), the step bisects. ``at_start``: the contact codes and penetrations
+        (``_penetrations``) of y0, the low end's from the first evaluation on."""
         s = self.settings
         eps = s.tolerance
         goal = 0.625 * eps
-        lo, lo_codes, lo_pen = 0.0, None, None
+        lo, (lo_codes, lo_pen) = 0.0, (at_start if at_start is not None else (None, None))
         hi_codes, hi_pen = self._penetrations(start)
         hi = h
         scale_lo = scale_hi = 1.0          # Illinois: the retained end's value, halved each time it stays
@@ -727,6 +984,69 @@ class EventDriven:
         self.stats.root_failures += 1
         self._set_state(self._integrate(y0, t, hi))
         return hi
+
+
+TurningRows = namedtuple("TurningRows", ["rows", "dirs", "owner", "groups", "bound", "free"])
+"""The static rows of rolling resistance and torsional friction (``EventDriven._turning_lcp_parts``): angular
+Jacobian rows (D, 6 n), their unit directions (D, 3) and the contact carrying each (D,), each direction's group
+(D,), the groups' bounds (G, c) on the normal forces, and each direction's free relative angular acceleration
+(D,) [rad/s²]."""
+
+
+def _no_turning_rows(c: int, width: int) -> TurningRows:
+    """``TurningRows`` with no rows, for c contacts and Jacobian rows ``width`` wide."""
+    return TurningRows(np.zeros((0, width)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64),
+                       np.zeros(0, dtype=np.int64), np.zeros((0, c)), np.zeros(0))
+
+
+def _angular_rows(cs: Contacts, vectors: np.ndarray, width: int) -> np.ndarray:
+    """(c, ``width`` = 6 n) rows that apply the pure torques ``vectors`` (c, 3) to each contact's A and their
+    opposites to its B: [0, τ] at A's angular columns, [0, −τ] at B's (as a Jacobian: the relative angular
+    velocity along τ)."""
+    rows = np.zeros((len(cs), width))
+    i = np.arange(len(cs))
+    for col in range(3):
+        rows[i, 6 * cs.body_a + 3 + col] += vectors[:, col]
+        rows[i, 6 * cs.body_b + 3 + col] -= vectors[:, col]
+    return rows
+
+
+def _contact_bounds(c: int, rough: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """(m, c): row g bounds the friction of contact ``rough[g]`` by μ of that contact times its f."""
+    bound = np.zeros((rough.size, c))
+    bound[np.arange(rough.size), rough] = mu[rough]
+    return bound
+
+
+def _cone_directions(cs: Contacts, rough: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``FRICTION_DIRECTIONS`` directions d_k (m k, 3) of the tangent plane of each contact in ``rough``
+    (m,) (evenly spaced from ``rc.tangent_basis``' t1), the contact each belongs to (m k,), and their
+    Jacobian rows (m k, 6 n) [bodies' x (n, 3) m]."""
+    k = FRICTION_DIRECTIONS
+    t1, t2 = rc.tangent_basis(cs.normal[rough])
+    angles = 2.0 * np.pi * np.arange(k) / k
+    dirs = (np.cos(angles)[None, :, None] * t1[:, None, :]
+            + np.sin(angles)[None, :, None] * t2[:, None, :]).reshape(rough.size * k, 3)
+    owner = np.repeat(rough, k)
+    return dirs, owner, rc.jacobian(cs.subset(owner), x, dirs)
+
+
+def _coulomb_lcp(block: np.ndarray, c: int, groups: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """The LCP matrix of Stewart–Trinkle's linearized Coulomb cone: unknowns (f (c,), β (D,), λ (G,)) for c
+    contacts and D friction directions in G groups (``groups`` (D,): each direction's); ``block`` ((c + D)², the
+    contact and direction rows times M⁻¹ times the force directions) on the first c + D; then
+    d · a + λ_g ≥ 0 ⊥ β ≥ 0 for each direction of group g and Σ_i bound[g, i] f_i − Σ_(d in g) β ≥ 0 ⊥ λ_g ≥ 0
+    (``bound`` (G, c): μ at the contacts whose normal forces bound the group; at acceleration level for forces,
+    velocity level for impulses)."""
+    D, G = groups.size, bound.shape[0]
+    size = c + D + G
+    M = np.zeros((size, size))
+    M[:c + D, :c + D] = block
+    beta = c + np.arange(D)
+    M[beta, c + D + groups] = 1.0
+    M[c + D:, :c] = bound
+    M[c + D + groups, beta] = -1.0
+    return M
 
 
 def _quat_products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
