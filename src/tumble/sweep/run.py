@@ -57,8 +57,8 @@ def run_sweep(scene: str | os.PathLike | Callable[[dict[str, Value]], World], va
     Args:
         scene: a scene file (TOML) whose dotted keys the parameter sets vary (``bodies.ball.restitution``,
             ``ground.friction``, ...; tumble.sweep.params), or a function ``build(params) -> World`` that
-            makes the world of one parameter set (a plain dict; it must be importable by the workers: a
-            function defined in a module, not in ``__main__`` of a script the workers cannot import).
+            makes the world of one parameter set (a plain dict). Dask ships it with cloudpickle: by value
+            from ``__main__`` or a lambda, by reference from a module (which the workers must import).
         variants: the parameter sets, e.g. ``grid({...})``, ``sample({...}, n, seed=...)`` or a list of dicts.
         duration: simulated time of each variant [s]; a whole number of steps of ``dt`` (to 1e-9).
         dt: time step [s] > 0.
