@@ -58,7 +58,7 @@ def test_a_worker_killed_mid_sweep_loses_no_variant(cluster, tmp_path):
         client.wait_for_workers(2, timeout=60)
         pids = client.run(os.getpid)
         sweep = subprocess.Popen([sys.executable, "-m", "tumble", "sweep", str(scene), "--vary",
-                                  "bodies.ball.velocity.0=0:1:8", "--duration", "1.5", "--dt", "5e-05", "--out",
+                                  "bodies.ball.velocity.0=0:1:8", "--duration", "1.5", "--dt", "1e-04", "--out",
                                   str(out), "--scheduler", address, "-q"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
         deadline = time.monotonic() + 120
@@ -79,7 +79,7 @@ def test_a_worker_killed_mid_sweep_loses_no_variant(cluster, tmp_path):
         assert pids[busy[0]] not in client.run(os.getpid).values()
 
 
-def test_an_unreachable_scheduler_is_one_line_and_status_2_within_10_s(tmp_path):
+def test_an_unreachable_scheduler_is_one_line_and_status_2_within_10_s(tmp_path, capsys):
     """A port nothing listens on: one line on stderr naming the address, status 2, in under 10 s, and no
     output folder made."""
     with socket.socket() as probe:
@@ -95,3 +95,12 @@ def test_an_unreachable_scheduler_is_one_line_and_status_2_within_10_s(tmp_path)
     assert len(lines) == 1 and lines[0].startswith(f"tumble sweep: error: scheduler 'tcp://127.0.0.1:{port}' could "
                                                    f"not be reached"), run.stderr
     assert not (tmp_path / "out").exists()
+    # Dask's own setting names the scheduler as well (DASK_SCHEDULER_ADDRESS is its config scheduler-address)
+    import dask
+
+    from tumble.user.cli import main
+
+    with dask.config.set({"scheduler-address": f"tcp://127.0.0.1:{port}"}):
+        status = main(["sweep", str(scene), "--vary", "bodies.ball.mass=1,2", "--duration", "0.1", "--dt", "0.01",
+                       "--out", str(tmp_path / "out")])
+    assert status == 2 and f"scheduler 'tcp://127.0.0.1:{port}' could not be reached" in capsys.readouterr().err

@@ -84,7 +84,7 @@ def test_the_fit_command(tosses, tmp_path):
     _, [(drop, drop_csv), (slide, slide_npz)] = tosses
     run = tumble("fit", str(drop), str(drop_csv), "--toss", str(slide), str(slide_npz), "--fit",
                  "materials.m.friction=0.05:1", "--fit", "materials.m.restitution=0:0.9", "--dt", repr(DT),
-                 "--coarse", "3", "--max-evaluations", "8", "--workers", "1", "-o", str(tmp_path / "out"), "-q")
+                 "--coarse", "2", "--max-evaluations", "3", "--workers", "1", "-o", str(tmp_path / "out"), "-q")
     assert run.returncode == 0, run.stderr
     assert "materials.m.friction = " in run.stdout and "on the held-out part" in run.stdout
     assert {p.name for p in (tmp_path / "out").iterdir()} == {"fit.json", "fit.png", "coarse.parquet"}

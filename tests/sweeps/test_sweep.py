@@ -72,8 +72,8 @@ def test_an_interrupted_sweep_computes_only_the_missing_variants_when_run_again(
     command again computes only the rest (it says how many) and writes the whole table."""
     scene = write(tmp_path / "fall.toml", FALL)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "tumble", "sweep", str(scene), "--vary", "bodies.ball.velocity.0=0:1:4",
-               "--duration", "1.5", "--dt", "5e-05", "--out", str(out), "--workers", "1", "-q"]
+    command = [sys.executable, "-m", "tumble", "sweep", str(scene), "--vary", "bodies.ball.velocity.0=0:1:3",
+               "--duration", "1.5", "--dt", "1e-04", "--out", str(out), "--workers", "1", "-q"]
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     deadline = time.monotonic() + 120
     while not list((out / "variants").glob("*.json")):
@@ -85,13 +85,15 @@ def test_an_interrupted_sweep_computes_only_the_missing_variants_when_run_again(
     assert first.returncode == 130, stderr
     assert "the same command computes only the rest" in stdout
     done = len(list((out / "variants").glob("*.json")))
-    assert 1 <= done < 4, "the sweep should have been stopped part-way"
+    assert 1 <= done < 3, "the sweep should have been stopped part-way"
     assert not (out / "results.parquet").exists()
     again = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env())
     assert again.returncode == 0, again.stderr
-    assert f"computed {4 - done}, reused {done} (already done)" in again.stdout
+    assert f"computed {3 - done}, reused {done} (already done)" in again.stdout
     table = pd.read_parquet(out / "results.parquet")
-    assert list(table["bodies.ball.velocity.0"]) == pytest.approx([0.0, 1 / 3, 2 / 3, 1.0])
+    assert list(table["bodies.ball.velocity.0"]) == [0.0, 0.5, 1.0]
     assert (table["status"] == "ok").all()
-    # the energy of a free fall is conserved: the symplectic step's error is O(g² dt² m) ~ 1e-8 J here
-    assert np.allclose(table["energy_end_J"], table["energy_start_J"], atol=1e-6)
+    # a free fall keeps its energy but for the integrator's lag: a first-order step leaves the position at
+    # most g dt t / 2 behind the exact one, so |ΔE| <= m g · g dt t / 2 = 7.2e-3 J at dt = 1e-4 s, t = 1.5 s
+    change = (table["energy_end_J"] - table["energy_start_J"]).abs()
+    assert (change <= 9.81**2 * 1e-4 * 1.5 / 2).all()

@@ -124,8 +124,10 @@ def dask_client(scheduler: Any = None, workers: int | None = None, *,
         finally:
             client.close()
         return
+    # the scheduler's HTTP server (health, metrics; the dashboard too where bokeh is installed) on a free local
+    # port: its default, 8787, is taken by any other cluster running here
     cluster = LocalCluster(n_workers=workers or usable_cores(), threads_per_worker=1, processes=True,
-                           dashboard_address=None, env=dict(WORKER_ENV), silence_logs=logging.ERROR)
+                           dashboard_address="127.0.0.1:0", env=dict(WORKER_ENV), silence_logs=logging.ERROR)
     client = Client(cluster, set_as_default=False)
     try:
         yield client

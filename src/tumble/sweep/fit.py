@@ -32,10 +32,10 @@ import numpy as np
 from ..user.scene import read_scene_text, scene_document
 from ..user.trajectory import _atomic_write
 from ..world import World
-from .cluster import CONNECT_TIMEOUT_S, dask_client, require_dask
+from .cluster import CONNECT_TIMEOUT_S, check_scheduler, dask_client, require_dask
 from .measured import Measured, load_measured
 from .params import bounds_of, grid, resolve_key
-from .run import _output_folder
+from .run import _output_folder, _precompile
 from .variant import Source, tracks
 
 ERROR_MEASURE = "E = mean(|x_sim - x_meas|^2) / L^2 + mean(theta^2), theta = 2 arccos|<q_sim, q_meas>| [rad]"
@@ -125,6 +125,11 @@ def fit(tosses: Sequence[tuple[str | os.PathLike | Callable[[dict[str, float]], 
 
     from tqdm import tqdm
 
+    axes = {k: np.linspace(lo, hi, coarse) if k in free else [lo] for k, (lo, hi) in bounds.items()}
+    grid_points = [tuple(p.values()) for p in grid(axes)]
+    check_scheduler(scheduler, workers, connect_timeout)
+    for toss in prepared:    # each toss's kernels compiled here once, loaded by the workers (as run_sweep)
+        _precompile(toss.source, [params_of(grid_points[0])], progress)
     with dask_client(scheduler, workers, connect_timeout=connect_timeout) as client:
         bar = tqdm(unit="variant", desc="fit", disable=not progress, mininterval=0.5)
 
@@ -137,8 +142,6 @@ def fit(tosses: Sequence[tuple[str | os.PathLike | Callable[[dict[str, float]], 
                 bar.update(1)
 
         try:
-            axes = {k: np.linspace(lo, hi, coarse) if k in free else [lo] for k, (lo, hi) in bounds.items()}
-            grid_points = [tuple(p.values()) for p in grid(axes)]
             evaluate(grid_points)
             best = min(grid_points, key=lambda p: evaluated[p][0])
             message = "no free parameter (every low == high)"
