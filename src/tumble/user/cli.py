@@ -1,4 +1,5 @@
-"""The ``tumble`` command line (also ``python -m tumble``): ``demo``, ``run``, ``view``, ``validate``, ``bench``.
+"""The ``tumble`` command line (also ``python -m tumble``): ``demo``, ``run``, ``view``, ``validate``, ``bench``,
+and ``sweep`` and ``fit`` (``tumble.sweep.commands``; they need the ``sweep`` extra).
 
 A user error (a bad argument, a malformed scene file, a file that cannot be read or written, values out of
 range) prints one line on stderr and exits with status 2, without a traceback; output paths are checked
@@ -295,6 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("checks", nargs="*", help="run only these checks (default: all)")
     validate.add_argument("--quick", action="store_true", help="shorter scenes")
     validate.set_defaults(func=_cmd_validate)
+
+    from ..sweep.commands import add_commands
+
+    add_commands(sub)
 
     bench = sub.add_parser("bench", help="run the BENCH.md scenes side by side with PyBullet and MuJoCo "
                                          "(from the repository root); arguments go to `python -m bench`",

@@ -122,6 +122,15 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
             ``FILE:LINE: key.path: problem``. Everything is checked before the world is built.
         TypeError: ``path`` is not a path.
     """
+    text, shown = read_scene_text(path)
+    return world_from_document(scene_document(text, shown), text, shown, options)
+
+
+def read_scene_text(path: str | os.PathLike) -> tuple[str, str]:
+    """The text of a scene file (UTF-8, a leading byte-order mark dropped) and the name its messages show.
+
+    Raises ``ValueError`` (the file is missing, unreadable, not UTF-8 or larger than ``MAX_SCENE_BYTES``,
+    checked before it is read) or ``TypeError`` (``path`` is not a path), as ``load_scene``."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     shown = str(path)
@@ -143,7 +152,7 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
         line = data[:exc.start].count(b"\n") + 1
         raise ValueError(f"{shown}:{line}: the file is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
                          f"{exc.start})") from None
-    return _load_text(text.removeprefix("\ufeff"), shown, options)
+    return text.removeprefix("\ufeff"), shown
 
 
 def save_scene(world: World, path: str | os.PathLike) -> Path:
@@ -370,15 +379,25 @@ def _check_structure(text: str, shown: str) -> None:
                              f"file may hold at most {MAX_SCENE_BODIES:,} bodies (MAX_SCENE_BODIES)")
 
 
-def _load_text(text: str, shown: str, options: dict[str, Any] | None = None) -> World:
+def scene_document(text: str, shown: str) -> dict[str, Any]:
+    """The TOML document (plain dicts and lists) of a scene file's ``text``, after the structure checks that
+    come before parsing (``MAX_SCENE_NESTING``, ``MAX_SCENE_BODIES``); no key is checked yet. ``shown``
+    names the file in messages. Raises ``ValueError`` ``FILE:LINE: problem`` for text that is not TOML."""
     _check_structure(text, shown)
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(_syntax_message(str(exc), text, shown)) from None
     except RecursionError:   # what the structure scan missed (it does not parse): still one clear line
         raise ValueError(f"{shown}: arrays or tables nest too deeply for the TOML reader; a scene file may nest "
                          f"them at most {MAX_SCENE_NESTING} deep (MAX_SCENE_NESTING)") from None
+
+
+def world_from_document(doc: dict[str, Any], text: str, shown: str, options: dict[str, Any] | None = None) -> World:
+    """Check every table and key of a scene document (``scene_document``, possibly edited: ``tumble sweep``
+    sets its varied keys there) and build the World, as ``load_scene`` does with ``options``. A problem
+    raises ``ValueError`` ``FILE:LINE: key.path: problem``, the line found in ``text`` (for a key the file
+    does not have, the line of its table)."""
     try:
         plan = _check_document(doc)
         for key, value in (options or {}).items():
