@@ -187,6 +187,17 @@ def test_sweep_command_refusals_are_one_line_before_anything_runs(tmp_path, caps
     assert not (tmp_path / "o").exists()
 
 
+def test_a_scene_no_variant_could_load_is_one_error_before_anything_runs(tmp_path, capsys):
+    """A scene file every variant would refuse (here its format line is missing) is refused once, up front,
+    not recorded as an error in every row."""
+    scene = write(tmp_path / "ball.toml", BALL.format(radius=RADIUS).replace("format = 1", ""))
+    status = main(["sweep", str(scene), "--vary", "ground.friction=0.1,0.2", "--duration", "0.5", "--dt", "0.01",
+                   "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "format = 1" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 def test_fit_command_refuses_malformed_bounds(tmp_path, capsys):
     scene = write(tmp_path / "ball.toml", BALL.format(radius=RADIUS))
     status = main(["fit", str(scene), "m.csv", "--fit", "ground.friction=1", "--dt", "0.01"])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..user.scene import read_scene_text, scene_document
+from ..user.scene import read_scene_text, scene_document, world_from_document
 from ..world import World
 from .cluster import CONNECT_TIMEOUT_S, check_scheduler, dask_client, require_dask, usable_cores
 from .params import Key, Value, digest, plain_sets, resolve_key
@@ -186,6 +186,9 @@ def _source(scene: Any, sets: list[dict[str, Value]]) -> tuple[Source, Any]:
         raise TypeError(f"scene must be a scene file path or a function params -> World, got {scene!r}")
     text, shown = read_scene_text(scene)
     doc = scene_document(text, shown)
+    # the scene as written must load: a file every variant would refuse (no format line, a bad key) is one
+    # error up front, not one per row
+    world_from_document(scene_document(text, shown), text, shown)
     keys: dict[str, Key] = {}
     for params in sets:
         for name in params:
