@@ -395,8 +395,13 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
     rows = (pairs, slots, inv_mass)
     touch_band = settings[S_SLOP]
-    solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band, False)
-    relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band, True)
+    angular, compliant = False, False     # whether some pair has angular rows, compliant rows (docs/materials.md)
+    for k in range(pair_contacts.shape[0]):
+        if pair_contacts[k] > 0:
+            angular = angular or pairs.pair_rolling[k] != 0.0 or pairs.pair_torsional[k] != 0.0
+            compliant = compliant or pairs.pair_compliance[k] > 0.0
+    solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band, False, angular, compliant)
+    relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band, True, angular, compliant)
     iterations = 0
     residual = 0.0
     status = 0
