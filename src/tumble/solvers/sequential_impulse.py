@@ -422,12 +422,14 @@ def angular_sweep(pairs, slots, inv_mass, v, w, reverse):
     torsion (along n): the relative spin n·(ω_a − ω_b) removed as far as |Δ_n| <= μ_s Λ allows, a clamped
     row; rolling (along t1, t2): the tangential part of ω_a − ω_b removed as far as the disc |Δ_t| <= μ_r Λ
     allows, in the K⁻¹ metric (``friction_disc``: maximal dissipation). A limit of 0 clamps its row to 0 (a warm
-    start projected from a turned normal is taken back). ``pairs``, ``slots``: the buffer; v, w changed in
+    start projected from a turned normal is taken back). The pair's impulse is kept in world axes too
+    (``pair_angular_impulse``, the next step's warm start). ``pairs``, ``slots``: the buffer; v, w changed in
     place."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     pair_rolling, pair_torsional = pairs.pair_rolling, pairs.pair_torsional
     angular, rot_k, inv_rot_a, inv_rot_b = pairs.pair_angular, pairs.pair_rot_k, pairs.pair_inv_rot_a, \
         pairs.pair_inv_rot_b
+    angular_impulse = pairs.pair_angular_impulse
     normal, tangent, normal_impulse = slots.normal, slots.tangent, slots.normal_impulse
     m = pair_contacts.shape[0]
     for kk in range(m):
@@ -457,6 +459,8 @@ def angular_sweep(pairs, slots, inv_mass, v, w, reverse):
         angular[k, 1], angular[k, 2] = new1, new2
         st = _twist(k, 1, new1 - old1, inv_rot_a, inv_rot_b, st)
         st = _twist(k, 2, new2 - old2, inv_rot_a, inv_rot_b, st)
+        for e in range(3):     # in world axes, for the next step's warm start (contact_rows.prepare_rows)
+            angular_impulse[k, e] = new * normal[s0, e] + new1 * tangent[s0, 0, e] + new2 * tangent[s0, 1, e]
         _store(a, b, st, v, w)
 
 
