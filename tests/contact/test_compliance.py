@@ -158,3 +158,19 @@ def test_a_dropped_ball_rebounds_to_the_height_of_the_ode():
     v_in = np.sqrt(2.0 * G * drop)
     v_out = _ode_rebound(v_in, k, d, G)
     assert max(heights) == pytest.approx(v_out ** 2 / (2.0 * G), rel=0.02)
+
+
+@pytest.mark.parametrize("k", [1e5, 1e8])
+def test_a_stack_rests_on_a_stiff_compliant_ground(k):
+    """Five 0.2 m cubes (1 kg) dropped 1 mm onto each other and onto a compliant ground (d = 1 s/m): after 3 s the
+    bottom one sinks 5 m g / (4 k) to 1 % and the top one has not swayed (1e-5 m). With the compliant rows
+    visited always before the others, even in the reverse sweeps, the stack on k = 1e8 N/m swayed by 0.1 mm
+    and its bottom box rose 6 µm above its rest depth (velocity_solve._pgs_solve)."""
+    world = tb.World(sleep=False)
+    world.add_ground(contact_stiffness=k, contact_dissipation=1.0)
+    boxes = [world.add_body(tb.Box(0.2, 0.2, 0.2), mass=MASS, position=(0.0, 0.0, 0.1 + 0.201 * i))
+             for i in range(5)]
+    for _ in range(round(3.0 / DT)):
+        world.step(DT)
+    assert 0.1 - boxes[0].position[2] == pytest.approx(5 * MASS * G / (4 * k), rel=0.01)
+    assert np.abs(boxes[-1].position[:2]).max() < 1e-5

@@ -173,12 +173,15 @@ def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pa
         pair_contacts[k] = 0
         pair_friction[k] = np.sqrt(body_friction[ba] * body_friction[bb])
         pair_restitution[k] = max(body_restitution[ba], body_restitution[bb])
-        pair_rolling[k] = np.sqrt(body_rolling[ba] * body_rolling[bb])
-        pair_torsional[k] = np.sqrt(body_torsional[ba] * body_torsional[bb])
-        ca, cb = 1.0 / body_stiffness[ba], 1.0 / body_stiffness[bb]   # compliances 1/k [m/N]; 0 for rigid
-        pair_compliance[k] = ca + cb
+        # the extras (their defaults cost a comparison: zero, and k = inf)
+        ra, rb, sa, sb = body_rolling[ba], body_rolling[bb], body_torsional[ba], body_torsional[bb]
+        pair_rolling[k] = np.sqrt(ra * rb) if ra != 0.0 and rb != 0.0 else 0.0
+        pair_torsional[k] = np.sqrt(sa * sb) if sa != 0.0 and sb != 0.0 else 0.0
+        pair_compliance[k] = 0.0
         pair_dissipation[k] = 0.0
-        if ca + cb > 0.0:
+        if body_stiffness[ba] != np.inf or body_stiffness[bb] != np.inf:
+            ca, cb = 1.0 / body_stiffness[ba], 1.0 / body_stiffness[bb]   # compliances 1/k [m/N]; 0 for rigid
+            pair_compliance[k] = ca + cb
             pair_dissipation[k] = (ca * body_dissipation[ba] + cb * body_dissipation[bb]) / (ca + cb)
             pair_restitution[k] = 0.0
         pair_radius[k, 0] = rounding_radius(geom_type[a], geom_size[a, 0])

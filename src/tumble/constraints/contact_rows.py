@@ -120,26 +120,28 @@ def _set_rows(s, arm_a, arm_b, ia, ib, ima, imb, slots):
     tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2] = k11, k12, k22
 
 
-@njit(cache=True, forceinline=True, refcount=False)
-def _set_angular_rows(k, ia, ib, pairs, slots):
-    """The angular rows of pair k (torsional along n, rolling along t1, t2: the directions of its slot 0) for
-    the world inverse inertias ia, ib (3, 3) of its bodies: ``pair_inv_rot_a``/``_b`` = I⁻¹ d and the block
-    ``pair_rot_k`` = Dᵀ (I_a⁻¹ + I_b⁻¹) D (docs/materials.md). A row's Jacobian is (0, dᵀ, 0, −dᵀ): the relative
-    angular velocity d·(ω_a − ω_b); an impulse Δ along it is a couple, +Δ d on A and −Δ d on B, which changes
-    neither momentum."""
-    inv_rot_a, inv_rot_b, rot_k = pairs.pair_inv_rot_a, pairs.pair_inv_rot_b, pairs.pair_rot_k
+@njit(cache=True, refcount=False)     # (called, not inlined: only pairs with the rows need it)
+def _set_angular_rows(k, ia, ib, directions, rows):
+    """The angular rows of pair k (torsional along n, rolling along t1, t2: ``directions`` = the (normal,
+    tangent) arrays of its slot 0's, s0 = slot(k, 0)) for the world inverse inertias ia, ib (3, 3) of its bodies:
+    ``rows`` = (pair_inv_rot_a, pair_inv_rot_b, pair_rot_k) get I⁻¹ d and the block K = Dᵀ (I_a⁻¹ + I_b⁻¹) D
+    (docs/materials.md). A row's Jacobian is (0, dᵀ, 0, −dᵀ): the relative angular velocity d·(ω_a − ω_b); an
+    impulse Δ along it is a couple, +Δ d on A and −Δ d on B, which changes neither momentum. (Arrays, not the
+    buffer's containers: typing a container costs compile time.)"""
+    normal, tangent = directions
+    inv_rot_a, inv_rot_b, rot_k = rows
     s0 = slot(k, 0)
-    for d in range(3):
-        if d == 0:
-            dx, dy, dz = slots.normal[s0, 0], slots.normal[s0, 1], slots.normal[s0, 2]
+    for r in range(3):
+        if r == 0:
+            dx, dy, dz = normal[s0, 0], normal[s0, 1], normal[s0, 2]
         else:
-            dx, dy, dz = slots.tangent[s0, d - 1, 0], slots.tangent[s0, d - 1, 1], slots.tangent[s0, d - 1, 2]
+            dx, dy, dz = tangent[s0, r - 1, 0], tangent[s0, r - 1, 1], tangent[s0, r - 1, 2]
         for e in range(3):
-            inv_rot_a[k, d, e] = ia[e, 0] * dx + ia[e, 1] * dy + ia[e, 2] * dz
-            inv_rot_b[k, d, e] = ib[e, 0] * dx + ib[e, 1] * dy + ib[e, 2] * dz
+            inv_rot_a[k, r, e] = ia[e, 0] * dx + ia[e, 1] * dy + ia[e, 2] * dz
+            inv_rot_b[k, r, e] = ib[e, 0] * dx + ib[e, 1] * dy + ib[e, 2] * dz
     knn, k11, k12, k22 = 0.0, 0.0, 0.0, 0.0
     for e in range(3):
-        n_e, t1_e, t2_e = slots.normal[s0, e], slots.tangent[s0, 0, e], slots.tangent[s0, 1, e]
+        n_e, t1_e, t2_e = normal[s0, e], tangent[s0, 0, e], tangent[s0, 1, e]
         knn += n_e * (inv_rot_a[k, 0, e] + inv_rot_b[k, 0, e])
         k11 += t1_e * (inv_rot_a[k, 1, e] + inv_rot_b[k, 1, e])
         k12 += t1_e * (inv_rot_a[k, 2, e] + inv_rot_b[k, 2, e])
@@ -258,7 +260,8 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
                 sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
                 sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
         if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
-            _set_angular_rows(k, ia, ib, pairs, slots)
+            _set_angular_rows(k, ia, ib, (normal, slots.tangent), (pairs.pair_inv_rot_a, pairs.pair_inv_rot_b,
+                                                                 pairs.pair_rot_k))
         if withdraw:
             for e in range(3):
                 w[a, e] += ia[e, 0] * sa0 + ia[e, 1] * sa1 + ia[e, 2] * sa2
@@ -291,6 +294,7 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
     separation, source, anchor_a, anchor_b = slots.separation, slots.recycled_from, slots.anchor_a, slots.anchor_b
     old_key, old_contacts, old_feature, old_point, old_normal_impulse, old_friction_impulse, old_angular = old
     pair_rolling, pair_torsional, pair_angular = pairs.pair_rolling, pairs.pair_torsional, pairs.pair_angular
+    angular_impulse = pairs.pair_angular_impulse
     x, q, v, w, inv_inertia_world = state.x, state.q, state.v, state.w, state.inv_inertia_world
     v_start, w_start = start
     jo = 0
@@ -298,6 +302,8 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
     count = 0
     for k in range(pair_key.shape[0]):
         c = pair_contacts[k]
+        if c == 0 or (pair_rolling[k] == 0.0 and pair_torsional[k] == 0.0):   # no angular rows to carry over
+            angular_impulse[k, 0], angular_impulse[k, 1], angular_impulse[k, 2] = 0.0, 0.0, 0.0
         if c == 0:
             continue
         key = pair_key[k]
@@ -370,14 +376,15 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
             tangent_impulse[s, 1] = fx * t2x + fy * t2y + fz * t2z
         if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
             # the pair's torsional and rolling rows, warm-started with last step's angular impulse of the pair
-            # (world) in the directions of slot 0
-            _set_angular_rows(k, inv_inertia_world[a], inv_inertia_world[b], pairs, slots)
+            # (world), which the sweeps keep (sequential_impulse.angular_sweep), in the directions of slot 0
+            _set_angular_rows(k, inv_inertia_world[a], inv_inertia_world[b], (normal, tangent),
+                              (pairs.pair_inv_rot_a, pairs.pair_inv_rot_b, pairs.pair_rot_k))
             s0 = slot(k, 0)
+            for e in range(3):
+                angular_impulse[k, e] = old_angular[jo, e] if matched else 0.0
             for d in range(3):
                 lam = 0.0
-                if matched:
-                    for e in range(3):
-                        u = normal[s0, e] if d == 0 else tangent[s0, d - 1, e]
-                        lam += old_angular[jo, e] * u
+                for e in range(3):
+                    lam += angular_impulse[k, e] * (normal[s0, e] if d == 0 else tangent[s0, d - 1, e])
                 pair_angular[k, d] = lam
     return count

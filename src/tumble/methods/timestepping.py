@@ -395,8 +395,13 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
     rows = (pairs, slots, inv_mass)
     touch_band = settings[S_SLOP]
-    solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band, False)
-    relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band, True)
+    angular, compliant = False, False     # whether some pair has angular rows, compliant rows (docs/materials.md)
+    for k in range(pair_contacts.shape[0]):
+        if pair_contacts[k] > 0:
+            angular = angular or pairs.pair_rolling[k] != 0.0 or pairs.pair_torsional[k] != 0.0
+            compliant = compliant or pairs.pair_compliance[k] > 0.0
+    solve_bias = (hs, soft, bias_rate, mass_scale, impulse_scale, max_push, touch_band, False, angular, compliant)
+    relax_bias = (hs, False, 0.0, 1.0, 0.0, 0.0, touch_band, True, angular, compliant)
     iterations = 0
     residual = 0.0
     status = 0
@@ -451,21 +456,12 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
         for _ in range(isettings[I_RELAX_ITERATIONS]):
             si.restitution_sweep(pairs, slots, inv_mass, v, w, settings[S_RESTITUTION_THRESHOLD], hs)
 
-    pair_rolling, pair_torsional = pairs.pair_rolling, pairs.pair_torsional
-    pair_angular, pair_angular_impulse = pairs.pair_angular, pairs.pair_angular_impulse
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             for c in range(3):
                 friction_impulse[s, c] = (tangent_impulse[s, 0] * tangent[s, 0, c]
                                           + tangent_impulse[s, 1] * tangent[s, 1, c])
-        # the pair's torsional and rolling impulse in world axes, for the next step's warm start
-        angular = pair_contacts[k] > 0 and (pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0)
-        s = slot(k, 0)
-        for c in range(3):
-            pair_angular_impulse[k, c] = (pair_angular[k, 0] * slots.normal[s, c] + pair_angular[k, 1]
-                                          * tangent[s, 0, c] + pair_angular[k, 2] * tangent[s, 1, c]) if angular \
-                else 0.0
     stats_out[STAT_CONTACTS] = count
     stats_out[STAT_ITERATIONS] = iterations
     stats_out[STAT_RESIDUAL] = residual

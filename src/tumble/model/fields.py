@@ -187,8 +187,8 @@ PAIR_FIELDS: tuple[Field, ...] = (
     Field("pair_dissipation", FLOAT, (), "s/m", "-", "broadphase",
           "d = (k_b d_a + k_a d_b) / (k_a + k_b), the compliant side's d against a rigid one", state=True),
     Field("pair_angular_impulse", FLOAT, (3,), "N m s", "world", "solve",
-          "angular impulse of the torsional and rolling rows on A this step (B gets its negative), for the "
-          "next step's warm start", state=True),
+          "angular impulse of the torsional and rolling rows on A (B gets its negative), one sub-step's, for "
+          "the next step's warm start; 0 for a pair without the rows", state=True),
     Field("pair_angular", FLOAT, (3,), "N m s", "rows", "solve",
           "accumulated impulses of the torsional row (along n) and the rolling rows (along t1, t2) of slot 0"),
     Field("pair_inv_rot_a", FLOAT, (3, 3), "1/(kg m²)", "world", "rows", "I_a⁻¹ d for d = n, t1, t2 of slot 0"),

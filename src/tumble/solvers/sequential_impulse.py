@@ -19,6 +19,12 @@ step, is the same on every run and any thread count. Per contact:
 Velocities are updated in place after every row (the "total velocity" of notes 0.15), so a row always sees
 the impulses of every row solved before it.
 
+Materials (docs/materials.md): a compliant pair's normal rows are Hunt–Crossley springs (``compliant_row``),
+swept by ``compliant_sweep`` (before ``sweep`` in a forward iteration, after it in a reverse one); a pair's
+torsional and rolling rows by ``angular_sweep`` after both. velocity_solve's Gauss–Seidel calls them only when
+some pair has them, so that the sweep of a scene without them is the code it was (S3's step: +4 % when the
+sweep took compliant pairs in its own loop).
+
 The soft row comes from notes 0.11 (0.8)–(0.9): a spring of stiffness k = m_n ω² and damper
 d = 2 m_n ζ ω behind the constraint, integrated implicitly over the step, gives
   λ = −m_n ms (v_n + β_s s) − is λ_prev,  β_s = ω / (2ζ + hω),  ms = hω(2ζ + hω) / (1 + hω(2ζ + hω)),
@@ -222,34 +228,6 @@ def _twist(k, d, impulse, inv_rot_a, inv_rot_b, st):
             st[11] - impulse * inv_rot_b[k, d, 2])
 
 
-@njit(cache=True, forceinline=True, refcount=False)
-def _angular_rows(k, s0, limits, normal, tangent, pairs, st):
-    """One visit of pair k's torsional row and rolling rows (docs/materials.md), the directions those of its slot
-    s0, on the pair's velocities ``st``; ``limits`` = (μ_s Λ, μ_r Λ) [N m s] with Λ the pair's normal impulse (the
-    sum over its contacts). Torsion (along n): the relative spin n·(ω_a − ω_b) removed as far as |τ| <= μ_s Λ
-    allows, a clamped row; rolling (along t1, t2): the relative rolling velocity removed as far as the disc
-    |τ_r| <= μ_r Λ allows, in the K⁻¹ metric (``friction_disc``: maximal dissipation). Returns ``st``."""
-    angular, rot_k, inv_rot_a, inv_rot_b = pairs.pair_angular, pairs.pair_rot_k, pairs.pair_inv_rot_a, \
-        pairs.pair_inv_rot_b
-    spin_limit, roll_limit = limits
-    # (a limit of 0 clamps its row to 0: a warm start projected from a turned normal is taken back)
-    wn = (normal[s0, 0] * (st[3] - st[9]) + normal[s0, 1] * (st[4] - st[10])
-          + normal[s0, 2] * (st[5] - st[11]))                     # n·(ω_a − ω_b)
-    old = angular[k, 0]
-    new = min(max(old - wn / rot_k[k, 0], -spin_limit), spin_limit)
-    angular[k, 0] = new
-    st = _twist(k, 0, new - old, inv_rot_a, inv_rot_b, st)
-    w1 = (tangent[s0, 0, 0] * (st[3] - st[9]) + tangent[s0, 0, 1] * (st[4] - st[10])
-          + tangent[s0, 0, 2] * (st[5] - st[11]))
-    w2 = (tangent[s0, 1, 0] * (st[3] - st[9]) + tangent[s0, 1, 1] * (st[4] - st[10])
-          + tangent[s0, 1, 2] * (st[5] - st[11]))
-    old1, old2 = angular[k, 1], angular[k, 2]
-    new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2, roll_limit)
-    angular[k, 1], angular[k, 2] = new1, new2
-    st = _twist(k, 1, new1 - old1, inv_rot_a, inv_rot_b, st)
-    return _twist(k, 2, new2 - old2, inv_rot_a, inv_rot_b, st)
-
-
 @njit(cache=True, refcount=False)
 def warm_start(pairs, slots, inv_mass, v, w):
     """Apply last step's recycled impulses before the first sweep (warm start). ``pairs``, ``slots``: the contact
@@ -306,6 +284,52 @@ def compliant_row(compliance, dissipation, gap, mass, h):
     return -h * x / (compliance * damping), damping
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st):
+    """Pair k's c normal rows on its velocities ``st`` (``_load``; masses = its (1/m_a, 1/m_b)), passed over
+    until they agree, at most ``MANIFOLD_PASSES`` for a face manifold (``sweep``). Each row: the accumulated
+    impulse λ ← max(λ − m ms (v_n + b) − is λ, 0), with b, ms, is of a rigid or soft row by its gap (module
+    docstring; ``bias`` as ``sweep``'s), or with ``spring`` of the pair's Hunt–Crossley spring
+    (``compliant_row``: ms = D / (D + m), is = m / (D + m)). Returns (st, the largest velocity change [m/s])."""
+    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = (bias[0], bias[1], bias[2], bias[3],
+                                                                               bias[4], bias[5], bias[6])
+    normal, normal_impulse, normal_mass, separation = slots.normal, slots.normal_impulse, slots.normal_mass, \
+        slots.separation
+    ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
+    ima, imb = masses
+    inv_h = 1.0 / h
+    residual = 0.0
+    for _ in range(MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1):
+        largest = 0.0
+        for jj in range(c):
+            s = slot(k, c - 1 - jj if reverse else jj)
+            nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
+            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+            gap = separation[s]
+            ms, is_ = 1.0, 0.0
+            if spring:
+                target, damping = compliant_row(pairs.pair_compliance[k], pairs.pair_dissipation[k], gap,
+                                                normal_mass[s], h)
+                ms, is_ = damping / (damping + normal_mass[s]), normal_mass[s] / (damping + normal_mass[s])
+            elif gap > touch_band:
+                target = gap * inv_h
+            elif use_bias and gap <= 0.0:
+                target = max(bias_rate * gap, -max_push)
+                ms, is_ = mass_scale, impulse_scale
+            else:
+                target = 0.0
+            old = normal_impulse[s]
+            new = max(old - normal_mass[s] * ms * (vn + target) - is_ * old, 0.0)
+            normal_impulse[s] = new
+            delta = new - old
+            st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
+            largest = max(largest, abs(delta) / normal_mass[s])
+        residual = max(residual, largest)
+        if largest <= MANIFOLD_TOLERANCE:
+            break
+    return st, residual
+
+
 @njit(cache=True, refcount=False)
 def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, reverse):
     """One Gauss–Seidel sweep: every pair's normal rows (a face manifold's passed over until they agree,
@@ -313,68 +337,34 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
     by ``friction_model`` (FRICTION_*; ``directions``: the pyramid's k); backwards through the buffer when
     ``reverse`` (alternating directions make the sweeps symmetric, so no contact order is favoured). Normals
     first holds stacks better than pair by pair (the S3 stack's top swayed 5.5 mm instead of 2.1 mm).
-    A pair whose material has rolling or torsional friction gets its angular rows after its friction rows
-    (``_angular_rows``), bounded by the pair's normal impulse, whatever the friction model; a compliant pair's
-    normal rows are Hunt–Crossley springs (``compliant_row``), which a relax pass holds (docs/materials.md).
-    ``bias`` = (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m], relax) (velocity_solve).
+    ``bias`` = (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m], relax, angular,
+    compliant) (velocity_solve). With ``compliant`` (some pair is), compliant pairs' normal rows are left to
+    ``compliant_sweep``; the angular rows are ``angular_sweep``'s (docs/materials.md).
     Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
-    pair_friction, pair_rolling, pair_torsional = pairs.pair_friction, pairs.pair_rolling, pairs.pair_torsional
-    pair_compliance, pair_dissipation = pairs.pair_compliance, pairs.pair_dissipation
-    normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
-        slots.tangent_impulse
+    pair_friction = pairs.pair_friction
+    tangent, normal_impulse, tangent_impulse = slots.tangent, slots.normal_impulse, slots.tangent_impulse
     ang_a, ang_b, inv_ang_a, inv_ang_b = slots.ang_a, slots.ang_b, slots.inv_ang_a, slots.inv_ang_b
-    normal_mass, tangent_k, separation = slots.normal_mass, slots.tangent_k, slots.separation
-    h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band, relax = bias
+    tangent_k = slots.tangent_k
+    compliant = bias[9]
     residual = 0.0
-    inv_h = 1.0 / h
     m = pair_contacts.shape[0]
-    tangential = friction_model != FRICTION_NONE
-    for phase in range(2):  # 0: the normal rows, 1: the friction and the angular rows
+    for phase in range(1 if friction_model == FRICTION_NONE else 2):  # 0: the normal rows, 1: the friction
         for kk in range(m):
             k = m - 1 - kk if reverse else kk
             c = pair_contacts[k]
-            mu = pair_friction[k] if tangential else 0.0
-            if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0 and pair_rolling[k] == 0.0
-                                               and pair_torsional[k] == 0.0):
+            mu = pair_friction[k]
+            if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0) or (
+                    phase == 0 and compliant and pairs.pair_compliance[k] > 0.0):
                 continue
             a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
             if phase == 0:
                 # Normal: unilateral, accumulated impulse clamped at zero; a face manifold's rows swept until
                 # they agree
-                passes = MANIFOLD_PASSES if c >= MANIFOLD_MIN_CONTACTS else 1
-                compliance = pair_compliance[k]
-                if compliance > 0.0 and relax:
-                    passes = 0      # a compliant row's impulse is its spring's: the relax pass holds it
-                for _ in range(passes):
-                    largest = 0.0
-                    for jj in range(c):
-                        s = slot(k, c - 1 - jj if reverse else jj)
-                        nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-                        vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
-                        gap = separation[s]
-                        ms, is_ = 1.0, 0.0
-                        if compliance > 0.0:
-                            bias, damping = compliant_row(compliance, pair_dissipation[k], gap, normal_mass[s], h)
-                            ms, is_ = damping / (damping + normal_mass[s]), normal_mass[s] / (damping + normal_mass[s])
-                        elif gap > touch_band:
-                            bias = gap * inv_h
-                        elif use_bias and gap <= 0.0:
-                            bias = max(bias_rate * gap, -max_push)
-                            ms, is_ = mass_scale, impulse_scale
-                        else:
-                            bias = 0.0
-                        old = normal_impulse[s]
-                        new = max(old - normal_mass[s] * ms * (vn + bias) - is_ * old, 0.0)
-                        normal_impulse[s] = new
-                        delta = new - old
-                        st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
-                        largest = max(largest, abs(delta) / normal_mass[s])
-                    residual = max(residual, largest)
-                    if largest <= MANIFOLD_TOLERANCE:
-                        break
+                st, largest = _normal_passes(k, c, reverse, False, bias, pairs, slots, (ima, imb), st)
+                residual = max(residual, largest)
             else:
-                for jj in range(c if mu != 0.0 else 0):
+                for jj in range(c):
                     s = slot(k, c - 1 - jj if reverse else jj)
                     t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
                     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
@@ -400,14 +390,78 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                         st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
                         st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
                     tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
-                if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
-                    total = 0.0
-                    for j in range(c):
-                        total += normal_impulse[slot(k, j)]
-                    st = _angular_rows(k, slot(k, 0), (pair_torsional[k] * total, pair_rolling[k] * total), normal,
-                                       tangent, pairs, st)
             _store(a, b, st, v, w)
     return residual
+
+
+@njit(cache=True, refcount=False)
+def compliant_sweep(pairs, slots, inv_mass, v, w, bias, reverse):
+    """One Gauss–Seidel sweep over the normal rows of the compliant pairs (``compliant_row``: Hunt–Crossley
+    springs; docs/materials.md), which ``sweep`` leaves to it, in buffer order or backwards; ``bias`` as
+    ``sweep``'s (its h [s] is the sub-step). Returns the largest velocity change of such a row [m/s]."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    residual = 0.0
+    m = pair_contacts.shape[0]
+    for kk in range(m):
+        k = m - 1 - kk if reverse else kk
+        c = pair_contacts[k]
+        if c == 0 or not pair_awake[k] or pairs.pair_compliance[k] == 0.0:
+            continue
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        st, largest = _normal_passes(k, c, reverse, True, bias, pairs, slots, (ima, imb), st)
+        residual = max(residual, largest)
+        _store(a, b, st, v, w)
+    return residual
+
+
+@njit(cache=True, refcount=False)
+def angular_sweep(pairs, slots, inv_mass, v, w, reverse):
+    """One Gauss–Seidel sweep over the pairs' torsional and rolling rows (docs/materials.md), after ``sweep``
+    (whose normal impulses bound them), in buffer order or backwards. Per pair with rolling or torsional
+    friction, the directions those of its slot 0 and Λ its normal impulse (the sum over its contacts):
+    torsion (along n): the relative spin n·(ω_a − ω_b) removed as far as |Δ_n| <= μ_s Λ allows, a clamped
+    row; rolling (along t1, t2): the tangential part of ω_a − ω_b removed as far as the disc |Δ_t| <= μ_r Λ
+    allows, in the K⁻¹ metric (``friction_disc``: maximal dissipation). A limit of 0 clamps its row to 0 (a warm
+    start projected from a turned normal is taken back). The pair's impulse is kept in world axes too
+    (``pair_angular_impulse``, the next step's warm start). ``pairs``, ``slots``: the buffer; v, w changed in
+    place."""
+    pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    pair_rolling, pair_torsional = pairs.pair_rolling, pairs.pair_torsional
+    angular, rot_k, inv_rot_a, inv_rot_b = pairs.pair_angular, pairs.pair_rot_k, pairs.pair_inv_rot_a, \
+        pairs.pair_inv_rot_b
+    angular_impulse = pairs.pair_angular_impulse
+    normal, tangent, normal_impulse = slots.normal, slots.tangent, slots.normal_impulse
+    m = pair_contacts.shape[0]
+    for kk in range(m):
+        k = m - 1 - kk if reverse else kk
+        c = pair_contacts[k]
+        if c == 0 or not pair_awake[k] or (pair_rolling[k] == 0.0 and pair_torsional[k] == 0.0):
+            continue
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        total = 0.0
+        for j in range(c):
+            total += normal_impulse[slot(k, j)]
+        s0 = slot(k, 0)
+        wn = (normal[s0, 0] * (st[3] - st[9]) + normal[s0, 1] * (st[4] - st[10])
+              + normal[s0, 2] * (st[5] - st[11]))                     # n·(ω_a − ω_b)
+        limit = pair_torsional[k] * total
+        old = angular[k, 0]
+        new = min(max(old - wn / rot_k[k, 0], -limit), limit)
+        angular[k, 0] = new
+        st = _twist(k, 0, new - old, inv_rot_a, inv_rot_b, st)
+        w1 = (tangent[s0, 0, 0] * (st[3] - st[9]) + tangent[s0, 0, 1] * (st[4] - st[10])
+              + tangent[s0, 0, 2] * (st[5] - st[11]))
+        w2 = (tangent[s0, 1, 0] * (st[3] - st[9]) + tangent[s0, 1, 1] * (st[4] - st[10])
+              + tangent[s0, 1, 2] * (st[5] - st[11]))
+        old1, old2 = angular[k, 1], angular[k, 2]
+        new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
+                                   pair_rolling[k] * total)
+        angular[k, 1], angular[k, 2] = new1, new2
+        st = _twist(k, 1, new1 - old1, inv_rot_a, inv_rot_b, st)
+        st = _twist(k, 2, new2 - old2, inv_rot_a, inv_rot_b, st)
+        for e in range(3):     # in world axes, for the next step's warm start (contact_rows.prepare_rows)
+            angular_impulse[k, e] = new * normal[s0, e] + new1 * tangent[s0, 0, e] + new2 * tangent[s0, 1, e]
+        _store(a, b, st, v, w)
 
 
 @njit(cache=True, refcount=False)
