@@ -139,9 +139,11 @@ class EventDriven:
 
     def after_undo(self, model: Model, contacts: Any) -> None:
         """After the bodies of an undone step were put back (step.py): the resting contacts are found again
-        at the restored state, and the joints' carried impulses are cleared."""
+        at the restored state, and the joints' carried impulses are cleared. The step's own sets (resting
+        pairs, sliding and turning contacts) are dropped: a step that raised left them set."""
         self.last_contacts = None
         self._stale = True
+        self._resting_pairs = self._sliding = self._turning = None
         if len(model.joints):
             model.joints.clear_impulses()
 
