@@ -503,6 +503,8 @@ class EventDriven:
         spin, at the start of a step (relative angular speed above 10⁻⁶ ``threshold``, read in rad/s): their
         contact codes (k,), rolling axes (k, 3) (unit, in the tangent plane; zero where it does not roll or
         has μ_r = 0) and spin signs (k,) (±1, 0 where it does not spin or has μ_s = 0)."""
+        if not (np.any(cs.rolling_friction > 0.0) or np.any(cs.torsional_friction > 0.0)):
+            return np.zeros(0, dtype=CONTACT_CODE), np.zeros((0, 3)), np.zeros(0)
         codes, roll, spin, mu_r, mu_s = self._angular_velocities(cs)
         stop = STOP_SPEED_FRACTION * self.settings.threshold
         speed = np.linalg.norm(roll, axis=1)
