@@ -42,6 +42,9 @@ from .model.model import Model, spring_bodies
 from .model.settings import ContactSettings
 from .model.state import State
 from .precompile import precompile, precompile_before_first_step
+from .robots.description import RobotDescription
+from .robots.robot import Robot
+from .robots.step import free_step, place_links
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
 from .step import StepStats, method_for, step
@@ -217,6 +220,9 @@ class World:
             event-driven method's settings (``dynamics.event.EventSettings``): "sequential" or
             "simultaneous" impacts; ε [m] of the collision time; the touching band [m]; Baraff's THRESHOLD
             [m/s] between colliding and resting; "rk4" or "adaptive"; "illinois" or "bisection".
+        robot_integrator: how robots' (q, q̇) advance (docs/robots.md): "euler" (semi-implicit Euler with
+            implicit joint damping, the default) or "rk4" (classical Runge–Kutta on steps without link
+            contacts or limits in reach).
         contact_margin: [m] pairs closer than this are reported as contacts with a negative depth
             (speculative contacts), so touching and nearly touching bodies are both seen. Default 5 mm.
         **contact_options: the contact solver's settings (``ContactSettings``: friction,
@@ -233,7 +239,8 @@ class World:
     def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, method: str = "timestep", integrator: str = "splitting",
                  contact_margin: float = DEFAULT_CONTACT_MARGIN, event_impacts: str = "sequential",
                  event_tolerance: float = 1e-10, event_contact_band: float = 1e-6, event_threshold: float = 1e-3,
-                 event_ode: str = "rk4", event_root: str = "illinois", **contact_options: Any) -> None:
+                 event_ode: str = "rk4", event_root: str = "illinois", robot_integrator: str = "euler",
+                 **contact_options: Any) -> None:
         gravity = _checks.vector3("gravity", gravity)
         _checks.choice("method", method, {"timestep": 0, "event": 1})
         for name, value, options in (("event_impacts", event_impacts, IMPACTS), ("event_ode", event_ode, EVENT_ODES),
@@ -245,6 +252,7 @@ class World:
             threshold=_checks.positive("event_threshold", event_threshold),
             impacts=event_impacts, ode=event_ode, root=event_root)
         integrator_code = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
+        _checks.choice("robot_integrator", robot_integrator, {"euler": 0, "rk4": 1})
         contact_margin = _checks.at_most("contact_margin", contact_margin, _checks.LENGTH_MAX, "m", zero=True)
         settings = ContactSettings(**contact_options)
         self._contact_options = dict(contact_options)
@@ -253,6 +261,7 @@ class World:
         """How time advances: "timestep" (velocity-level contact, docs/contact.md) or "event" (docs/event.md)."""
         self._model = Model(gravity, settings, contact_margin, integrator_code,
                             event_settings if method == "event" else None)
+        self._model.robots.integrator = robot_integrator
         self._state = State()
         self._contacts = ContactBuffers()
         self._contacts.substeps = settings.substeps  # sub-steps of the step the buffer's impulses belong to
@@ -279,6 +288,9 @@ class World:
         "collision_mask", "name"; the ground's has "ground": True, "height", "friction", "restitution", "name";
         both have the material extras "rolling_friction", "torsional_friction", "contact_stiffness" (None: rigid)
         and "contact_dissipation", which the Body's setters keep current."""
+        self._robot_records: list[dict[str, Any]] = []
+        """How each robot was added (``add_robot``): the Robot, fixed_base, position, orientation, self_collision,
+        and for a robot read from a file, its "file" and "format"."""
         self.run_defaults: dict[str, Any] = {}
         """Defaults for ``tumble run`` (``dt`` [s], ``duration`` [s], ``record_every``) from a scene file's
         ``[run]`` table (``load_scene``); ``save_scene`` writes them back. Empty for a world made in Python."""
@@ -554,6 +566,7 @@ class World:
         if any(body is e[0] or body is e[1] for e in self._attachments):
             raise ValueError(f"body must not take part in an attachment to be removed (world.detach first), "
                              f"got {body!r}")
+        self._refuse_link("body", body, "removed")
         for joint in [j for j in self._model.joints.joints if j.a is body or j.b is body]:
             self._model.joints.remove(joint)
         self._model.springs[:] = [s for s in self._model.springs if body not in spring_bodies(s)]
@@ -667,6 +680,82 @@ class World:
             raise ValueError(f"{what} with method='event': it holds rigid equality joints only (no limits, "
                              f"motors or compliance); use method='timestep'")
 
+    # ------------------------------------------------------------------ robots
+    def add_robot(self, description: RobotDescription, *, position: Any = (0.0, 0.0, 0.0),
+                  orientation: Any = (1.0, 0.0, 0.0, 0.0), fixed_base: bool = True, name: str | None = None,
+                  self_collision: bool = False, friction: float = DEFAULT_FRICTION,
+                  restitution: float = 0.0) -> Robot:
+        """Add an articulation (reduced coordinates, docs/robots.md) from a ``RobotDescription`` and return its
+        ``Robot`` handle. The root link sits at ``position`` (3,) [m] with ``orientation`` (4,) (w, x, y, z);
+        ``fixed_base`` True welds it there, False gives it a floating joint (q starts with that pose). Each
+        link with collision shapes gets a World body named "ROBOT/LINK" that follows the joints; the robot's
+        own links do not collide with each other unless ``self_collision`` (then only parent and child are
+        kept apart). ``friction`` and ``restitution`` are the links' materials. Robots need time-stepping.
+        Every argument is checked before anything changes."""
+        from .robots.build import add_robot
+
+        if not isinstance(description, RobotDescription):
+            raise TypeError(f"description must be a RobotDescription, got {type(description).__name__}")
+        return add_robot(self, description, position, orientation, fixed_base, name, self_collision, friction,
+                         restitution)
+
+    def add_urdf(self, path: str | os.PathLike, *, position: Any = (0.0, 0.0, 0.0),
+                 orientation: Any = (1.0, 0.0, 0.0, 0.0), fixed_base: bool = True, name: str | None = None,
+                 self_collision: bool = False, convex_decomposition: bool = False,
+                 friction: float = DEFAULT_FRICTION, restitution: float = 0.0) -> Robot:
+        """Read a URDF file (robots/urdf.py; meshes become convex hulls, or the hulls of a convex decomposition
+        with ``convex_decomposition``) and add it as ``add_robot`` does. Errors name the file and element."""
+        from .robots.urdf import read_urdf
+
+        desc = read_urdf(path, convex_decomposition=convex_decomposition)
+        robot = self.add_robot(desc, position=position, orientation=orientation, fixed_base=fixed_base, name=name,
+                               self_collision=self_collision, friction=friction, restitution=restitution)
+        self._robot_records[-1].update({"file": str(path), "format": "urdf"})
+        return robot
+
+    def add_mjcf(self, path: str | os.PathLike, *, position: Any = (0.0, 0.0, 0.0),
+                 orientation: Any = (1.0, 0.0, 0.0, 0.0), fixed_base: bool | None = None, name: str | None = None,
+                 self_collision: bool = False, friction: float = DEFAULT_FRICTION,
+                 restitution: float = 0.0) -> Robot:
+        """Read an MJCF file (an MJCF subset, robots/mjcf.py) and add it as ``add_robot`` does; ``fixed_base``
+        None takes the file's word (a root body with a free joint floats)."""
+        from .robots.mjcf import read_mjcf
+
+        desc = read_mjcf(path)
+        if fixed_base is None:
+            fixed_base = not desc.floating
+        robot = self.add_robot(desc, position=position, orientation=orientation, fixed_base=fixed_base, name=name,
+                               self_collision=self_collision, friction=friction, restitution=restitution)
+        self._robot_records[-1].update({"file": str(path), "format": "mjcf"})
+        return robot
+
+    @property
+    def robots(self) -> tuple[Robot, ...]:
+        """The robots, in the order added."""
+        return tuple(self._model.robots.robots)
+
+    def robot(self, name: str) -> Robot:
+        """The robot called ``name``."""
+        for r in self._model.robots.robots:
+            if r.name == name:
+                return r
+        raise ValueError(f"no robot named {name!r}; robots: {[r.name for r in self._model.robots.robots]}")
+
+    def _refuse_link(self, arg: str, body: Body, what: str) -> None:
+        """A robot link's body follows its robot: it cannot be ``what`` on its own (ValueError)."""
+        forest = self._model.robots
+        if len(forest) and forest.body_link(self._model.body.count)[body._index] >= 0:
+            raise ValueError(f"{arg} is {body.name!r}, a robot link's body, which follows its robot: it cannot be "
+                             f"{what}")
+
+    def _robots_moved(self) -> None:
+        """The robots' q or q̇ were set: their links' bodies follow now (robots/step.py ``write_bodies``)."""
+        forest = self._model.robots
+        if len(forest):
+            b = self._state.bodies()
+            place_links(forest.buffers, b.x, b.q, b.v, b.w)
+            self._wake_all()
+
     def add_joint(self, joint: Joint) -> Joint:
         """Add ``joint`` (a ``BallJoint``, ``HingeJoint``, ``SliderJoint`` or ``FixedJoint`` made with world
         coordinates; docs/joints.md) to the world: its anchor and axes are stored in each body's axes at the
@@ -684,6 +773,7 @@ class World:
                 continue
             if body._world is not self or body._index < 0:
                 raise ValueError(f"joint.{side} must be a live body of this world, got {body!r}")
+            self._refuse_link(f"joint.{side}", body, "jointed (loop closures are not supported yet)")
         inv_mass = self._model.body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
@@ -747,6 +837,8 @@ class World:
             raise ValueError(f"body must be a live body of this world, got {body!r}")
         if body is root or body is master:
             raise ValueError(f"body must differ from master (and from master's root), got {body!r}")
+        self._refuse_link("body", body, "attached")
+        self._refuse_link("master", master, "attached to")
         if any(entry[0] is body for entry in self._attachments):
             raise ValueError(f"body is attached already, got {body!r}")
         a = self._live()
@@ -975,6 +1067,7 @@ class World:
         for body in spring_bodies(spring):
             if not isinstance(body, Body) or body._world is not self or body._index < 0:
                 raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
+            self._refuse_link("spring's body", body, "sprung (its robot would not feel the spring)")
         if self.method == "event":     # before bind: a refused spring is left as it was given
             raise ValueError("springs act in method='timestep' only (the event-driven method's ODE does not "
                              "take their loads yet)")
@@ -1188,7 +1281,16 @@ class World:
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
         self._before_first_step()
-        step(self._model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
+        model = self._model
+        forest = model.robots
+        if (forest.alone and model.body.count == forest.link_bodies.shape[0] and not self._force_fns
+                and not model.springs and not len(model.joints) and not len(model.attachments)):
+            # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py)
+            b = self._state.bodies()
+            if free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w):
+                self._state.time += dt
+                return
+        step(model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
 
     def _before_first_step(self) -> None:
         """The first step's parallel precompile (precompile.py), once per world."""

@@ -201,7 +201,7 @@ class CollisionDetector:
             self._broadphase.update(self._aabb_lo, self._aabb_hi)
         pairs = self._broadphase.pairs(gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"],
                                        gl["geom_mask"])
-        excluded = model.joints.excluded_pairs
+        excluded = model.excluded_pairs()
         if excluded.shape[0]:
             pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
         m = pairs.shape[0]

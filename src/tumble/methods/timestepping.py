@@ -68,6 +68,7 @@ from ..model.settings import (
 )
 from ..model.state import State
 from ..precompile import Share
+from ..robots import step as robot_stages
 from ..solvers import load_path as lp
 from ..solvers import sequential_impulse as si
 from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project, no_joints
@@ -194,6 +195,9 @@ class TimeStepping:
             wake_all(model, state, contacts)
         if model.springs:
             self.spring_stage(model, state, dt)
+        robots = len(model.robots) > 0
+        if robots:
+            robot_stages.before_contacts(model, state, contacts, dt)
         if pairs == 0 and not joints:
             if free_step(model, state, dt, self.free_scheme):
                 self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
@@ -201,6 +205,8 @@ class TimeStepping:
             self.contact_step(model, state, contacts, dt, stats)
             if joints:
                 model.joints.finish_step(dt)
+        if robots:
+            robot_stages.after_contacts(model, state, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
 
     def contact_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:
@@ -258,7 +264,7 @@ class TimeStepping:
         (no joints, springs or attachments; a force callback that applied a load has woken its body by now)."""
         if not (state.sleeping and QUIET_WORLD_SKIP):
             return False
-        if joints or model.springs or len(model.attachments) or not model.settings.sleep:
+        if joints or model.springs or len(model.attachments) or len(model.robots) or not model.settings.sleep:
             return False
         if contacts.dt is None:   # the last step found no pairs: the full step wakes every sleeping body
             return False

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..collision.polytope import PolytopeTable
+from ..robots.forest import Forest
 from .fields import BODY_MODEL_FIELDS, GEOM_FIELDS, BodyModel, Geometry, Polytopes
 from .joint_set import JointSet
 from .settings import ContactSettings
@@ -44,6 +45,8 @@ class Model:
         self.joints = JointSet(direct=settings.joint_solver == "direct")
         self.springs: list[Any] = []
         self.attachments = Attachments()
+        self.robots = Forest()
+        """The articulations (robots/forest.py): every robot's tree, joint-space state and controls."""
         self.names: list[str | None] = []
         """Each body's name (or None), in body order."""
         self.version = 0
@@ -54,6 +57,16 @@ class Model:
     @property
     def body_count(self) -> int:
         return self.body.count
+
+    def excluded_pairs(self) -> np.ndarray:
+        """(k,) int64 sorted body-pair keys min(a, b) << 32 | max(a, b) that detection skips: bodies joined by
+        a joint made with ``collide=False`` and a robot's own links (robots/build.py)."""
+        joints, robots = self.joints.excluded_pairs, self.robots.excluded
+        if not robots.shape[0]:
+            return joints
+        if not joints.shape[0]:
+            return robots
+        return np.unique(np.concatenate([joints, robots]))
 
     def changed(self) -> None:
         """Bodies or shapes changed (added, removed, attached): drop what was derived from them; the methods

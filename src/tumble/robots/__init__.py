@@ -1,0 +1,9 @@
+"""Robots: articulations in reduced coordinates (q, q̇) — the kinematic tree and its recursive dynamics
+(dynamics.py: RNEA, CRBA with its sparse LTDL factorization, ABA), robot files (urdf.py, mjcf.py → the
+format-free description.py), the Model's forest of articulations (forest.py), their stages in a
+time-stepping step (step.py) and the ``Robot`` and ``Link`` handles (robot.py). See docs/robots.md."""
+
+from .description import GeomSpec, JointSpec, LinkSpec, RobotDescription
+from .robot import Link, Robot
+
+__all__ = ["GeomSpec", "JointSpec", "Link", "LinkSpec", "Robot", "RobotDescription"]

@@ -1,0 +1,141 @@
+"""Adding a robot to a world (``World.add_robot``, ``add_urdf``, ``add_mjcf``): its tree joins the Model's
+forest, and each link with collision shapes gets a World body that follows the joints (robots/step.py), so
+that detection, the replay, trajectories and the energy see the links like any body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _checks
+from ..mass import MassProperties
+from ..math3d import matrix_to_quat
+from ..model.fields import FLOAT
+from . import dynamics as dy
+from .description import RobotDescription
+from .robot import Robot
+from .tree import build_tree
+
+LINK_MASS_MIN = 1e-9
+"""[kg] the mass of a World body carrying the shapes of a massless link (only its energy counts it)."""
+
+
+def _check_positive_definite(desc: RobotDescription, tree: Any, q0: np.ndarray, gravity: np.ndarray) -> None:
+    """M(q0) must be positive definite: every moving joint must move some mass (else q̈ is undefined)."""
+    nv = tree.S.shape[0]
+    if nv == 0:
+        return
+    work = dy.new_work(len(desc.links))
+    dy.kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, q0, work.E,
+                  work.r, work.R_world, work.p_world)
+    M = np.zeros((nv, nv))
+    dy.crba(tree.parent, tree.v_start, tree.nv_link, tree.S, tree.spatial_inertia, work.E, work.r, work.inertia,
+            work.X, work.tmp, np.zeros((6, 6)), M)
+    M[np.diag_indices(nv)] += tree.armature
+    scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
+    for d in range(nv):
+        if M[d, d] <= 1e-12 * scale:
+            link = int(tree.dof_link[d])
+            joint = "the floating base" if link == 0 else f"joint {desc.joints[link - 1].name!r}"
+            raise ValueError(f"{desc.source or desc.name}: {joint} moves no mass or inertia (link "
+                             f"{desc.links[link].name!r} and its descendants are massless): its motion is undefined")
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{desc.source or desc.name}: the joint-space mass matrix is singular at q = 0 (a joint "
+                         "moves only massless links)") from None
+
+
+def _link_body_row(world: Any, mass: float, com: np.ndarray, inertia: np.ndarray) -> dict[str, Any]:
+    m = max(float(mass), LINK_MASS_MIN)
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T)) if mass > 0 else np.zeros(3)
+    floor = max(1e-12 * float(np.max(moments)), 1e-15) if np.max(moments) > 0 else LINK_MASS_MIN * 1e-4
+    inertia_body = 0.5 * (inertia + inertia.T) + floor * np.eye(3)
+    moments, Rp = MassProperties(m, com, inertia_body).principal()
+    q = np.empty(4)
+    matrix_to_quat(Rp, q)
+    return {"mass": m, "inv_mass": 1.0 / m, "inertia_body": inertia_body,
+            "inv_inertia_body": np.linalg.inv(inertia_body), "principal_q": q, "principal_moments": moments,
+            "inv_principal_moments": 1.0 / moments}
+
+
+def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: Any, fixed_base: Any, name: Any,
+              self_collision: Any, friction: Any, restitution: Any) -> Robot:
+    """``World.add_robot``: every argument checked and the tree built before the world changes."""
+    if world.method != "timestep" or world.integrator not in ("splitting", "symplectic_euler", "implicit_gyro"):
+        raise ValueError(f"robots are advanced by time-stepping only: this world has method={world.method!r}, "
+                         f"integrator={world.integrator!r} (use World(method='timestep') with the default integrator)")
+    x = _checks.vector3("position", position)
+    quat = _checks.quaternion("orientation", orientation)
+    for arg, value in (("fixed_base", fixed_base), ("self_collision", self_collision)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{arg} must be True or False, got {value!r}")
+    mu, e = _checks.material(friction, restitution)
+    robot_name = desc.name if name is None else name
+    if not isinstance(robot_name, str) or not robot_name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if any(r.name == robot_name for r in world.model.robots.robots):
+        raise ValueError(f"name {robot_name!r} is already a robot's name in this world")
+    link_names = [f"{robot_name}/{link.name}" for link in desc.links]
+    for body_name in link_names:
+        world._check_name(body_name)
+    tree, q0 = build_tree(desc, x, quat, bool(fixed_base))
+    _check_positive_definite(desc, tree, q0, world.gravity)
+    # the shapes of every link, in its COM frame (body axes = link axes)
+    parts = [[(g.shape, np.asarray(g.position, dtype=FLOAT), _quat_of(g.rotation)) for g in link.geoms]
+             for link in desc.links]
+    for i, shapes in enumerate(parts):
+        for shape, _, _ in shapes:
+            if not hasattr(shape, "geom_type"):
+                raise TypeError(f"{desc.source or desc.name}: link {desc.links[i].name!r} has a shape tumble does "
+                                f"not know: {shape!r}")
+    # ---- nothing above changed the world
+    desc.name = robot_name
+    link_body = np.full(len(desc.links), -1, dtype=np.int64)
+    for i, shapes in enumerate(parts):
+        if not shapes:
+            continue
+        com = tree.com[i]
+        geom_rows, polys = world._geom_rows(shapes, com, 1, 0xFFFFFFFF)
+        row = _link_body_row(world, tree.mass[i], com, tree.inertia[i])
+        row.update({"x": np.zeros(3), "q": np.array([1.0, 0.0, 0.0, 0.0]), "v": np.zeros(3), "w": np.zeros(3),
+                    "force": np.zeros(3), "torque": np.zeros(3), "friction": mu, "restitution": e, "collide": True,
+                    "awake": True, "sleep_timer": 0.0, **world._contact_material(0.0, 0.0, None, 0.0)})
+        row["extent"] = _extent(geom_rows)
+        body = world._append_body(row, geom_rows, polys, link_names[i])
+        world._records.append({"robot_link": robot_name, "name": link_names[i]})
+        link_body[i] = body._index
+    bodies = link_body[link_body >= 0]
+    if self_collision:
+        pairs = [(link_body[i], _body_above(tree.parent, link_body, i)) for i in range(len(desc.links))]
+        keys = [(min(a, b) << 32) | max(a, b) for a, b in pairs if a >= 0 and b >= 0]
+    else:
+        keys = [(min(a, b) << 32) | max(a, b) for a in bodies for b in bodies if a < b]
+    robot = Robot(world, len(world.model.robots), desc, tree, link_body, bool(fixed_base))
+    world.model.robots.append(robot, tree, q0, link_body, np.array(keys, dtype=np.int64))
+    world._robot_records.append({"robot": robot, "fixed_base": bool(fixed_base), "position": x,
+                                 "orientation": quat, "self_collision": bool(self_collision)})
+    world._bodies_changed()
+    world._robots_moved()
+    return robot
+
+
+def _body_above(parent: np.ndarray, link_body: np.ndarray, i: int) -> int:
+    """The body of the nearest ancestor of link i that has one (−1: none)."""
+    k = parent[i]
+    while k >= 0 and link_body[k] < 0:
+        k = parent[k]
+    return int(link_body[k]) if k >= 0 else -1
+
+
+def _quat_of(R: np.ndarray) -> np.ndarray:
+    q = np.empty(4)
+    matrix_to_quat(np.asarray(R, dtype=FLOAT), q)
+    return q
+
+
+def _extent(geom_rows: dict[str, np.ndarray]) -> float:
+    from ..world import _extent as world_extent
+
+    return world_extent(geom_rows)

@@ -1,0 +1,165 @@
+"""The Model's articulations: every robot's tree in one forest, with the joint-space state a step advances.
+
+A forest is a tree with several roots, so the recursive kernels of robots/dynamics.py run over all robots of
+a world at once (one call per stage, whatever the number of robots): each robot's ``Tree`` is appended with
+its link, q and q̇ indices shifted. M of the forest is block diagonal and its LTDL factorization keeps the
+blocks apart (``dof_parent`` is −1 at every robot's first velocity coordinate).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from ..jit import njit
+from .dynamics import Work, work_size, work_views
+from .tree import Tree, pack_tree, tree_views
+
+JointState = namedtuple("JointState", ["q", "qd", "tau", "q_target", "qd_target", "kp", "kd"])
+"""The forest's joint-space state and controls: q (nq,), qd (nv,) [rad, m, rad/s, m/s], tau (nv,) [N m, N]
+applied each step, position and velocity targets (nv,) (q_target of a revolute or prismatic coordinate; 0
+elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] (0: no motor)."""
+
+
+Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage"])
+"""The step's joint-space scratch: tau_total, armature, qdd, qd_free (nv,); k_q (4, nq), k_v (4, nv) the RK4
+slopes; q_stage (nq,), qd_stage (nv,)."""
+
+
+def state_size(nq: int, nv: int) -> int:
+    return nq + 6 * nv
+
+
+@njit(cache=True)
+def state_views(sf, nq, nv):
+    """The ``JointState`` as views into its float buffer (robots/tree.py, "packed storage")."""
+    return JointState(sf[:nq], sf[nq:nq + nv], sf[nq + nv:nq + 2 * nv], sf[nq + 2 * nv:nq + 3 * nv],
+                      sf[nq + 3 * nv:nq + 4 * nv], sf[nq + 4 * nv:nq + 5 * nv], sf[nq + 5 * nv:nq + 6 * nv])
+
+
+def scratch_size(nq: int, nv: int) -> int:
+    return 4 * nv + 4 * nq + 4 * nv + nq + nv
+
+
+@njit(cache=True)
+def scratch_views(cf, nq, nv):
+    """The ``Scratch`` as views into its float buffer."""
+    o = 4 * nv
+    k_q = cf[o:o + 4 * nq].reshape((4, nq))
+    o += 4 * nq
+    k_v = cf[o:o + 4 * nv].reshape((4, nv))
+    o += 4 * nv
+    return Scratch(cf[:nv], cf[nv:2 * nv], cf[2 * nv:3 * nv], cf[3 * nv:4 * nv], k_q, k_v, cf[o:o + nq],
+                   cf[o + nq:o + nq + nv])
+
+
+class Forest:
+    """All articulations of a world (``robots``: the ``Robot`` handles in the order added) and their arrays.
+
+    ``tree`` is the concatenated ``Tree``; ``link_body`` (L,) the World body of each link (−1: a link without
+    collision shapes has none); ``state`` the ``JointState``; ``work`` the kernels' scratch."""
+
+    def __init__(self) -> None:
+        self.robots: list[Any] = []
+        self.trees: list[Tree] = []
+        self.tree: Tree | None = None
+        self.link_body = np.zeros(0, dtype=np.int64)
+        self.buffers: tuple[np.ndarray, ...] = ()
+        """(tree_i, tree_f, state_f, work_f, scratch_f): the packed storage the kernels take."""
+        self.state = JointState(*(np.zeros(0) for _ in JointState._fields))
+        self.work: Work = work_views(np.zeros(work_size(0)), 0)
+        self.offsets: list[tuple[int, int, int]] = []
+        """(first link, first q, first q̇) of each robot."""
+        self.excluded = np.zeros(0, dtype=np.int64)
+        """Sorted body-pair keys min(a, b) << 32 | max(a, b) that detection skips (a robot's own links)."""
+        self.scratch: Scratch | None = None
+        self.rows: Any = None
+        """The link contact stage's row scratch (robots/step.py ``_row_capacity``)."""
+        self.integrator = "euler"
+        """How (q, q̇) advance: "euler" (semi-implicit Euler, the default) or "rk4" (robots/step.py)."""
+        self.iterations = 60
+        """Gauss–Seidel sweeps of the link contact stage."""
+        self.coupled = False
+        """This step's robots touch something or reach a limit (robots/step.py ``before_contacts``)."""
+        self.link_bodies = np.zeros(0, dtype=np.int64)
+        """The World bodies of all links."""
+        self.last_rows = 0
+        """Rows of the last step's link contact stage (contacts × 3 + limits)."""
+        self._body_link: np.ndarray | None = None
+        self.alone = False
+
+    def __len__(self) -> int:
+        return len(self.robots)
+
+    @property
+    def nq(self) -> int:
+        return self.state.q.shape[0]
+
+    @property
+    def nv(self) -> int:
+        return self.state.qd.shape[0]
+
+    @property
+    def links(self) -> int:
+        return self.link_body.shape[0]
+
+    def body_link(self, bodies: int) -> np.ndarray:
+        """(bodies,) int: the link each World body carries (−1: not a link's)."""
+        if self._body_link is None or self._body_link.shape[0] != bodies:
+            out = np.full(bodies, -1, dtype=np.int64)
+            has = self.link_body >= 0
+            out[self.link_body[has]] = np.flatnonzero(has)
+            self._body_link = out
+        return self._body_link
+
+    def append(self, robot: Any, tree: Tree, q0: np.ndarray, link_body: np.ndarray, excluded: np.ndarray) -> None:
+        """Add ``robot`` with its ``tree``, initial q ``q0`` (nq,), its links' bodies and the body-pair keys its
+        links must not collide in; the arrays are rebuilt with the existing robots' state kept."""
+        L0, q0_off, v0_off = self.links, self.nq, self.nv
+        self.robots.append(robot)
+        self.trees.append(tree)
+        self.offsets.append((L0, q0_off, v0_off))
+        nv = tree.S.shape[0]
+        fields = []
+        for name, old in zip(Tree._fields, self.tree or [None] * len(Tree._fields), strict=True):
+            new = getattr(tree, name)
+            if name == "parent":
+                new = np.where(new >= 0, new + L0, -1)
+            elif name == "q_start":
+                new = new + q0_off
+            elif name == "v_start":
+                new = new + v0_off
+            elif name == "dof_parent":
+                new = np.where(new >= 0, new + v0_off, -1)
+            elif name == "dof_link":
+                new = new + L0
+            fields.append(new if old is None else np.concatenate([old, new]))
+        tree_all = Tree(*fields)
+        link_body_all = np.concatenate([self.link_body, link_body]).astype(np.int64)
+        s = self.state
+        nq, nv_all, L = s.q.shape[0] + q0.shape[0], s.qd.shape[0] + nv, link_body_all.shape[0]
+        tree_i, tree_f = pack_tree(tree_all, nq, link_body_all)
+        state_f = np.zeros(state_size(nq, nv_all))
+        state = state_views(state_f, nq, nv_all)
+        old_v = s.qd.shape[0]
+        state.q[:] = np.concatenate([s.q, q0])
+        for name in JointState._fields[1:]:
+            getattr(state, name)[:old_v] = getattr(s, name)
+        work_f = np.zeros(work_size(L))
+        scratch_f = np.zeros(scratch_size(nq, nv_all))
+        self.buffers = (tree_i, tree_f, state_f, work_f, scratch_f)
+        self.tree, self.link_body = tree_views(tree_i, tree_f)
+        self.state = state
+        self.work = work_views(work_f, L)
+        self.scratch = scratch_views(scratch_f, nq, nv_all)
+        self.link_bodies = self.link_body[self.link_body >= 0]
+        self._body_link = None
+        self.excluded = np.unique(np.concatenate([self.excluded, excluded])).astype(np.int64)
+        self.alone = len(self.robots) == 1 and excluded.shape[0] == (self.link_bodies.shape[0] * (
+            self.link_bodies.shape[0] - 1)) // 2
+        """One robot whose links never collide with each other: with no other body, nothing can touch."""
+        self.rows = None
+        n = self.nv
+        self.M = np.zeros((n, n))

@@ -1,0 +1,311 @@
+"""The ``Robot`` handle (API.md, robots): an articulation's joint-space state, controls and dynamics, and the
+``Link`` handles of its links.
+
+The dynamics methods (``mass_matrix``, ``inverse_dynamics``, ``forward_dynamics``, ``gravity_torques``,
+``jacobian``) evaluate the robot's own tree at the q, q̇ given (the current ones by default), under the
+world's gravity, without contact; the step (robots/step.py) advances the robot with its contacts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _checks
+from ..math3d import matrix_to_quat
+from . import dynamics as dy
+from .description import RobotDescription
+from .tree import Tree
+
+
+class Link:
+    """A link of a robot: a Body-like, read-only view of its pose and motion in the world (the current q, q̇).
+
+    ``position`` (3,) [m] is the link frame's origin (the URDF link frame) and ``orientation`` (4,) its
+    quaternion (w, x, y, z), link → world; ``com`` (3,) [m] its centre of mass; ``velocity`` (3,) [m/s] the
+    COM's velocity and ``angular_velocity`` (3,) [rad/s] ω, world frame; ``body`` the World body carrying its
+    collision shapes (None for a link without any)."""
+
+    def __init__(self, robot: Robot, index: int) -> None:
+        self._robot = robot
+        self._index = index
+
+    @property
+    def name(self) -> str:
+        return self._robot._desc.links[self._index].name
+
+    @property
+    def mass(self) -> float:
+        """[kg]"""
+        return float(self._robot._tree.mass[self._index])
+
+    def _pose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        work = self._robot._kinematics()
+        return work.R_world[self._index].copy(), work.p_world[self._index].copy(), work.vel[self._index].copy()
+
+    @property
+    def position(self) -> np.ndarray:
+        return self._pose()[1]
+
+    @property
+    def orientation(self) -> np.ndarray:
+        out = np.empty(4)
+        matrix_to_quat(self._pose()[0], out)
+        return out
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """(3, 3) link → world."""
+        return self._pose()[0]
+
+    @property
+    def com(self) -> np.ndarray:
+        R, p, _ = self._pose()
+        return p + R @ self._robot._tree.com[self._index]
+
+    @property
+    def velocity(self) -> np.ndarray:
+        R, _, vel = self._pose()
+        c = self._robot._tree.com[self._index]
+        return R @ (vel[3:] + np.cross(vel[:3], c))
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        R, _, vel = self._pose()
+        return R @ vel[:3]
+
+    @property
+    def body(self) -> Any:
+        b = self._robot._link_body[self._index]
+        return None if b < 0 else self._robot._world.bodies[b]
+
+    def __repr__(self) -> str:
+        return f"Link({self.name!r} of {self._robot.name!r})"
+
+
+class Robot:
+    """An articulation in a world (``World.add_urdf``, ``add_mjcf``, ``add_robot``). See API.md, robots."""
+
+    def __init__(self, world: Any, slot: int, desc: RobotDescription, tree: Tree, link_body: np.ndarray,
+                 fixed_base: bool) -> None:
+        self._world = world
+        self._slot = slot
+        self._desc = desc
+        self._tree = tree
+        self._link_body = link_body
+        self.fixed_base = fixed_base
+        self.name: str = desc.name
+        self._work = dy.new_work(len(desc.links))
+        self._link_index = {link.name: i for i, link in enumerate(desc.links)}
+        movable = [i for i in range(1, len(desc.links)) if tree.nv_link[i] > 0]
+        self.joint_names: tuple[str, ...] = tuple(desc.joints[i - 1].name for i in movable)
+        """Movable joints' names in q order (URDF depth-first); a floating base's coordinates come first."""
+        self.link_names: tuple[str, ...] = tuple(link.name for link in desc.links)
+
+    # ------------------------------------------------------------------ sizes and state
+    @property
+    def nq(self) -> int:
+        return int(sum(dy.NQ[c] for c in self._tree.jtype))
+
+    @property
+    def nv(self) -> int:
+        return self._tree.S.shape[0]
+
+    def _slices(self) -> tuple[slice, slice]:
+        _, q0, v0 = self._world.model.robots.offsets[self._slot]
+        return slice(q0, q0 + self.nq), slice(v0, v0 + self.nv)
+
+    def _state_array(self, field: str) -> np.ndarray:
+        qs, vs = self._slices()
+        return getattr(self._world.model.robots.state, field)[qs if field == "q" else vs]
+
+    @property
+    def q(self) -> np.ndarray:
+        """(nq,) joint positions [rad, m]; a floating base's (x, y, z, qw, qx, qy, qz) first. Setting moves the
+        links' bodies at once."""
+        return self._state_array("q").copy()
+
+    @q.setter
+    def q(self, value: Any) -> None:
+        q = _checks.array("q", value, (self.nq,))
+        q = self._normalized(q)
+        self._state_array("q")[:] = q
+        self._world._robots_moved()
+
+    @property
+    def qd(self) -> np.ndarray:
+        """(nv,) joint velocities [rad/s, m/s]; a floating base's (v, ω) first: the base frame's own linear and
+        angular velocity in the base frame (Pinocchio's convention)."""
+        return self._state_array("qd").copy()
+
+    @qd.setter
+    def qd(self, value: Any) -> None:
+        self._state_array("qd")[:] = _checks.array("qd", value, (self.nv,))
+        self._world._robots_moved()
+
+    def _control(self, field: str, value: Any, nonnegative: bool = False) -> None:
+        arr = _checks.array(field, value, (self.nv,)) if np.ndim(value) else np.full(self.nv, float(value))
+        if not np.all(np.isfinite(arr)) or (nonnegative and np.any(arr < 0.0)):
+            raise ValueError(f"{field} must be finite{' and >= 0' if nonnegative else ''}, got {arr.tolist()}")
+        self._state_array(field)[:] = arr
+
+    @property
+    def tau(self) -> np.ndarray:
+        """(nv,) joint torques [N m] and forces [N] applied every step until changed (controls)."""
+        return self._state_array("tau").copy()
+
+    @tau.setter
+    def tau(self, value: Any) -> None:
+        self._control("tau", value)
+
+    @property
+    def kp(self) -> np.ndarray:
+        """(nv,) position gains [N m/rad, N/m] of the joint motors: τ += clamp(kp (q_target − q) + kd (qd_target −
+        q̇), ±effort) on revolute and prismatic joints (effort from the robot file; inf where none)."""
+        return self._state_array("kp").copy()
+
+    @kp.setter
+    def kp(self, value: Any) -> None:
+        self._control("kp", value, nonnegative=True)
+
+    @property
+    def kd(self) -> np.ndarray:
+        """(nv,) velocity gains [N m s/rad, N s/m] of the joint motors (``kp``)."""
+        return self._state_array("kd").copy()
+
+    @kd.setter
+    def kd(self, value: Any) -> None:
+        self._control("kd", value, nonnegative=True)
+
+    @property
+    def q_target(self) -> np.ndarray:
+        """(nv,) position targets of the motors (one per velocity coordinate; used on revolute and prismatic
+        joints)."""
+        return self._state_array("q_target").copy()
+
+    @q_target.setter
+    def q_target(self, value: Any) -> None:
+        self._control("q_target", value)
+
+    @property
+    def qd_target(self) -> np.ndarray:
+        """(nv,) velocity targets of the motors."""
+        return self._state_array("qd_target").copy()
+
+    @qd_target.setter
+    def qd_target(self, value: Any) -> None:
+        self._control("qd_target", value)
+
+    @property
+    def effort_limit(self) -> np.ndarray:
+        """(nv,) the largest motor torque/force per coordinate (inf: none), from the robot file."""
+        return self._tree.effort.copy()
+
+    @property
+    def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower (nv,), upper (nv,)) [rad, m]; ±inf where a coordinate has none."""
+        return self._tree.lower.copy(), self._tree.upper.copy()
+
+    # ------------------------------------------------------------------ dynamics
+    def _normalized(self, q: np.ndarray) -> np.ndarray:
+        q = q.copy()
+        t = self._tree
+        for i, code in enumerate(t.jtype):
+            if code in (dy.SPHERICAL, dy.FLOATING):
+                k = t.q_start[i] + (3 if code == dy.FLOATING else 0)
+                n = np.linalg.norm(q[k:k + 4])
+                if not n > 0.0:
+                    raise ValueError(f"q: the quaternion of joint {self._joint_name(i)!r} at q[{k}:{k + 4}] is zero")
+                q[k:k + 4] /= n
+        return q
+
+    def _joint_name(self, link: int) -> str:
+        return "floating base" if link == 0 else self._desc.joints[link - 1].name
+
+    def _q_arg(self, q: Any) -> np.ndarray:
+        return self._state_array("q").copy() if q is None else self._normalized(_checks.array("q", q, (self.nq,)))
+
+    def _kinematics(self, q: np.ndarray | None = None, qd: np.ndarray | None = None) -> dy.Work:
+        t, w = self._tree, self._work
+        q = self._state_array("q") if q is None else q
+        qd = self._state_array("qd") if qd is None else qd
+        dy.kinematics(t.parent, t.jtype, t.axis, t.origin_R, t.origin_p, t.q_start, q, w.E, w.r, w.R_world,
+                      w.p_world)
+        dy.link_velocities(t.parent, t.v_start, t.nv_link, t.S, w.E, w.r, qd, w.vel)
+        return w
+
+    def mass_matrix(self, q: Any = None) -> np.ndarray:
+        """(nv, nv) joint-space mass matrix M(q) [kg m², kg m, kg] by the composite-rigid-body algorithm
+        (Featherstone Table 6.2), armature included; the current q if None."""
+        q = self._q_arg(q)
+        t, w = self._tree, self._kinematics(q, np.zeros(self.nv))
+        M = np.zeros((self.nv, self.nv))
+        dy.crba(t.parent, t.v_start, t.nv_link, t.S, t.spatial_inertia, w.E, w.r, w.inertia, w.X, w.tmp,
+                np.zeros((6, 6)), M)
+        M[np.diag_indices(self.nv)] += t.armature
+        return M
+
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
+        """(nv,) τ = M(q) q̈ + C(q, q̇) q̇ + g(q) [N m, N] by the recursive Newton–Euler algorithm (Featherstone
+        Table 5.1), under the world's gravity; armature included, joint damping and contact not."""
+        q = self._q_arg(q)
+        qd = _checks.array("qd", qd, (self.nv,))
+        qdd = _checks.array("qdd", qdd, (self.nv,))
+        t, w = self._tree, self._kinematics(q, qd)
+        tau = np.zeros(self.nv)
+        dy.rnea(t, w, qd, qdd, self._world.gravity, tau)
+        return tau + t.armature * qdd
+
+    def forward_dynamics(self, q: Any, qd: Any, tau: Any) -> np.ndarray:
+        """(nv,) q̈ = M⁻¹ (τ − C q̇ − g) without contact, by the articulated-body algorithm (Featherstone
+        Table 7.1); armature included, joint damping not (add −damping q̇ to τ for it)."""
+        q = self._q_arg(q)
+        qd = _checks.array("qd", qd, (self.nv,))
+        tau = _checks.array("tau", tau, (self.nv,))
+        t, w = self._tree, self._kinematics(q, qd)
+        qdd = np.zeros(self.nv)
+        dy.aba(t, w, t.armature, qd, tau, self._world.gravity, qdd)
+        return qdd
+
+    def gravity_torques(self, q: Any = None) -> np.ndarray:
+        """(nv,) g(q) [N m, N]: the joint torques that hold the robot still against gravity at q."""
+        q = self._q_arg(q)
+        zero = np.zeros(self.nv)
+        return self.inverse_dynamics(q, zero, zero)
+
+    def link(self, name: str) -> Link:
+        """The ``Link`` handle of the link called ``name``."""
+        if name not in self._link_index:
+            raise ValueError(f"robot {self.name!r} has no link {name!r}; its links: {list(self.link_names)}")
+        return Link(self, self._link_index[name])
+
+    @property
+    def links(self) -> tuple[Link, ...]:
+        return tuple(Link(self, i) for i in range(len(self.link_names)))
+
+    def jacobian(self, link_name: str, point: Any = None) -> np.ndarray:
+        """(6, nv) world-frame Jacobian of ``link_name`` at ``point`` (3,) [m, world; None: the link frame's
+        origin]: J q̇ = (ω, v_point), angular rows first (API.md)."""
+        link = self.link(link_name)._index
+        t, w = self._tree, self._kinematics()
+        p = w.p_world[link].copy() if point is None else _checks.vector3("point", point)
+        J = np.zeros((6, self.nv))
+        dy.point_jacobian(t.parent, t.v_start, t.nv_link, t.S, w.R_world, w.p_world, link, p, J)
+        return J
+
+    def kinetic_energy(self) -> float:
+        """½ q̇ᵀ M q̇ [J] at the current state."""
+        qd = self._state_array("qd")
+        return 0.5 * float(qd @ self.mass_matrix() @ qd)
+
+    def potential_energy(self) -> float:
+        """−Σ m g·c [J] of the links' COMs in the world's gravity (zero at the world origin)."""
+        w = self._kinematics()
+        t = self._tree
+        g = self._world.gravity
+        com = w.p_world + np.einsum("lab,lb->la", w.R_world, t.com)
+        return float(-np.sum(t.mass * (com @ g)))
+
+    def __repr__(self) -> str:
+        return f"Robot({self.name!r}, {len(self.link_names)} links, nq={self.nq}, nv={self.nv})"

@@ -1,0 +1,557 @@
+"""The articulations' stages of a time-stepping step (methods/timestepping.py calls them around its own).
+
+    velocity stage   q̇* = q̇ + h M⁻¹ (τ − C q̇ − g) by the articulated-body algorithm, with joint damping
+                     implicit ((M + h D) in place of M: ``armature`` + h·damping on the diagonal) and the
+                     position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇), clamped to the joint's effort
+    contact stage    the contacts that touch a link, and the joint limits about to be passed, as velocity-level
+                     rows: each contact's normal and two friction rows through the link Jacobian (point_row);
+                     the Delassus matrix W = J M⁻¹ Jᵀ from the LTDL-factored joint-space M (as MuJoCo does),
+                     plus J_b M_b⁻¹ J_bᵀ of a free body on the other side; projected Gauss–Seidel with
+                     λ_n >= 0 and box friction |λ_t| <= μ λ_n (DESIGN.md "Two ways to advance time", the
+                     notes' Gauss–Seidel on the LCP); Newton restitution above the threshold and a Baumgarte
+                     push out of penetration beyond the slop as velocity targets
+    position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map)
+    bodies           the links' World bodies (collision shapes, energy, replay) follow the joints
+
+A step in which no link touches anything and no limit is in reach is one kernel call (``free_step``), after
+the World's own contact step; with ``rk4`` (``World(robot_integrator="rk4")``) such a step advances (q, q̇)
+by classical Runge–Kutta on the ABA instead (joint damping and motors then explicit).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..collision.contacts import slot
+from ..constraints.contact_rows import tangent_basis
+from ..jit import njit
+from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_to_matrix
+from .dynamics import (
+    FLOATING,
+    PRISMATIC,
+    REVOLUTE,
+    SPHERICAL,
+    aba,
+    crba,
+    kinematics,
+    link_velocities,
+    ltdl_factor,
+    ltdl_solve,
+    work_views,
+)
+from .forest import scratch_views, state_views
+from .tree import tree_views
+
+
+@njit(cache=True)
+def joint_forces(tree, st, h, tau_total, armature):
+    """tau_total (nv,) = τ + motors − damping q̇ and armature (nv,) = armature + h damping (module docstring)."""
+    for i in range(tree.parent.shape[0]):
+        code = tree.jtype[i]
+        for j in range(tree.nv_link[i]):
+            d = tree.v_start[i] + j
+            t = st.tau[d]
+            if st.kp[d] != 0.0 or st.kd[d] != 0.0:
+                m = st.kd[d] * (st.qd_target[d] - st.qd[d])
+                if code == REVOLUTE or code == PRISMATIC:
+                    m += st.kp[d] * (st.q_target[d] - st.q[tree.q_start[i]])
+                limit = tree.effort[d]
+                t += min(max(m, -limit), limit)
+            tau_total[d] = t - tree.damping[d] * st.qd[d]
+            armature[d] = tree.armature[d] + h * tree.damping[d]
+
+
+@njit(cache=True)
+def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free):
+    """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring)."""
+    kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, st.q, work.E,
+               work.r, work.R_world, work.p_world)
+    joint_forces(tree, st, h, tau_total, armature)
+    aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
+    for d in range(qd_free.shape[0]):
+        qd_free[d] = st.qd[d] + h * qdd[d]
+
+
+@njit(cache=True)
+def q_rates(tree, q, qd, out):
+    """out (nq,) = dq/dt for velocities qd (nv,): q̇ for angles and slides, ½ q ⊗ (0, ω) for a ball joint's
+    quaternion (ω in the link frame), R v and ½ q ⊗ (0, ω) for a free joint."""
+    for i in range(tree.parent.shape[0]):
+        k, d, code = tree.q_start[i], tree.v_start[i], tree.jtype[i]
+        if code == REVOLUTE or code == PRISMATIC:
+            out[k] = qd[d]
+        elif code == SPHERICAL or code == FLOATING:
+            qk = k if code == SPHERICAL else k + 3
+            wd = d if code == SPHERICAL else d + 3
+            w0, x0, y0, z0 = q[qk], q[qk + 1], q[qk + 2], q[qk + 3]
+            a, b, c = qd[wd], qd[wd + 1], qd[wd + 2]
+            out[qk] = 0.5 * (-x0 * a - y0 * b - z0 * c)
+            out[qk + 1] = 0.5 * (w0 * a + y0 * c - z0 * b)
+            out[qk + 2] = 0.5 * (w0 * b + z0 * a - x0 * c)
+            out[qk + 3] = 0.5 * (w0 * c + x0 * b - y0 * a)
+            if code == FLOATING:
+                R = np.empty((3, 3))
+                quat_to_matrix(q[k + 3:k + 7], R)
+                for a3 in range(3):
+                    out[k + a3] = R[a3, 0] * qd[d] + R[a3, 1] * qd[d + 1] + R[a3, 2] * qd[d + 2]
+
+
+@njit(cache=True)
+def _normalize_quaternions(tree, q):
+    for i in range(tree.parent.shape[0]):
+        code = tree.jtype[i]
+        if code == SPHERICAL or code == FLOATING:
+            k = tree.q_start[i] + (0 if code == SPHERICAL else 3)
+            n = np.sqrt(q[k] ** 2 + q[k + 1] ** 2 + q[k + 2] ** 2 + q[k + 3] ** 2)
+            for a in range(4):
+                q[k + a] /= n
+
+
+@njit(cache=True)
+def position_stage(tree, q, qd, h):
+    """q ← q ⊕ h q̇ (semi-implicit Euler's position update): angles and slides add h q̇; a ball or free joint's
+    orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length),
+    a free joint's position moves by h R v with R its orientation at the start."""
+    for i in range(tree.parent.shape[0]):
+        k, d, code = tree.q_start[i], tree.v_start[i], tree.jtype[i]
+        if code == REVOLUTE or code == PRISMATIC:
+            q[k] += h * qd[d]
+        elif code == SPHERICAL or code == FLOATING:
+            qk = k if code == SPHERICAL else k + 3
+            wd = d if code == SPHERICAL else d + 3
+            if code == FLOATING:
+                R = np.empty((3, 3))
+                quat_to_matrix(q[k + 3:k + 7], R)
+                for a in range(3):
+                    q[k + a] += h * (R[a, 0] * qd[d] + R[a, 1] * qd[d + 1] + R[a, 2] * qd[d + 2])
+            ew, ex, ey, ez = exp_map_t(qd[wd], qd[wd + 1], qd[wd + 2], h)
+            q[qk], q[qk + 1], q[qk + 2], q[qk + 3] = qmul_t(q[qk], q[qk + 1], q[qk + 2], q[qk + 3], ew, ex, ey, ez)
+    _normalize_quaternions(tree, q)
+
+
+@njit(cache=True)
+def rk4_stage(tree, st, work, gravity, h, tau_total, armature, qdd, k_q, k_v, q_stage, qd_stage):
+    """(q, q̇) advanced by classical Runge–Kutta on q̈ = ABA(q, q̇, τ) (joint damping and motors explicit,
+    evaluated at each stage's state through ``joint_forces``). k_q (4, nq), k_v (4, nv), q_stage (nq,),
+    qd_stage (nv,) are scratch; st.q and st.qd are overwritten."""
+    nq, nv = st.q.shape[0], st.qd.shape[0]
+    q0 = st.q.copy()
+    qd0 = st.qd.copy()
+    weights = (0.0, 0.5, 0.5, 1.0)
+    for s in range(4):
+        for a in range(nq):
+            q_stage[a] = q0[a] + weights[s] * h * k_q[s - 1, a] if s > 0 else q0[a]
+        for a in range(nv):
+            qd_stage[a] = qd0[a] + weights[s] * h * k_v[s - 1, a] if s > 0 else qd0[a]
+        _normalize_quaternions(tree, q_stage)
+        st.q[:] = q_stage
+        st.qd[:] = qd_stage
+        kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, st.q, work.E,
+                   work.r, work.R_world, work.p_world)
+        joint_forces(tree, st, 0.0, tau_total, armature)
+        aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
+        k_v[s, :] = qdd
+        q_rates(tree, st.q, st.qd, k_q[s])
+    for a in range(nq):
+        st.q[a] = q0[a] + h / 6.0 * (k_q[0, a] + 2.0 * k_q[1, a] + 2.0 * k_q[2, a] + k_q[3, a])
+    for a in range(nv):
+        st.qd[a] = qd0[a] + h / 6.0 * (k_v[0, a] + 2.0 * k_v[1, a] + 2.0 * k_v[2, a] + k_v[3, a])
+    _normalize_quaternions(tree, st.q)
+
+
+@njit(cache=True)
+def write_bodies(tree, work, q, qd, link_body, x, qb, v, w):
+    """The links' World bodies at the joints' state: body COM x (n, 3) = p + R com, orientation qb (n, 4) of R
+    (body axes are link axes), COM velocity v = R (v_o + ω × com) and ω = R ω_link, world frame."""
+    kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, q, work.E, work.r,
+               work.R_world, work.p_world)
+    link_velocities(tree.parent, tree.v_start, tree.nv_link, tree.S, work.E, work.r, qd, work.vel)
+    for i in range(link_body.shape[0]):
+        b = link_body[i]
+        if b < 0:
+            continue
+        R, c, vel = work.R_world[i], tree.com[i], work.vel[i]
+        wl0, wl1, wl2 = vel[0], vel[1], vel[2]
+        vc0 = vel[3] + wl1 * c[2] - wl2 * c[1]
+        vc1 = vel[4] + wl2 * c[0] - wl0 * c[2]
+        vc2 = vel[5] + wl0 * c[1] - wl1 * c[0]
+        for a in range(3):
+            x[b, a] = work.p_world[i, a] + R[a, 0] * c[0] + R[a, 1] * c[1] + R[a, 2] * c[2]
+            v[b, a] = R[a, 0] * vc0 + R[a, 1] * vc1 + R[a, 2] * vc2
+            w[b, a] = R[a, 0] * wl0 + R[a, 1] * wl1 + R[a, 2] * wl2
+        matrix_to_quat(R, qb[b])
+
+
+@njit(cache=True)
+def _unpack(buffers):
+    tree_i, tree_f, state_f, work_f, scratch_f = buffers
+    L, nv, nq = tree_i[0], tree_i[1], tree_i[2]
+    tree, link_body = tree_views(tree_i, tree_f)
+    return (tree, link_body, state_views(state_f, nq, nv), work_views(work_f, L),
+            scratch_views(scratch_f, nq, nv))
+
+
+@njit(cache=True)
+def limits_in_reach(tree, q, qd, h):
+    """Whether a revolute or prismatic coordinate with a position limit is at it or would pass it within h [s]
+    at its current speed (the step then needs the contact stage's limit rows)."""
+    for i in range(tree.parent.shape[0]):
+        code = tree.jtype[i]
+        if code != REVOLUTE and code != PRISMATIC:
+            continue
+        d = tree.v_start[i]
+        lo, hi = tree.lower[d], tree.upper[d]
+        if lo == -np.inf and hi == np.inf:
+            continue
+        qi = q[tree.q_start[i]]
+        reach = qi + h * qd[d]
+        if min(qi, reach) <= lo or max(qi, reach) >= hi:
+            return True
+    return False
+
+
+@njit(cache=True)
+def any_limit_in_reach(buffers, h):
+    """``limits_in_reach`` on the packed ``Forest.buffers``."""
+    tree, _, st, _, _ = _unpack(buffers)
+    return limits_in_reach(tree, st.q, st.qd, h)
+
+
+@njit(cache=True)
+def free_step(buffers, gravity, h, rk4, x, qb, v, w):
+    """A whole step of robots that touch nothing, in one call: (q, q̇) by semi-implicit Euler
+    (``velocity_stage``, ``position_stage``) or, with ``rk4``, by ``rk4_stage``; then ``write_bodies``.
+    ``buffers`` is ``Forest.buffers``; x, qb, v, w the World bodies' state rows. Returns False, having changed
+    nothing, when a limit is in reach (the step then needs ``contact_stage``)."""
+    tree, link_body, st, work, sc = _unpack(buffers)
+    if limits_in_reach(tree, st.q, st.qd, h):
+        return False
+    if rk4:
+        rk4_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.k_q, sc.k_v, sc.q_stage,
+                  sc.qd_stage)
+    else:
+        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
+        st.qd[:] = sc.qd_free
+        position_stage(tree, st.q, st.qd, h)
+    write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+    return True
+
+
+@njit(cache=True)
+def place_links(buffers, x, qb, v, w):
+    """The links' World bodies where the current q, q̇ put them (after q or q̇ were set)."""
+    tree, link_body, st, work, _ = _unpack(buffers)
+    write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+
+
+@njit(cache=True)
+def finish_coupled(buffers, h, x, qb, v, w):
+    """After a step's contact stage: the position stage and the links' bodies."""
+    tree, link_body, st, work, _ = _unpack(buffers)
+    position_stage(tree, st.q, st.qd, h)
+    write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+
+
+@njit(cache=True)
+def count_link_contacts(pair_body, pair_contacts, body_link):
+    """The contact points of this step's pairs (pair_body (m, 2), pair_contacts (m,)) that touch a link
+    (body_link (n,) the link of each World body, −1: a free or fixed body)."""
+    m = 0
+    for k in range(pair_body.shape[0]):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        if body_link[a] >= 0 or body_link[b] >= 0:
+            m += pair_contacts[k]
+    return m
+
+
+@njit(cache=True)
+def _point_row(tree, work, link, point, direction, sign, row):
+    """row (nv,) += sign · dᵀ J_v(point): the generalized row of the velocity of a point moving with ``link``
+    along ``direction`` (dynamics.point_jacobian's linear rows, one direction)."""
+    k = link
+    while k >= 0:
+        R = work.R_world[k]
+        dx = point[0] - work.p_world[k, 0]
+        dy = point[1] - work.p_world[k, 1]
+        dz = point[2] - work.p_world[k, 2]
+        # d·(R s_v + (R s_ω) × r) = (R ᵀd)·s_v + (r × d)·(R s_ω)
+        cx = dy * direction[2] - dz * direction[1]
+        cy = dz * direction[0] - dx * direction[2]
+        cz = dx * direction[1] - dy * direction[0]
+        for j in range(tree.nv_link[k]):
+            d = tree.v_start[k] + j
+            s = tree.S[d]
+            val = 0.0
+            for a in range(3):
+                val += direction[a] * (R[a, 0] * s[3] + R[a, 1] * s[4] + R[a, 2] * s[5])
+                val += (cx if a == 0 else cy if a == 1 else cz) * (R[a, 0] * s[0] + R[a, 1] * s[1] + R[a, 2] * s[2])
+            row[d] += sign * val
+        k = tree.parent[k]
+
+
+@njit(cache=True)
+def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, rows, M):
+    """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
+    together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their
+    loads (force, torque); sets each such pair's ``pair_contacts`` to 0 afterwards, so the World's own solve
+    leaves them alone. Row scratch (capacity R rows): rows_J, rows_Y (R, nv), W (R, R), row_side (R, 2) int,
+    row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,) int (``Rows``); M (nv, nv). ``bodies`` is
+    (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
+    baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps). Returns the number of rows."""
+    inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
+    h, baumgarte, slop, restitution_threshold, iterations = settings
+    rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu = rows
+    tree, _, st, work, sc = _unpack(buffers)
+    velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
+    qd_free, armature = sc.qd_free, sc.armature
+    nv = qd_free.shape[0]
+    n_rows = 0
+    for k in range(pairs.pair_key.shape[0]):
+        a, b = pairs.pair_body[k, 0], pairs.pair_body[k, 1]
+        if body_link[a] < 0 and body_link[b] < 0:
+            continue
+        mu = pairs.pair_friction[k]
+        e = pairs.pair_restitution[k]
+        for j in range(pairs.pair_contacts[k]):
+            s = slot(k, j)
+            p = slots.point[s]
+            nx, ny, nz = slots.normal[s, 0], slots.normal[s, 1], slots.normal[s, 2]
+            t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(nx, ny, nz)
+            first = n_rows
+            for r in range(3):
+                row = n_rows
+                n_rows += 1
+                dirn = np.empty(3)
+                if r == 0:
+                    dirn[0], dirn[1], dirn[2] = nx, ny, nz
+                elif r == 1:
+                    dirn[0], dirn[1], dirn[2] = t1x, t1y, t1z
+                else:
+                    dirn[0], dirn[1], dirn[2] = t2x, t2y, t2z
+                rows_J[row, :] = 0.0
+                for side in range(2):
+                    body = a if side == 0 else b
+                    sign = 1.0 if side == 0 else -1.0
+                    row_side[row, side] = -1
+                    if body_link[body] >= 0:
+                        _point_row(tree, work, body_link[body], p, dirn, sign, rows_J[row])
+                    elif inv_mass[body] > 0.0:
+                        row_side[row, side] = body
+                        rx, ry, rz = p[0] - x[body, 0], p[1] - x[body, 1], p[2] - x[body, 2]
+                        row_jb[row, side, 0] = sign * dirn[0]
+                        row_jb[row, side, 1] = sign * dirn[1]
+                        row_jb[row, side, 2] = sign * dirn[2]
+                        row_jb[row, side, 3] = sign * (ry * dirn[2] - rz * dirn[1])
+                        row_jb[row, side, 4] = sign * (rz * dirn[0] - rx * dirn[2])
+                        row_jb[row, side, 5] = sign * (rx * dirn[1] - ry * dirn[0])
+                row_normal[row] = first
+                row_mu[row] = mu
+                if r == 0:
+                    lo[row] = 0.0
+                else:
+                    lo[row] = -np.inf   # friction: within ±μ λ_n, set in the sweeps
+                target[row] = 0.0
+                if r == 0:
+                    # closing speed before the solve, for restitution (Newton) and the Baumgarte push
+                    target[row] = -1.0   # marker: set below once the free velocity is known
+            lam[first] = slots.depth[s]   # stash the depth; replaced below
+            lam[first + 1] = e
+    n_contact_rows = n_rows
+    # joint limits about to be passed: a unilateral row on the coordinate
+    for i in range(tree.parent.shape[0]):
+        code = tree.jtype[i]
+        if code != REVOLUTE and code != PRISMATIC:
+            continue
+        d = tree.v_start[i]
+        qi = st.q[tree.q_start[i]]
+        for side in range(2):
+            bound = tree.lower[d] if side == 0 else tree.upper[d]
+            if not np.isfinite(bound):
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            gap = sign * (qi - bound)
+            if gap + h * sign * qd_free[d] >= 0.0:
+                continue
+            if n_rows >= rows_J.shape[0]:
+                break
+            row = n_rows
+            n_rows += 1
+            rows_J[row, :] = 0.0
+            rows_J[row, d] = sign
+            row_side[row, 0] = -1
+            row_side[row, 1] = -1
+            row_normal[row] = row
+            row_mu[row] = 0.0
+            lo[row] = 0.0
+            target[row] = -gap / h if gap > 0.0 else baumgarte * (-gap) / h
+            lam[row] = 0.0
+    if n_rows == 0:
+        st.qd[:] = qd_free
+        return 0
+    # M (with the implicit damping's h D and the armature) factored; Y = M⁻¹ Jᵀ
+    crba(tree.parent, tree.v_start, tree.nv_link, tree.S, tree.spatial_inertia, work.E, work.r, work.inertia,
+         work.X, work.tmp, work.U[0], M)
+    for d in range(nv):
+        M[d, d] += armature[d]
+    ltdl_factor(tree.dof_parent, M)
+    for r in range(n_rows):
+        rows_Y[r, :] = rows_J[r, :]
+        ltdl_solve(tree.dof_parent, M, rows_Y[r])
+    # free bodies' world inverse inertia, applied to their rows' angular parts
+    Rm = np.empty((3, 3))
+    for r in range(n_rows):
+        for c in range(r, n_rows):
+            s = 0.0
+            for d in range(nv):
+                s += rows_J[r, d] * rows_Y[c, d]
+            if r < n_contact_rows and c < n_contact_rows:
+                for sr in range(2):
+                    br = row_side[r, sr]
+                    if br < 0:
+                        continue
+                    for sc in range(2):
+                        if row_side[c, sc] != br:
+                            continue
+                        quat_to_matrix(qb[br], Rm)
+                        Iw = Rm @ inv_inertia_body[br] @ Rm.T
+                        ja, jb2 = row_jb[r, sr], row_jb[c, sc]
+                        s += inv_mass[br] * (ja[0] * jb2[0] + ja[1] * jb2[1] + ja[2] * jb2[2])
+                        for u in range(3):
+                            for t in range(3):
+                                s += ja[3 + u] * Iw[u, t] * jb2[3 + t]
+            W[r, c] = s
+            W[c, r] = s
+    # free velocity of each row (a free body's as the World's velocity stage will leave it: + h (g + F/m), so
+    # that the impulses found here are the ones its step needs), and the normal rows' targets
+    vrow = np.empty(n_rows)
+    for r in range(n_rows):
+        s = 0.0
+        for d in range(nv):
+            s += rows_J[r, d] * qd_free[d]
+        if r < n_contact_rows:
+            for side in range(2):
+                body = row_side[r, side]
+                if body >= 0:
+                    jb = row_jb[r, side]
+                    for a in range(3):
+                        s += jb[a] * h * (gravity[a] + force[body, a] * inv_mass[body])
+                    s += jb[0] * v[body, 0] + jb[1] * v[body, 1] + jb[2] * v[body, 2]
+                    s += jb[3] * w[body, 0] + jb[4] * w[body, 1] + jb[5] * w[body, 2]
+        vrow[r] = s
+    for r in range(0, n_contact_rows, 3):
+        depth, e = lam[r], lam[r + 1]
+        closing = -vrow[r]
+        bounce = e * closing if closing > restitution_threshold else 0.0
+        if depth < 0.0:
+            # a speculative contact (within the margin): it may close its gap to within the slop this step, not
+            # more (a free body's sub-stepped position stage moves it less than h v, so a gap left to close
+            # exactly would stay open at a rest speed); it bounces only if it would close it
+            if bounce > 0.0 and closing * h >= -depth:
+                target[r] = bounce
+            else:
+                target[r] = min(0.0, (depth + slop) / h)
+        else:
+            target[r] = max(bounce, baumgarte * max(depth - slop, 0.0) / h)
+        target[r + 1] = 0.0
+        target[r + 2] = 0.0
+    for r in range(n_rows):
+        lam[r] = 0.0
+    # projected Gauss–Seidel on W λ + v_free >= target ⊥ λ (friction within ±μ λ_n)
+    for _ in range(iterations):
+        for r in range(n_rows):
+            if W[r, r] <= 0.0:
+                continue
+            s = vrow[r] - target[r]
+            for c in range(n_rows):
+                s += W[r, c] * lam[c]
+            new = lam[r] - s / W[r, r]
+            if r < n_contact_rows and r % 3 != 0:
+                bound = row_mu[r] * lam[row_normal[r]]
+                new = min(max(new, -bound), bound)
+            else:
+                new = max(new, lo[r])
+            lam[r] = new
+    for d in range(nv):
+        s = qd_free[d]
+        for r in range(n_rows):
+            s += rows_Y[r, d] * lam[r]
+        st.qd[d] = s
+    # a free body gets its impulses as the loads λ J / h of this step, which the World's velocity stage applies
+    # with gravity in each of its sub-steps: its velocity at the end is the one solved for here, and its
+    # position moves as the World's sub-stepped scheme moves a body under a steady load (an impulse added to v
+    # before that scheme would move it further than the rows assumed, and a body resting on a link would keep
+    # a rest speed)
+    for r in range(n_contact_rows):
+        for side in range(2):
+            body = row_side[r, side]
+            if body < 0:
+                continue
+            jb = row_jb[r, side]
+            for a in range(3):
+                force[body, a] += jb[a] * lam[r] / h
+                torque[body, a] += jb[3 + a] * lam[r] / h
+    for k in range(pairs.pair_key.shape[0]):
+        a, b = pairs.pair_body[k, 0], pairs.pair_body[k, 1]
+        if body_link[a] >= 0 or body_link[b] >= 0:
+            pairs.pair_contacts[k] = 0
+    return n_rows
+
+
+Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
+                           "row_mu"])
+"""The contact stage's row scratch (``contact_stage``)."""
+
+
+def _row_capacity(forest, rows: int) -> Rows:
+    """The contact stage's row scratch, grown by doubling to hold ``rows`` rows (allocates only on growth)."""
+    have = forest.rows
+    if have is None or have.rows_J.shape[0] < rows:
+        R = max(rows, 2 * (0 if have is None else have.rows_J.shape[0]), 16)
+        nv = forest.nv
+        forest.rows = Rows(np.zeros((R, nv)), np.zeros((R, nv)), np.zeros((R, R)), np.zeros((R, 2), dtype=np.int64),
+                           np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
+                           np.zeros(R))
+    return forest.rows
+
+
+def before_contacts(model, state, contacts, dt: float) -> None:
+    """The robots' velocity and contact stages (module docstring), before the World's own contact step, when a
+    link touches something or a limit is in reach: q̇ gets the joint forces, gravity and every link contact's
+    and limit's impulse; the free bodies touching a link get their share, and those contacts are taken out of
+    the World's solve. Otherwise the robots' whole step waits for ``after_contacts`` (one kernel call)."""
+    forest = model.robots
+    body_link = forest.body_link(model.body.count)
+    now = contacts.now
+    link_contacts = 0
+    if now.pair_count:
+        link_contacts = count_link_contacts(now.pairs.live("pair_body"), now.pairs.live("pair_contacts"), body_link)
+    forest.coupled = link_contacts > 0 or any_limit_in_reach(forest.buffers, dt)
+    forest.last_rows = 0
+    if not forest.coupled:
+        return
+    b = state.bodies()
+    s = _row_capacity(forest, 3 * link_contacts + 2 * forest.nv)
+    settings = model.settings
+    bm = model.bodies()
+    bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
+    stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations)
+    forest.last_rows = contact_stage(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
+                                     bodies, stage_settings, s, forest.M)
+
+
+def after_contacts(model, state, dt: float) -> None:
+    """The robots' position stage and their links' bodies, after the World's own contact step (which moved
+    the link bodies as free bodies: they are put back where the joints hold them); a robot step that
+    ``before_contacts`` left alone is done here whole (``free_step``)."""
+    forest = model.robots
+    b = state.bodies()
+    if forest.coupled:
+        finish_coupled(forest.buffers, dt, b.x, b.q, b.v, b.w)
+    else:
+        free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
+    awake = forest.link_bodies
+    if awake.shape[0]:
+        b.awake[awake] = True
+        b.sleep_timer[awake] = 0.0

@@ -1,0 +1,369 @@
+"""Articulations in reduced coordinates against closed forms, conservation laws and independent computations
+(robots/dynamics.py, robots/step.py; docs/robots.md).
+
+Robots here are built from a ``RobotDescription`` in code; the comparisons with Pinocchio on robot files are in
+test_pinocchio.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tumble as tb
+from tumble.robots import GeomSpec, JointSpec, LinkSpec, RobotDescription
+
+G = 9.81
+
+
+def rod_inertia(m: float, length: float, radius: float = 0.01) -> np.ndarray:
+    """A solid cylinder along z about its COM [kg m²]."""
+    ixx = m * (3 * radius**2 + length**2) / 12.0
+    return np.diag([ixx, ixx, 0.5 * m * radius**2])
+
+
+def chain(n: int, *, length: float = 0.2, mass: float = 0.5, axis=(1.0, 0.0, 0.0), geoms: bool = False,
+          lower: float = -np.inf, upper: float = np.inf, damping: float = 0.0) -> RobotDescription:
+    """n rods hanging along −z from hinges about ``axis``; link i's frame is at its hinge, its COM half a
+    length below; each next hinge a length below."""
+    links = [LinkSpec("base")]
+    joints = []
+    for i in range(n):
+        shapes = [GeomSpec(tb.Capsule(0.02, length - 0.04), np.array([0.0, 0.0, -length / 2]))] if geoms else []
+        links.append(LinkSpec(f"l{i}", mass, np.array([0.0, 0.0, -length / 2]), rod_inertia(mass, length), shapes))
+        joints.append(JointSpec(f"j{i}", "revolute", "base" if i == 0 else f"l{i - 1}", f"l{i}",
+                                np.array([0.0, 0.0, 0.0 if i == 0 else -length]), np.eye(3), np.array(axis),
+                                lower=lower, upper=upper, damping=damping))
+    return RobotDescription("chain", links, joints)
+
+
+def random_tree(rng: np.random.Generator) -> RobotDescription:
+    """A branching tree with every joint type but floating, random axes, offsets and inertias."""
+    links = [LinkSpec("base", 1.0, rng.normal(size=3) * 0.05, np.diag([0.01, 0.02, 0.03]))]
+    joints = []
+    types = ["revolute", "prismatic", "spherical", "revolute", "fixed", "continuous", "revolute"]
+    for i, kind in enumerate(types):
+        A = rng.normal(size=(3, 3))
+        inertia = A @ A.T * 0.01 + 0.01 * np.eye(3)
+        parent = links[int(rng.integers(0, len(links)))].name
+        axis = rng.normal(size=3)
+        R, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        if np.linalg.det(R) < 0:
+            R[:, 0] *= -1
+        links.append(LinkSpec(f"l{i}", float(rng.uniform(0.2, 2.0)), rng.normal(size=3) * 0.1, inertia))
+        joints.append(JointSpec(f"j{i}", kind, parent, f"l{i}", rng.normal(size=3) * 0.2, R,
+                                axis / np.linalg.norm(axis)))
+    return RobotDescription("tree", links, joints)
+
+
+def link_origin(robot, name):
+    return robot.link(name).position
+
+
+# ---------------------------------------------------------------------------------------------------- dynamics
+def test_pendulum_period_matches_closed_form():
+    """A compound pendulum (rod of 0.2 m, 0.5 kg, hinge at its end) from 0.02 rad: T = 2π √(I_O / (m g d))
+    (1 + θ₀²/16) with I_O = I_c + m d². RK4 at 1 ms: the period from interpolated zero crossings to 1e-6
+    relative (the amplitude correction is 2.5e-5; the next term ~1e-10; RK4's phase error ~(ωh)⁴ ~1e-9)."""
+    w = tb.World(gravity=(0, 0, -G), robot_integrator="rk4")
+    robot = w.add_robot(chain(1), position=(0, 0, 1))
+    theta0 = 0.02
+    robot.q = [theta0]
+    m, d = 0.5, 0.1
+    I_O = rod_inertia(m, 0.2)[0, 0] + m * d * d
+    T = 2 * math.pi * math.sqrt(I_O / (m * G * d)) * (1 + theta0**2 / 16)
+    h = 1e-3
+    crossings, prev, t = [], robot.q[0], 0.0
+    while len(crossings) < 3:
+        w.step(h)
+        t += h
+        q = robot.q[0]
+        if prev > 0 >= q or prev < 0 <= q:
+            crossings.append(t - h * q / (q - prev))
+        prev = q
+    period = crossings[2] - crossings[0]
+    assert abs(period - T) / T < 1e-6
+
+
+def test_double_pendulum_conserves_energy_with_rk4():
+    """A free double pendulum released at 90°/45° for 10 s at dt = 1e-3 with RK4: energy within 1e-6 of its
+    start (the issue's bound; measured ~1e-10)."""
+    w = tb.World(gravity=(0, 0, -G), robot_integrator="rk4")
+    robot = w.add_robot(chain(2), position=(0, 0, 2))
+    robot.q = [math.pi / 2, math.pi / 4]
+    E0 = robot.kinetic_energy() + robot.potential_energy()
+    for _ in range(10_000):
+        w.step(1e-3)
+    E1 = robot.kinetic_energy() + robot.potential_energy()
+    assert abs(E1 - E0) <= 1e-6 * abs(E0)
+    assert np.max(np.abs(robot.qd)) > 1.0   # it did swing
+
+
+def test_joints_hold_by_construction():
+    """After a chaotic 4-link swing, each hinge point is where both links put it to rounding (≤ 1e-14 m):
+    reduced coordinates have no constraint error to drift."""
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(chain(4), position=(0, 0, 2))
+    robot.q = [1.5, -0.7, 0.3, 2.0]
+    for _ in range(2000):
+        w.step(1 / 240)
+    for i in range(1, 4):
+        parent = robot.link(f"l{i - 1}")
+        hinge_from_parent = parent.position + parent.rotation @ np.array([0.0, 0.0, -0.2])
+        assert np.linalg.norm(hinge_from_parent - robot.link(f"l{i}").position) < 1e-14
+
+
+def test_mass_matrix_inverse_and_forward_dynamics_agree():
+    """On a random branching tree (revolute, prismatic, spherical, fixed, continuous joints): M is symmetric
+    positive definite, RNEA(q, q̇, ABA(q, q̇, τ)) = τ, and M q̈ + RNEA(q, q̇, 0) = τ, to 1e-10 relative."""
+    rng = np.random.default_rng(3)
+    w = tb.World(gravity=(0.3, -0.2, -G))
+    robot = w.add_robot(random_tree(rng), fixed_base=False, position=(0, 0, 1))
+    for _ in range(10):
+        q = rng.normal(size=robot.nq)
+        qd, tau = rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        M = robot.mass_matrix(q)
+        assert np.allclose(M, M.T, rtol=0, atol=1e-14 * np.abs(M).max())
+        assert np.all(np.linalg.eigvalsh(M) > 0)
+        qdd = robot.forward_dynamics(q, qd, tau)
+        scale = np.abs(tau).max()
+        assert np.abs(robot.inverse_dynamics(q, qd, qdd) - tau).max() < 1e-10 * scale
+        bias = robot.inverse_dynamics(q, qd, np.zeros(robot.nv))
+        assert np.abs(M @ qdd + bias - tau).max() < 1e-10 * scale
+
+
+def test_jacobian_matches_finite_differences():
+    """J q̇ = (ω, v_point) of a point on a link equals central differences of the point's world position and
+    the link's orientation along q̇ (step 1e-6: error ~1e-12 ≪ the 1e-8 tolerance)."""
+    rng = np.random.default_rng(5)
+    w = tb.World()
+    robot = w.add_robot(chain(3, axis=(0.3, 0.8, 0.1)), position=(0, 0, 1))
+    q0, qd = rng.normal(size=3), rng.normal(size=3)
+    body_point = np.array([0.05, -0.02, -0.1])
+
+    def point_and_R(q):
+        robot.q = q
+        link = robot.link("l2")
+        return link.position + link.rotation @ body_point, link.rotation
+
+    robot.q = q0
+    p = point_and_R(q0)[0]
+    robot.q = q0
+    J = robot.jacobian("l2", p)
+    eps = 1e-6
+    (p1, R1), (p0, R0) = point_and_R(q0 + eps * qd), point_and_R(q0 - eps * qd)
+    v_fd = (p1 - p0) / (2 * eps)
+    Rdot = (R1 - R0) / (2 * eps)
+    robot.q = q0
+    R = robot.link("l2").rotation
+    W = Rdot @ R.T
+    omega_fd = np.array([W[2, 1], W[0, 2], W[1, 0]])
+    assert np.allclose(J[3:] @ qd, v_fd, atol=1e-8)
+    assert np.allclose(J[:3] @ qd, omega_fd, atol=1e-8)
+
+
+def test_floating_base_momentum_in_flight():
+    """A floating 3-link robot tumbling in zero gravity, RK4 at 1 ms for 1 s: linear momentum Σ m v_com and
+    angular momentum about the system's COM (Σ Iᵢ ωᵢ + mᵢ cᵢ × vᵢ) stay at their start to 1e-10 relative."""
+    rng = np.random.default_rng(11)
+    w = tb.World(gravity=(0, 0, 0), robot_integrator="rk4")
+    desc = chain(3, axis=(0.0, 1.0, 0.0))
+    desc.links[0] = LinkSpec("base", 2.0, np.zeros(3), np.diag([0.02, 0.03, 0.04]))
+    robot = w.add_robot(desc, fixed_base=False, position=(0, 0, 1))
+    robot.qd = rng.normal(size=robot.nv)
+
+    def momenta():
+        P, L, m_tot, mc = np.zeros(3), np.zeros(3), 0.0, np.zeros(3)
+        links = robot.links
+        for link in links:
+            P += link.mass * link.velocity
+            m_tot += link.mass
+            mc += link.mass * link.com
+        c = mc / m_tot
+        t = robot._tree
+        for i, link in enumerate(links):
+            R = link.rotation
+            I_world = R @ t.inertia[i] @ R.T
+            L += I_world @ link.angular_velocity + link.mass * np.cross(link.com - c, link.velocity)
+        return P, L
+
+    P0, L0 = momenta()
+    for _ in range(1000):
+        w.step(1e-3)
+    P1, L1 = momenta()
+    assert np.linalg.norm(P1 - P0) <= 1e-10 * np.linalg.norm(P0)
+    assert np.linalg.norm(L1 - L0) <= 1e-10 * np.linalg.norm(L0)
+
+
+def test_gravity_compensation_holds_the_pose():
+    """τ = g(q₀) applied to a 4-link arm at rest holds it at q₀ to 1e-9 rad over 5 s (semi-implicit Euler at
+    1/240 s: q̈ = M⁻¹ (g − g) is rounding)."""
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(chain(4, axis=(0.0, 1.0, 0.0)), position=(0, 0, 1))
+    q0 = np.array([0.7, -0.4, 1.1, 0.2])
+    robot.q = q0
+    robot.tau = robot.gravity_torques()
+    for _ in range(1200):
+        w.step(1 / 240)
+    assert np.abs(robot.q - q0).max() < 1e-9
+
+
+# ---------------------------------------------------------------------------------------------------- controls
+def test_position_motor_settles_at_the_gravity_offset():
+    """A PD motor (kp, kd) holding a rod at the horizontal target π/2 settles where the motor balances gravity,
+    kp (π/2 − θ) = m g d sin θ (solved by Newton below), to 1e-6 rad."""
+    m, d, kp = 0.5, 0.1, 20.0
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(chain(1, axis=(0.0, 1.0, 0.0)), position=(0, 0, 1))
+    robot.q = [math.pi / 2]   # horizontal (along −x), the motor's target
+    robot.q_target = [math.pi / 2]
+    robot.kp, robot.kd = kp, 2.0
+    for _ in range(2400):
+        w.step(1 / 240)
+    # gravity's torque about +y on the rod at angle θ is −m g d sin θ: balance kp (π/2 − θ) = m g d sin θ
+    theta = math.pi / 2
+    for _ in range(50):
+        f = kp * (math.pi / 2 - theta) - m * G * d * math.sin(theta)
+        df = -kp - m * G * d * math.cos(theta)
+        theta -= f / df
+    assert abs(robot.q[0] - theta) < 1e-6
+    assert robot.qd[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_joint_limit_stops_the_fall():
+    """A rod thrown from 0.45 rad at −6 rad/s toward its lower limit of −0.5 rad (it would swing past 1 rad
+    without it) stops there: never beyond by more than 2 mrad (a velocity-level row lets a step's approach
+    overshoot by rounding only; 2 mrad allows the Baumgarte push's slack)."""
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(chain(1, lower=-0.5, upper=0.5), position=(0, 0, 1))
+    robot.q = [0.45]
+    robot.qd = [-6.0]
+    lowest = 1.0
+    for _ in range(480):
+        w.step(1 / 240)
+        lowest = min(lowest, robot.q[0])
+    assert lowest >= -0.5 - 2e-3
+    assert lowest < -0.49   # it did reach the limit
+
+
+def test_implicit_damping_decays_like_the_closed_form():
+    """A damped hinge without gravity, q̇(0) = 1: q̇(t) = exp(−c t / I) (semi-implicit with implicit damping:
+    (1 + h c/I)^−n exactly, within 0.2 % of the exponential at h c / I = 0.002)."""
+    c = 0.01
+    w = tb.World(gravity=(0, 0, 0))
+    robot = w.add_robot(chain(1, damping=c), position=(0, 0, 1))
+    robot.qd = [1.0]
+    I_O = rod_inertia(0.5, 0.2)[0, 0] + 0.5 * 0.1**2
+    h = 0.002 * I_O / c
+    n = 1000
+    for _ in range(n):
+        w.step(h)
+    assert robot.qd[0] == pytest.approx((1 + h * c / I_O) ** -n, rel=1e-9)
+    assert robot.qd[0] == pytest.approx(math.exp(-c * n * h / I_O), rel=0.002)
+
+
+# ---------------------------------------------------------------------------------------------------- contact
+def lowest_point(world) -> float:
+    """The lowest surface point of every capsule or box of the world's robot links [m]."""
+    low = np.inf
+    for body in world.bodies:
+        if body.name and "/" in body.name:
+            low = min(low, body.position[2] - 0.02)   # capsules of radius 0.02 about a segment; COM on it
+    return low
+
+
+def test_arm_falling_onto_the_ground_collides_link_by_link():
+    """A 4-link arm hinged 0.35 m above the ground falls onto it: no capsule's COM ever goes below its radius
+    minus 3 mm (slop 1 mm plus a step's Baumgarte push), and the arm comes to rest lying on the ground."""
+    w = tb.World(gravity=(0, 0, -G))
+    w.add_ground(friction=0.8)
+    robot = w.add_robot(chain(4, geoms=True, damping=0.002), position=(0, 0, 0.35))
+    robot.q = [1.3, 0.2, 0.1, 0.0]
+    low_com = np.inf
+    for _ in range(2400):
+        w.step(1 / 240)
+        low_com = min(low_com, min(b.position[2] for b in w.bodies if b.name and "/" in b.name))
+    assert low_com >= 0.02 - 3e-3
+    assert np.abs(robot.qd).max() < 1e-2
+
+
+def test_floating_box_robot_lands_and_rests():
+    """A floating-base one-link robot (a 0.3 × 0.2 × 0.1 m box) dropped spinning onto the ground comes to rest
+    flat at its half height (to 2 mm) within 4 s."""
+    links = [LinkSpec("torso", 2.0, np.zeros(3), np.diag([0.0083, 0.0167, 0.0217]), [GeomSpec(tb.Box(0.3, 0.2, 0.1))])]
+    w = tb.World(gravity=(0, 0, -G))
+    w.add_ground(friction=0.8)
+    robot = w.add_robot(RobotDescription("box", links, []), position=(0, 0, 0.5), fixed_base=False)
+    robot.qd = [0.3, 0.0, 0.0, 0.5, 1.0, 0.0]
+    for _ in range(960):
+        w.step(1 / 240)
+    assert robot.q[2] == pytest.approx(0.05, abs=2e-3)
+    assert np.abs(robot.qd).max() < 1e-3
+
+
+def test_free_box_resting_on_a_motor_held_beam_loads_the_motor():
+    """A 1 kg box resting on a horizontal beam held by a PD motor (kp = 500 N m/rad) at 0: the beam sags
+    until kp θ = (m_beam d_beam + m_box x_box) g (small θ, solved exactly below): the box's weight reaches the
+    joint through the contact rows (to 2 %, the box slides a little as the beam tilts)."""
+    length, m_beam = 0.6, 1.0
+    links = [LinkSpec("base"), LinkSpec("beam", m_beam, np.array([length / 2, 0.0, 0.0]),
+                                        np.diag([0.001, m_beam * length**2 / 12, m_beam * length**2 / 12]),
+                                        [GeomSpec(tb.Box(length, 0.2, 0.02), np.array([length / 2, 0, 0]))])]
+    joints = [JointSpec("hinge", "revolute", "base", "beam", np.zeros(3), np.eye(3), np.array([0.0, 1.0, 0.0]))]
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(RobotDescription("beam", links, joints), position=(0, 0, 0.5))
+    robot.kp, robot.kd = 500.0, 20.0
+    x_box = 0.45
+    box = w.add_body(tb.Box(0.1, 0.1, 0.1), mass=1.0, position=(x_box, 0, 0.5 + 0.01 + 0.05), friction=1.0)
+    for _ in range(1440):
+        w.step(1 / 240)
+    # hinge about +y: a positive q turns +x toward −z (the beam sags) — g torque (m_b d + m x) g cos θ
+    theta = robot.q[0]
+    x = box.position[0]
+    expected = (m_beam * length / 2 + 1.0 * x) * G * math.cos(theta) / 500.0
+    assert theta == pytest.approx(expected, rel=0.02)
+    assert abs(box.velocity).max() < 1e-3
+
+
+# ---------------------------------------------------------------------------------------------------- errors
+def test_bad_input_changes_nothing():
+    w = tb.World()
+    with pytest.raises(TypeError, match="fixed_base"):
+        w.add_robot(chain(2), fixed_base="yes")
+    with pytest.raises(ValueError, match="orientation"):
+        w.add_robot(chain(2), orientation=(0, 0, 0, 0))
+    massless = chain(2)
+    massless.links[2] = LinkSpec("l1")
+    with pytest.raises(ValueError, match="'j1' moves no mass"):
+        w.add_robot(massless)
+    with pytest.raises(ValueError, match="time-stepping"):
+        tb.World(method="event").add_robot(chain(1))
+    assert w.robots == () and w.body_count == 0
+    robot = w.add_robot(chain(2))
+    with pytest.raises(ValueError, match="q"):
+        robot.q = [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="kp"):
+        robot.kp = -1.0
+    with pytest.raises(ValueError, match="no link 'hand'"):
+        robot.link("hand")
+    with pytest.raises(ValueError, match="already a robot"):
+        w.add_robot(chain(1))
+
+
+def test_link_bodies_follow_their_robot_only(tmp_path):
+    """A link's World body cannot be removed, jointed, sprung or attached, and a world with robots is not saved
+    to a scene file (not supported yet): each refused with the link's name, nothing changed."""
+    w = tb.World()
+    robot = w.add_robot(chain(2, geoms=True), position=(0, 0, 1))
+    link = robot.link("l1").body
+    box = w.add_body(tb.Box(0.1, 0.1, 0.1), position=(1, 0, 1))
+    with pytest.raises(ValueError, match="'chain/l1', a robot link's body"):
+        w.remove_body(link)
+    with pytest.raises(ValueError, match="robot link's body"):
+        w.add_joint(tb.BallJoint(link, box, (0.5, 0, 1)))
+    with pytest.raises(ValueError, match="robot link's body"):
+        w.attach(box, link)
+    with pytest.raises(ValueError, match="robots"):
+        w.save_scene(tmp_path / "scene.toml")
+    assert w.body_count == 3 and not w.joints and not (tmp_path / "scene.toml").exists()
