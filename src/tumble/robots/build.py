@@ -27,11 +27,9 @@ def _check_positive_definite(desc: RobotDescription, tree: Any, q0: np.ndarray, 
     if nv == 0:
         return
     work = dy.new_work(len(desc.links))
-    dy.kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, q0, work.E,
-                  work.r, work.R_world, work.p_world)
+    dy.kinematics(tree, q0, work)
     M = np.zeros((nv, nv))
-    dy.crba(tree.parent, tree.v_start, tree.nv_link, tree.S, tree.spatial_inertia, work.E, work.r, work.inertia,
-            work.X, work.tmp, np.zeros((6, 6)), M)
+    dy.crba(tree, work, M)
     M[np.diag_indices(nv)] += tree.armature
     scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
     for d in range(nv):

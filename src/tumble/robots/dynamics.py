@@ -40,21 +40,22 @@ NV = (0, 1, 1, 3, 6)
 """Sizes of q̇ per joint code."""
 
 Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force", "inertia", "bias",
-                           "U", "D_inv", "u", "c", "X", "tmp", "tmp6"])
+                           "U", "D_inv", "u", "c", "X", "tmp", "tmp6", "vecs", "mat", "gauss", "R3"])
 """Scratch rows of one articulation of L links and nv velocities (``new_work``): E (L, 3, 3), r (L, 3) the
 link-from-parent transforms; R_world (L, 3, 3) (link → world) and p_world (L, 3) [m] the links' world poses;
 vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces in their own
 frames; inertia (L, 6, 6) composite or articulated inertias; bias (L, 6) articulated bias forces; U (L, 6, 6),
 D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms; c (L, 6) velocity-product accelerations; X (6, 6),
-tmp (6, 6), tmp6 (6,) per-link scratch."""
+tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own scratch (they
+allocate nothing)."""
 
 
 def work_size(links: int) -> int:
     """Floats in the buffer of a ``Work`` for ``links`` links (``work_views``)."""
-    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 36 + 6
+    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 36 + 6 + 48 + 36 + 72 + 9
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def work_views(wf, L):
     """The ``Work`` of an articulation of L links as views into the float buffer ``wf`` (``work_size``): one
     buffer passes to a kernel for the price of one array (robots/tree.py, "packed storage")."""
@@ -90,7 +91,16 @@ def work_views(wf, L):
     tmp = wf[o:o + 36].reshape((6, 6))
     o += 36
     tmp6 = wf[o:o + 6]
-    return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, X, tmp, tmp6)
+    o += 6
+    vecs = wf[o:o + 48].reshape((8, 6))
+    o += 48
+    mat = wf[o:o + 36].reshape((6, 6))
+    o += 36
+    gauss = wf[o:o + 72].reshape((6, 12))
+    o += 72
+    R3 = wf[o:o + 9].reshape((3, 3))
+    return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, X, tmp, tmp6, vecs, mat,
+                gauss, R3)
 
 
 def new_work(links: int) -> Work:
@@ -214,13 +224,16 @@ def _inertia_to_parent_add(E, r, inertia, X, tmp, out):
             out[3 + a, 3 + b] += X[3 + a, 3 + b]
 
 
-@njit(cache=True)
-def kinematics(parent, jtype, axis, origin_R, origin_p, q_start, q, E, r, R_world, p_world):
-    """The transforms of every link (module docstring) at joint positions ``q`` (nq,), and the links' world
-    poses R_world (L, 3, 3) (link → world), p_world (L, 3) [m]. Links are in topological order (a parent
-    before its children); link i's joint places it in parent[i]'s frame (−1: the world) by the fixed origin
-    (origin_R (L, 3, 3) joint → parent, origin_p (L, 3) [m]) and then the joint's own motion."""
-    Rj = np.empty((3, 3))
+@njit(cache=True, refcount=False)
+def kinematics(tree, q, work):
+    """The transforms of every link (module docstring) at joint positions ``q`` (nq,), into work.E, work.r, and
+    the links' world poses work.R_world (L, 3, 3) (link → world), work.p_world (L, 3) [m]. Links are in
+    topological order (a parent before its children); link i's joint places it in parent[i]'s frame (−1: the
+    world) by the fixed origin (origin_R (L, 3, 3) joint → parent, origin_p (L, 3) [m]) and then the joint's
+    own motion."""
+    parent, jtype, axis, origin_R, origin_p, q_start = (tree.parent, tree.jtype, tree.axis, tree.origin_R,
+                                                        tree.origin_p, tree.q_start)
+    E, r, R_world, p_world, Rj = work.E, work.r, work.R_world, work.p_world, work.R3
     for i in range(parent.shape[0]):
         k = q_start[i]
         t0 = 0.0
@@ -259,7 +272,7 @@ def kinematics(parent, jtype, axis, origin_R, origin_p, q_start, q, E, r, R_worl
                                         + R_world[p, a, 2] * E[i, b, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def link_velocities(parent, v_start, nv_link, S, E, r, qd, vel):
     """vel (L, 6): each link's spatial velocity in its own frame, vᵢ = X vλ + Sᵢ q̇ᵢ (Featherstone Table 5.1),
     after ``kinematics``; S (nv, 6) the motion subspace columns, qd (nv,)."""
@@ -275,7 +288,7 @@ def link_velocities(parent, v_start, nv_link, S, E, r, qd, vel):
                 vel[i, a] += S[d, a] * qd[d]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def rnea(tree, work, qd, qdd, gravity, tau):
     """Recursive Newton–Euler inverse dynamics (Featherstone Table 5.1): tau (nv,) = M q̈ + C q̇ + g for
     velocities qd (nv,) and accelerations qdd (nv,) under ``gravity`` (3,) [m/s²], after ``kinematics``;
@@ -285,9 +298,9 @@ def rnea(tree, work, qd, qdd, gravity, tau):
                                                     tree.spatial_inertia)
     E, r, vel, acc, force, tmp6 = work.E, work.r, work.vel, work.acc, work.force, work.tmp6
     L = parent.shape[0]
-    a0 = np.zeros(6)
+    a0, vj = work.vecs[0], work.vecs[1]
+    a0[:] = 0.0
     a0[3], a0[4], a0[5] = -gravity[0], -gravity[1], -gravity[2]
-    vj = np.empty(6)
     for i in range(L):
         p = parent[i]
         if p < 0:
@@ -308,7 +321,8 @@ def rnea(tree, work, qd, qdd, gravity, tau):
             d = v_start[i] + j
             for a in range(6):
                 tmp6[a] += S[d, a] * qd[d]
-        vj[:] = tmp6
+        for a in range(6):
+            vj[a] = tmp6[a]
         _cross_motion(vel[i], vj, tmp6)
         for a in range(6):
             acc[i, a] += tmp6[a]
@@ -335,19 +349,24 @@ def rnea(tree, work, qd, qdd, gravity, tau):
             _force_to_parent_add(E[i], r[i], force[i], force[p])
 
 
-@njit(cache=True)
-def crba(parent, v_start, nv_link, S, spatial_inertia, E, r, composite, X, tmp, F, M):
+@njit(cache=True, refcount=False)
+def crba(tree, work, M):
     """The joint-space mass matrix M (nv, nv) by the composite-rigid-body algorithm (Featherstone Table 6.2),
-    after ``kinematics``. composite (L, 6, 6) and F (6, 6) are scratch."""
+    after ``kinematics``; ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows are the scratch)."""
+    parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
+                                                    tree.spatial_inertia)
+    E, r, composite, X, tmp = work.E, work.r, work.inertia, work.X, work.tmp
     L = parent.shape[0]
     M[:, :] = 0.0
-    composite[:, :, :] = spatial_inertia
+    for i in range(L):
+        for a in range(6):
+            for b in range(6):
+                composite[i, a, b] = spatial_inertia[i, a, b]
     for i in range(L - 1, -1, -1):
         p = parent[i]
         if p >= 0:
             _inertia_to_parent_add(E[i], r[i], composite[i], X, tmp, composite[p])
-    f = np.empty(6)
-    g = np.empty(6)
+    f, g = work.vecs[0], work.vecs[1]
     for i in range(L):
         for j in range(nv_link[i]):
             di = v_start[i] + j
@@ -367,7 +386,8 @@ def crba(parent, v_start, nv_link, S, spatial_inertia, E, r, composite, X, tmp, 
             while parent[k] >= 0:
                 g[:] = 0.0
                 _force_to_parent_add(E[k], r[k], f, g)
-                f[:] = g
+                for a in range(6):
+                    f[a] = g[a]
                 k = parent[k]
                 for jj in range(nv_link[k]):
                     dj = v_start[k] + jj
@@ -378,7 +398,7 @@ def crba(parent, v_start, nv_link, S, spatial_inertia, E, r, composite, X, tmp, 
                     M[dj, di] = s
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def ltdl_factor(dof_parent, M):
     """In place, M = Lᵀ D L over the tree's expanded parent array ``dof_parent`` (nv,) (−1: none): D on the
     diagonal, L's off-diagonal entries below it, no fill-in (Featherstone Table 6.3)."""
@@ -395,7 +415,7 @@ def ltdl_factor(dof_parent, M):
             i = dof_parent[i]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def ltdl_solve(dof_parent, LD, x):
     """In place, x ← M⁻¹ x with M factored by ``ltdl_factor`` into ``LD`` (Featherstone Table 6.4)."""
     n = LD.shape[0]
@@ -413,11 +433,10 @@ def ltdl_solve(dof_parent, LD, x):
             j = dof_parent[j]
 
 
-@njit(cache=True)
-def _invert_small(A, k, out):
+@njit(cache=True, refcount=False)
+def _invert_small(A, k, W, out):
     """out[:k, :k] = A[:k, :k]⁻¹ by Gauss–Jordan with partial pivoting (A is k × k, k ≤ 6, symmetric
-    positive definite here: an articulated inertia projected on a joint's subspace)."""
-    W = np.empty((6, 12))
+    positive definite here: an articulated inertia projected on a joint's subspace); W (6, 12) scratch."""
     for a in range(k):
         for b in range(k):
             W[a, b] = A[a, b]
@@ -443,7 +462,7 @@ def _invert_small(A, k, out):
             out[a, b] = W[a, k + b]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def aba(tree, work, armature, qd, tau, gravity, qdd):
     """Articulated-body forward dynamics (Featherstone Table 7.1): qdd (nv,) = M⁻¹ (τ − C q̇ − g), after
     ``kinematics``; ``armature`` (nv,) [kg m² or kg] is added to M's diagonal (rotor inertia, or h·damping for
@@ -453,11 +472,8 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
     E, r, vel, acc, c, IA, pA = work.E, work.r, work.vel, work.acc, work.c, work.inertia, work.bias
     U, D_inv, u, X, tmp = work.U, work.D_inv, work.u, work.X, work.tmp
     L = parent.shape[0]
-    vj = np.empty(6)
-    tmp6 = np.empty(6)
-    pa = np.empty(6)
-    Du = np.empty(6)
-    Ia = np.empty((6, 6))
+    vj, tmp6, pa, Du, a0 = work.vecs[0], work.vecs[1], work.vecs[2], work.vecs[3], work.vecs[4]
+    Ia = work.mat
     for i in range(L):
         p = parent[i]
         for a in range(6):
@@ -474,7 +490,9 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
             for a in range(6):
                 vel[i, a] += vj[a]
         _cross_motion(vel[i], vj, c[i])
-        IA[i, :, :] = spatial_inertia[i]
+        for a in range(6):
+            for b in range(6):
+                IA[i, a, b] = spatial_inertia[i, a, b]
         Ii = spatial_inertia[i]
         for a in range(6):
             s = 0.0
@@ -509,7 +527,7 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
             if k == 1:
                 D_inv[i, 0, 0] = 1.0 / tmp[0, 0]
             else:
-                _invert_small(tmp, k, D_inv[i])
+                _invert_small(tmp, k, work.gauss, D_inv[i])
         if p < 0:
             continue
         # Ia = IA − U D⁻¹ Uᵀ ; pa = pA + Ia c + U D⁻¹ u
@@ -546,7 +564,7 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
                 pa[a] += s
         _inertia_to_parent_add(E[i], r[i], Ia, X, tmp, IA[p])
         _force_to_parent_add(E[i], r[i], pa, pA[p])
-    a0 = np.zeros(6)
+    a0[:] = 0.0
     a0[3], a0[4], a0[5] = -gravity[0], -gravity[1], -gravity[2]
     for i in range(L):
         p = parent[i]
@@ -575,7 +593,7 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
                 acc[i, a] += S[s0 + j, a] * qdd[s0 + j]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def point_jacobian(parent, v_start, nv_link, S, R_world, p_world, link, point, J):
     """J (6, nv): the world-frame velocity (ω, v) of the point ``point`` (3,) [m, world] moving with link
     ``link``, J q̇ = (ω, v_point), after ``kinematics`` (angular rows first, as API.md's ``jacobian``)."""

@@ -23,16 +23,17 @@ applied each step, position and velocity targets (nv,) (q_target of a revolute o
 elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] (0: no motor)."""
 
 
-Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage"])
+Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage",
+                                 "q0", "qd0"])
 """The step's joint-space scratch: tau_total, armature, qdd, qd_free (nv,); k_q (4, nq), k_v (4, nv) the RK4
-slopes; q_stage (nq,), qd_stage (nv,)."""
+slopes; q_stage, q0 (nq,), qd_stage, qd0 (nv,) its stage and start states."""
 
 
 def state_size(nq: int, nv: int) -> int:
     return nq + 6 * nv
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def state_views(sf, nq, nv):
     """The ``JointState`` as views into its float buffer (robots/tree.py, "packed storage")."""
     return JointState(sf[:nq], sf[nq:nq + nv], sf[nq + nv:nq + 2 * nv], sf[nq + 2 * nv:nq + 3 * nv],
@@ -40,10 +41,10 @@ def state_views(sf, nq, nv):
 
 
 def scratch_size(nq: int, nv: int) -> int:
-    return 4 * nv + 4 * nq + 4 * nv + nq + nv
+    return 4 * nv + 4 * nq + 4 * nv + 2 * (nq + nv)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def scratch_views(cf, nq, nv):
     """The ``Scratch`` as views into its float buffer."""
     o = 4 * nv
@@ -51,8 +52,10 @@ def scratch_views(cf, nq, nv):
     o += 4 * nq
     k_v = cf[o:o + 4 * nv].reshape((4, nv))
     o += 4 * nv
-    return Scratch(cf[:nv], cf[nv:2 * nv], cf[2 * nv:3 * nv], cf[3 * nv:4 * nv], k_q, k_v, cf[o:o + nq],
-                   cf[o + nq:o + nq + nv])
+    q_stage, qd_stage = cf[o:o + nq], cf[o + nq:o + nq + nv]
+    o += nq + nv
+    return Scratch(cf[:nv], cf[nv:2 * nv], cf[2 * nv:3 * nv], cf[3 * nv:4 * nv], k_q, k_v, q_stage, qd_stage,
+                   cf[o:o + nq], cf[o + nq:o + nq + nv])
 
 
 class Forest:

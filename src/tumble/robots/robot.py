@@ -230,8 +230,7 @@ class Robot:
         t, w = self._tree, self._work
         q = self._state_array("q") if q is None else q
         qd = self._state_array("qd") if qd is None else qd
-        dy.kinematics(t.parent, t.jtype, t.axis, t.origin_R, t.origin_p, t.q_start, q, w.E, w.r, w.R_world,
-                      w.p_world)
+        dy.kinematics(t, q, w)
         dy.link_velocities(t.parent, t.v_start, t.nv_link, t.S, w.E, w.r, qd, w.vel)
         return w
 
@@ -241,8 +240,7 @@ class Robot:
         q = self._q_arg(q)
         t, w = self._tree, self._kinematics(q, np.zeros(self.nv))
         M = np.zeros((self.nv, self.nv))
-        dy.crba(t.parent, t.v_start, t.nv_link, t.S, t.spatial_inertia, w.E, w.r, w.inertia, w.X, w.tmp,
-                np.zeros((6, 6)), M)
+        dy.crba(t, w, M)
         M[np.diag_indices(self.nv)] += t.armature
         return M
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
 from ..jit import njit
-from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_to_matrix
+from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t, quat_to_matrix
 from .dynamics import (
     FLOATING,
     PRISMATIC,
@@ -45,7 +45,7 @@ from .forest import scratch_views, state_views
 from .tree import tree_views
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def joint_forces(tree, st, h, tau_total, armature):
     """tau_total (nv,) = τ + motors − damping q̇ and armature (nv,) = armature + h damping (module docstring)."""
     for i in range(tree.parent.shape[0]):
@@ -63,18 +63,17 @@ def joint_forces(tree, st, h, tau_total, armature):
             armature[d] = tree.armature[d] + h * tree.damping[d]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free):
     """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring)."""
-    kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, st.q, work.E,
-               work.r, work.R_world, work.p_world)
+    kinematics(tree, st.q, work)
     joint_forces(tree, st, h, tau_total, armature)
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
         qd_free[d] = st.qd[d] + h * qdd[d]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def q_rates(tree, q, qd, out):
     """out (nq,) = dq/dt for velocities qd (nv,): q̇ for angles and slides, ½ q ⊗ (0, ω) for a ball joint's
     quaternion (ω in the link frame), R v and ½ q ⊗ (0, ω) for a free joint."""
@@ -92,13 +91,13 @@ def q_rates(tree, q, qd, out):
             out[qk + 2] = 0.5 * (w0 * b + z0 * a - x0 * c)
             out[qk + 3] = 0.5 * (w0 * c + x0 * b - y0 * a)
             if code == FLOATING:
-                R = np.empty((3, 3))
-                quat_to_matrix(q[k + 3:k + 7], R)
-                for a3 in range(3):
-                    out[k + a3] = R[a3, 0] * qd[d] + R[a3, 1] * qd[d + 1] + R[a3, 2] * qd[d + 2]
+                r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(w0, x0, y0, z0)
+                out[k] = r00 * qd[d] + r01 * qd[d + 1] + r02 * qd[d + 2]
+                out[k + 1] = r10 * qd[d] + r11 * qd[d + 1] + r12 * qd[d + 2]
+                out[k + 2] = r20 * qd[d] + r21 * qd[d + 1] + r22 * qd[d + 2]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _normalize_quaternions(tree, q):
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
@@ -109,7 +108,7 @@ def _normalize_quaternions(tree, q):
                 q[k + a] /= n
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def position_stage(tree, q, qd, h):
     """q ← q ⊕ h q̇ (semi-implicit Euler's position update): angles and slides add h q̇; a ball or free joint's
     orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length),
@@ -122,23 +121,27 @@ def position_stage(tree, q, qd, h):
             qk = k if code == SPHERICAL else k + 3
             wd = d if code == SPHERICAL else d + 3
             if code == FLOATING:
-                R = np.empty((3, 3))
-                quat_to_matrix(q[k + 3:k + 7], R)
-                for a in range(3):
-                    q[k + a] += h * (R[a, 0] * qd[d] + R[a, 1] * qd[d + 1] + R[a, 2] * qd[d + 2])
+                r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(q[qk], q[qk + 1], q[qk + 2], q[qk + 3])
+                q[k] += h * (r00 * qd[d] + r01 * qd[d + 1] + r02 * qd[d + 2])
+                q[k + 1] += h * (r10 * qd[d] + r11 * qd[d + 1] + r12 * qd[d + 2])
+                q[k + 2] += h * (r20 * qd[d] + r21 * qd[d + 1] + r22 * qd[d + 2])
             ew, ex, ey, ez = exp_map_t(qd[wd], qd[wd + 1], qd[wd + 2], h)
             q[qk], q[qk + 1], q[qk + 2], q[qk + 3] = qmul_t(q[qk], q[qk + 1], q[qk + 2], q[qk + 3], ew, ex, ey, ez)
     _normalize_quaternions(tree, q)
 
 
-@njit(cache=True)
-def rk4_stage(tree, st, work, gravity, h, tau_total, armature, qdd, k_q, k_v, q_stage, qd_stage):
+@njit(cache=True, refcount=False)
+def rk4_stage(tree, st, work, gravity, h, sc):
     """(q, q̇) advanced by classical Runge–Kutta on q̈ = ABA(q, q̇, τ) (joint damping and motors explicit,
-    evaluated at each stage's state through ``joint_forces``). k_q (4, nq), k_v (4, nv), q_stage (nq,),
-    qd_stage (nv,) are scratch; st.q and st.qd are overwritten."""
+    evaluated at each stage's state through ``joint_forces``); ``sc`` the forest's ``Scratch``; st.q and st.qd
+    are overwritten."""
     nq, nv = st.q.shape[0], st.qd.shape[0]
-    q0 = st.q.copy()
-    qd0 = st.qd.copy()
+    tau_total, armature, qdd, k_q, k_v = sc.tau_total, sc.armature, sc.qdd, sc.k_q, sc.k_v
+    q_stage, qd_stage, q0, qd0 = sc.q_stage, sc.qd_stage, sc.q0, sc.qd0
+    for a in range(nq):
+        q0[a] = st.q[a]
+    for a in range(nv):
+        qd0[a] = st.qd[a]
     weights = (0.0, 0.5, 0.5, 1.0)
     for s in range(4):
         for a in range(nq):
@@ -146,13 +149,15 @@ def rk4_stage(tree, st, work, gravity, h, tau_total, armature, qdd, k_q, k_v, q_
         for a in range(nv):
             qd_stage[a] = qd0[a] + weights[s] * h * k_v[s - 1, a] if s > 0 else qd0[a]
         _normalize_quaternions(tree, q_stage)
-        st.q[:] = q_stage
-        st.qd[:] = qd_stage
-        kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, st.q, work.E,
-                   work.r, work.R_world, work.p_world)
+        for a in range(nq):
+            st.q[a] = q_stage[a]
+        for a in range(nv):
+            st.qd[a] = qd_stage[a]
+        kinematics(tree, st.q, work)
         joint_forces(tree, st, 0.0, tau_total, armature)
         aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
-        k_v[s, :] = qdd
+        for a in range(nv):
+            k_v[s, a] = qdd[a]
         q_rates(tree, st.q, st.qd, k_q[s])
     for a in range(nq):
         st.q[a] = q0[a] + h / 6.0 * (k_q[0, a] + 2.0 * k_q[1, a] + 2.0 * k_q[2, a] + k_q[3, a])
@@ -161,12 +166,11 @@ def rk4_stage(tree, st, work, gravity, h, tau_total, armature, qdd, k_q, k_v, q_
     _normalize_quaternions(tree, st.q)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def write_bodies(tree, work, q, qd, link_body, x, qb, v, w):
     """The links' World bodies at the joints' state: body COM x (n, 3) = p + R com, orientation qb (n, 4) of R
     (body axes are link axes), COM velocity v = R (v_o + ω × com) and ω = R ω_link, world frame."""
-    kinematics(tree.parent, tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start, q, work.E, work.r,
-               work.R_world, work.p_world)
+    kinematics(tree, q, work)
     link_velocities(tree.parent, tree.v_start, tree.nv_link, tree.S, work.E, work.r, qd, work.vel)
     for i in range(link_body.shape[0]):
         b = link_body[i]
@@ -184,7 +188,7 @@ def write_bodies(tree, work, q, qd, link_body, x, qb, v, w):
         matrix_to_quat(R, qb[b])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def _unpack(buffers):
     tree_i, tree_f, state_f, work_f, scratch_f = buffers
     L, nv, nq = tree_i[0], tree_i[1], tree_i[2]
@@ -193,7 +197,7 @@ def _unpack(buffers):
             scratch_views(scratch_f, nq, nv))
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def limits_in_reach(tree, q, qd, h):
     """Whether a revolute or prismatic coordinate with a position limit is at it or would pass it within h [s]
     at its current speed (the step then needs the contact stage's limit rows)."""
@@ -212,14 +216,14 @@ def limits_in_reach(tree, q, qd, h):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def any_limit_in_reach(buffers, h):
     """``limits_in_reach`` on the packed ``Forest.buffers``."""
     tree, _, st, _, _ = _unpack(buffers)
     return limits_in_reach(tree, st.q, st.qd, h)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     """A whole step of robots that touch nothing, in one call: (q, q̇) by semi-implicit Euler
     (``velocity_stage``, ``position_stage``) or, with ``rk4``, by ``rk4_stage``; then ``write_bodies``.
@@ -229,24 +233,24 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     if limits_in_reach(tree, st.q, st.qd, h):
         return False
     if rk4:
-        rk4_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.k_q, sc.k_v, sc.q_stage,
-                  sc.qd_stage)
+        rk4_stage(tree, st, work, gravity, h, sc)
     else:
         velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
-        st.qd[:] = sc.qd_free
+        for d in range(st.qd.shape[0]):
+            st.qd[d] = sc.qd_free[d]
         position_stage(tree, st.q, st.qd, h)
     write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def place_links(buffers, x, qb, v, w):
     """The links' World bodies where the current q, q̇ put them (after q or q̇ were set)."""
     tree, link_body, st, work, _ = _unpack(buffers)
     write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def finish_coupled(buffers, h, x, qb, v, w):
     """After a step's contact stage: the position stage and the links' bodies."""
     tree, link_body, st, work, _ = _unpack(buffers)
@@ -391,8 +395,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
         st.qd[:] = qd_free
         return 0
     # M (with the implicit damping's h D and the armature) factored; Y = M⁻¹ Jᵀ
-    crba(tree.parent, tree.v_start, tree.nv_link, tree.S, tree.spatial_inertia, work.E, work.r, work.inertia,
-         work.X, work.tmp, work.U[0], M)
+    crba(tree, work, M)
     for d in range(nv):
         M[d, d] += armature[d]
     ltdl_factor(tree.dof_parent, M)

@@ -154,7 +154,7 @@ def pack_tree(tree: Tree, nq: int, link_body: np.ndarray) -> tuple[np.ndarray, n
     return np.concatenate(ints), np.concatenate(floats)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # it returns views: a function without reference counting must not
 def tree_views(ti, tf):
     """The ``Tree`` (views into the buffers of ``pack_tree``) and the links' World bodies (L,)."""
     L, nv = ti[0], ti[1]
