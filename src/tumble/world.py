@@ -44,7 +44,7 @@ from .model.state import State
 from .precompile import precompile, precompile_before_first_step
 from .robots.description import RobotDescription
 from .robots.robot import Robot
-from .robots.step import free_step, place_links
+from .robots.step import FREE_STEP_DONE, free_step, non_finite_error, place_links
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .shapes import SHAPE_TYPES
 from .step import StepStats, method_for, step
@@ -686,7 +686,8 @@ class World:
                   self_collision: bool = False, friction: float = DEFAULT_FRICTION,
                   restitution: float = 0.0) -> Robot:
         """Add an articulation (reduced coordinates, docs/robots.md) from a ``RobotDescription`` and return its
-        ``Robot`` handle. The root link sits at ``position`` (3,) [m] with ``orientation`` (4,) (w, x, y, z);
+        ``Robot`` handle. The root link sits at ``position`` (3,) [m] with ``orientation`` (4,) (w, x, y, z)
+        (composed with the description's own ``base_position``/``base_orientation``, an MJCF file's placement);
         ``fixed_base`` True welds it there, False gives it a floating joint (q starts with that pose). Each
         link with collision shapes gets a World body named "ROBOT/LINK" that follows the joints; the robot's
         own links do not collide with each other unless ``self_collision`` (then only parent and child are
@@ -718,7 +719,8 @@ class World:
                  self_collision: bool = False, friction: float = DEFAULT_FRICTION,
                  restitution: float = 0.0) -> Robot:
         """Read an MJCF file (an MJCF subset, robots/mjcf.py) and add it as ``add_robot`` does; ``fixed_base``
-        None takes the file's word (a root body with a free joint floats)."""
+        None takes the file's word (a root body with a free joint floats). ``position`` and ``orientation``
+        place the file's world frame: the root body sits where the file puts it in that frame."""
         from .robots.mjcf import read_mjcf
 
         desc = read_mjcf(path)
@@ -1287,9 +1289,12 @@ class World:
                 and not model.springs and not len(model.joints) and not len(model.attachments)):
             # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py)
             b = self._state.bodies()
-            if free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w):
+            done = free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
+            if done == FREE_STEP_DONE:
                 self._state.time += dt
                 return
+            if done >= 0:
+                raise non_finite_error(forest, done, self._state.time, dt)
         step(model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
 
     def _before_first_step(self) -> None:

@@ -37,7 +37,10 @@ class NonFiniteStep(FloatingPointError):
 
     def __init__(self, body: int, name: str | None, field: str, stage: str, time: float, dt: float) -> None:
         self.body, self.name, self.field, self.stage, self.time = body, name, field, stage, time
-        label = f"body {body}" if name is None else f"body {name!r} (index {body})"
+        if body < 0:   # a robot's coordinate (robots/step.py): name is "ROBOT/JOINT"
+            label = "a robot" if name is None else f"robot joint {name!r}"
+        else:
+            label = f"body {body}" if name is None else f"body {name!r} (index {body})"
         super().__init__(
             f"the step of dt={dt!r} s at t={time!r} s made the {field} of {label} non-finite in the {stage}; "
             f"the world's state and time are as before the step (a smaller dt, smaller loads or a stiffness "

@@ -46,7 +46,7 @@ from ..constraints.islands import clear_sleeping_loads, update_islands
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
 from ..forces.springs import spring_loads
 from ..integration import integrate
-from ..integration.guard import first_non_finite, save_row, undo
+from ..integration.guard import first_non_finite, restore_bodies, save_row, undo
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import CallSite, njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
@@ -196,9 +196,11 @@ class TimeStepping:
         if model.springs:
             self.spring_stage(model, state, dt)
         robots = len(model.robots) > 0
+        solve = pairs > 0
         if robots:
-            robot_stages.before_contacts(model, state, contacts, dt)
-        if pairs == 0 and not joints:
+            # every contact touching a link is the robots' (robots/step.py); none left: no World solve
+            solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
+        if not solve and not joints:
             if free_step(model, state, dt, self.free_scheme):
                 self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
         else:
@@ -206,7 +208,11 @@ class TimeStepping:
             if joints:
                 model.joints.finish_step(dt)
         if robots:
-            robot_stages.after_contacts(model, state, dt)
+            bad = robot_stages.after_contacts(model, state, contacts, dt)
+            if bad >= 0:   # the robots are back at the step's start; the bodies go back too
+                restore_bodies(state.bodies())
+                self.after_undo(model, contacts)
+                raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
 
     def contact_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:

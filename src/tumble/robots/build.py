@@ -12,6 +12,7 @@ from .. import _checks
 from ..mass import MassProperties
 from ..math3d import matrix_to_quat
 from ..model.fields import FLOAT
+from ..rotations import quat_mul, quat_to_matrix
 from . import dynamics as dy
 from .description import RobotDescription
 from .robot import Robot
@@ -78,6 +79,8 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
     link_names = [f"{robot_name}/{link.name}" for link in desc.links]
     for body_name in link_names:
         world._check_name(body_name)
+    # the file's own placement of its root (MJCF: the top body's pos and quat), then the one asked for
+    x, quat = x + quat_to_matrix(quat) @ desc.base_position, quat_mul(quat, desc.base_orientation)
     tree, q0 = build_tree(desc, x, quat, bool(fixed_base))
     _check_positive_definite(desc, tree, q0, world.gravity)
     # the shapes of every link, in its COM frame (body axes = link axes)

@@ -76,13 +76,20 @@ class JointSpec:
 class RobotDescription:
     """A robot as a tree: ``links`` (the root first), ``joints`` (each link but the root is the child of exactly
     one), ``name`` and ``source`` (the file it came from, for messages). ``skipped`` lists, one line each, what
-    the file holds that the description leaves out (e.g. an MJCF world body's ground plane, a URDF mimic)."""
+    the file holds that the description leaves out (e.g. an MJCF world body's ground plane, a URDF mimic).
+
+    ``floating``: the file says the root moves freely (MJCF: its one top-level body has a free joint; URDF never
+    says). ``base_position`` (3,) [m] and ``base_orientation`` (4,) (w, x, y, z): where the file puts the root
+    link in its own world frame (MJCF: that body's pos and quat; the origin otherwise)."""
 
     name: str
     links: list[LinkSpec]
     joints: list[JointSpec]
     source: str = ""
     skipped: list[str] = field(default_factory=list)
+    floating: bool = False
+    base_position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    base_orientation: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
 
     @property
     def root(self) -> str:

@@ -40,19 +40,20 @@ NV = (0, 1, 1, 3, 6)
 """Sizes of q̇ per joint code."""
 
 Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force", "inertia", "bias",
-                           "U", "D_inv", "u", "c", "X", "tmp", "tmp6", "vecs", "mat", "gauss", "R3"])
+                           "U", "D_inv", "u", "c", "X", "tmp", "tmp6", "vecs", "mat", "gauss", "R3", "flags"])
 """Scratch rows of one articulation of L links and nv velocities (``new_work``): E (L, 3, 3), r (L, 3) the
 link-from-parent transforms; R_world (L, 3, 3) (link → world) and p_world (L, 3) [m] the links' world poses;
 vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces in their own
 frames; inertia (L, 6, 6) composite or articulated inertias; bias (L, 6) articulated bias forces; U (L, 6, 6),
 D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms; c (L, 6) velocity-product accelerations; X (6, 6),
 tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own scratch (they
-allocate nothing)."""
+allocate nothing); flags (1,): 1.0 while E, r, R_world, p_world hold the kinematics of the current q (robots/
+step.py reuses them)."""
 
 
 def work_size(links: int) -> int:
     """Floats in the buffer of a ``Work`` for ``links`` links (``work_views``)."""
-    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 36 + 6 + 48 + 36 + 72 + 9
+    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 36 + 6 + 48 + 36 + 72 + 9 + 1
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -99,8 +100,9 @@ def work_views(wf, L):
     gauss = wf[o:o + 72].reshape((6, 12))
     o += 72
     R3 = wf[o:o + 9].reshape((3, 3))
+    o += 9
     return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, X, tmp, tmp6, vecs, mat,
-                gauss, R3)
+                gauss, R3, wf[o:o + 1])
 
 
 def new_work(links: int) -> Work:

@@ -24,9 +24,10 @@ elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] 
 
 
 Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage",
-                                 "q0", "qd0"])
+                                 "q0", "qd0", "q_saved", "qd_saved"])
 """The step's joint-space scratch: tau_total, armature, qdd, qd_free (nv,); k_q (4, nq), k_v (4, nv) the RK4
-slopes; q_stage, q0 (nq,), qd_stage, qd0 (nv,) its stage and start states."""
+slopes; q_stage, q0 (nq,), qd_stage, qd0 (nv,) its stage and start states; q_saved (nq,), qd_saved (nv,) the
+state at the step's start, put back if the step goes non-finite."""
 
 
 def state_size(nq: int, nv: int) -> int:
@@ -41,7 +42,7 @@ def state_views(sf, nq, nv):
 
 
 def scratch_size(nq: int, nv: int) -> int:
-    return 4 * nv + 4 * nq + 4 * nv + 2 * (nq + nv)
+    return 4 * nv + 4 * nq + 4 * nv + 3 * (nq + nv)
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -54,8 +55,10 @@ def scratch_views(cf, nq, nv):
     o += 4 * nv
     q_stage, qd_stage = cf[o:o + nq], cf[o + nq:o + nq + nv]
     o += nq + nv
-    return Scratch(cf[:nv], cf[nv:2 * nv], cf[2 * nv:3 * nv], cf[3 * nv:4 * nv], k_q, k_v, q_stage, qd_stage,
-                   cf[o:o + nq], cf[o + nq:o + nq + nv])
+    q0, qd0 = cf[o:o + nq], cf[o + nq:o + nq + nv]
+    o += nq + nv
+    return Scratch(cf[:nv], cf[nv:2 * nv], cf[2 * nv:3 * nv], cf[3 * nv:4 * nv], k_q, k_v, q_stage, qd_stage, q0,
+                   qd0, cf[o:o + nq], cf[o + nq:o + nq + nv])
 
 
 class Forest:
@@ -92,6 +95,12 @@ class Forest:
         """Rows of the last step's link contact stage (contacts × 3 + limits)."""
         self._body_link: np.ndarray | None = None
         self.alone = False
+        self.kept_pairs = np.zeros(0, dtype=np.int64)
+        """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
+        ``hide_link_pairs``); ``hidden`` of them."""
+        self.hidden = 0
+        self.contacts_left = -1
+        """Contacts left to the World's solve after the link contacts were taken out (−1: none taken)."""
 
     def __len__(self) -> int:
         return len(self.robots)

@@ -26,8 +26,9 @@ import numpy as np
 
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
+from ..integration.guard import NonFiniteStep
 from ..jit import njit
-from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t, quat_to_matrix
+from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
 from .dynamics import (
     FLOATING,
     PRISMATIC,
@@ -65,8 +66,10 @@ def joint_forces(tree, st, h, tau_total, armature):
 
 @njit(cache=True, refcount=False)
 def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free):
-    """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring)."""
-    kinematics(tree, st.q, work)
+    """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring); the
+    kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0])."""
+    if work.flags[0] != 1.0:
+        kinematics(tree, st.q, work)
     joint_forces(tree, st, h, tau_total, armature)
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
@@ -159,6 +162,7 @@ def rk4_stage(tree, st, work, gravity, h, sc):
         for a in range(nv):
             k_v[s, a] = qdd[a]
         q_rates(tree, st.q, st.qd, k_q[s])
+    work.flags[0] = 0.0
     for a in range(nq):
         st.q[a] = q0[a] + h / 6.0 * (k_q[0, a] + 2.0 * k_q[1, a] + 2.0 * k_q[2, a] + k_q[3, a])
     for a in range(nv):
@@ -169,8 +173,16 @@ def rk4_stage(tree, st, work, gravity, h, sc):
 @njit(cache=True, refcount=False)
 def write_bodies(tree, work, q, qd, link_body, x, qb, v, w):
     """The links' World bodies at the joints' state: body COM x (n, 3) = p + R com, orientation qb (n, 4) of R
-    (body axes are link axes), COM velocity v = R (v_o + ω × com) and ω = R ω_link, world frame."""
+    (body axes are link axes), COM velocity v = R (v_o + ω × com) and ω = R ω_link, world frame. Its kinematics
+    of q serve the next velocity stage (work.flags[0]); a robot without link bodies skips all of it."""
+    bodies = 0
+    for i in range(link_body.shape[0]):
+        bodies += link_body[i] >= 0
+    if bodies == 0:
+        work.flags[0] = 0.0
+        return
     kinematics(tree, q, work)
+    work.flags[0] = 1.0
     link_velocities(tree.parent, tree.v_start, tree.nv_link, tree.S, work.E, work.r, qd, work.vel)
     for i in range(link_body.shape[0]):
         b = link_body[i]
@@ -224,14 +236,52 @@ def any_limit_in_reach(buffers, h):
 
 
 @njit(cache=True, refcount=False)
+def _save(st, sc):
+    for a in range(st.q.shape[0]):
+        sc.q_saved[a] = st.q[a]
+    for a in range(st.qd.shape[0]):
+        sc.qd_saved[a] = st.qd[a]
+
+
+@njit(cache=True, refcount=False)
+def _non_finite(st, sc, work):
+    """The first velocity coordinate (or nv + the q entry) whose value went non-finite, with q and q̇ put back
+    to the step's start (``_save``); −1 if all are finite."""
+    bad = -1
+    for a in range(st.qd.shape[0]):
+        if not np.isfinite(st.qd[a]):
+            bad = a
+            break
+    if bad < 0:
+        for a in range(st.q.shape[0]):
+            if not np.isfinite(st.q[a]):
+                bad = st.qd.shape[0] + a
+                break
+    if bad >= 0:
+        for a in range(st.q.shape[0]):
+            st.q[a] = sc.q_saved[a]
+        for a in range(st.qd.shape[0]):
+            st.qd[a] = sc.qd_saved[a]
+        work.flags[0] = 0.0
+    return bad
+
+
+FREE_STEP_DONE = -1
+FREE_STEP_LIMIT = -2
+"""``free_step``'s answers besides the index of a non-finite coordinate."""
+
+
+@njit(cache=True, refcount=False)
 def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     """A whole step of robots that touch nothing, in one call: (q, q̇) by semi-implicit Euler
     (``velocity_stage``, ``position_stage``) or, with ``rk4``, by ``rk4_stage``; then ``write_bodies``.
-    ``buffers`` is ``Forest.buffers``; x, qb, v, w the World bodies' state rows. Returns False, having changed
-    nothing, when a limit is in reach (the step then needs ``contact_stage``)."""
+    ``buffers`` is ``Forest.buffers``; x, qb, v, w the World bodies' state rows. Returns FREE_STEP_DONE;
+    FREE_STEP_LIMIT, having changed nothing, when a limit is in reach (the step then needs ``contact_stage``);
+    or the coordinate that went non-finite (``_non_finite``), with the robots as before the step."""
     tree, link_body, st, work, sc = _unpack(buffers)
     if limits_in_reach(tree, st.q, st.qd, h):
-        return False
+        return FREE_STEP_LIMIT
+    _save(st, sc)
     if rk4:
         rk4_stage(tree, st, work, gravity, h, sc)
     else:
@@ -239,8 +289,11 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
         for d in range(st.qd.shape[0]):
             st.qd[d] = sc.qd_free[d]
         position_stage(tree, st.q, st.qd, h)
+    bad = _non_finite(st, sc, work)
+    if bad >= 0:
+        return bad
     write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
-    return True
+    return FREE_STEP_DONE
 
 
 @njit(cache=True, refcount=False)
@@ -251,14 +304,26 @@ def place_links(buffers, x, qb, v, w):
 
 
 @njit(cache=True, refcount=False)
+def save_state(buffers):
+    """Keep q and q̇ as at the step's start (before the contact stage), for ``finish_coupled``."""
+    _, _, st, _, sc = _unpack(buffers)
+    _save(st, sc)
+
+
+@njit(cache=True, refcount=False)
 def finish_coupled(buffers, h, x, qb, v, w):
-    """After a step's contact stage: the position stage and the links' bodies."""
-    tree, link_body, st, work, _ = _unpack(buffers)
+    """After a step's contact stage: the position stage and the links' bodies. Returns −1, or the coordinate
+    that went non-finite (``_non_finite``), with the robots as at the step's start (``save_state``)."""
+    tree, link_body, st, work, sc = _unpack(buffers)
     position_stage(tree, st.q, st.qd, h)
+    bad = _non_finite(st, sc, work)
+    if bad >= 0:
+        return bad
     write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+    return -1
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def count_link_contacts(pair_body, pair_contacts, body_link):
     """The contact points of this step's pairs (pair_body (m, 2), pair_contacts (m,)) that touch a link
     (body_link (n,) the link of each World body, −1: a free or fixed body)."""
@@ -270,7 +335,7 @@ def count_link_contacts(pair_body, pair_contacts, body_link):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def _point_row(tree, work, link, point, direction, sign, row):
     """row (nv,) += sign · dᵀ J_v(point): the generalized row of the velocity of a point moving with ``link``
     along ``direction`` (dynamics.point_jacobian's linear rows, one direction)."""
@@ -295,18 +360,18 @@ def _point_row(tree, work, link, point, direction, sign, row):
         k = tree.parent[k]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, rows, M):
     """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
     together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their
-    loads (force, torque); sets each such pair's ``pair_contacts`` to 0 afterwards, so the World's own solve
-    leaves them alone. Row scratch (capacity R rows): rows_J, rows_Y (R, nv), W (R, R), row_side (R, 2) int,
+    loads (force, torque), and each contact's impulses to its slot (normal_impulse, friction_impulse). Row
+    scratch (capacity R rows): rows_J, rows_Y (R, nv), W (R, R), row_side (R, 2) int,
     row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,) int (``Rows``); M (nv, nv). ``bodies`` is
     (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
     baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps). Returns the number of rows."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, iterations = settings
-    rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu = rows
+    rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
     qd_free, armature = sc.qd_free, sc.armature
@@ -327,14 +392,15 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
             for r in range(3):
                 row = n_rows
                 n_rows += 1
-                dirn = np.empty(3)
+                dirn = work.tmp6   # (its first three entries)
                 if r == 0:
                     dirn[0], dirn[1], dirn[2] = nx, ny, nz
                 elif r == 1:
                     dirn[0], dirn[1], dirn[2] = t1x, t1y, t1z
                 else:
                     dirn[0], dirn[1], dirn[2] = t2x, t2y, t2z
-                rows_J[row, :] = 0.0
+                for d in range(nv):
+                    rows_J[row, d] = 0.0
                 for side in range(2):
                     body = a if side == 0 else b
                     sign = 1.0 if side == 0 else -1.0
@@ -352,6 +418,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
                         row_jb[row, side, 5] = sign * (rx * dirn[1] - ry * dirn[0])
                 row_normal[row] = first
                 row_mu[row] = mu
+                row_slot[row] = s
                 if r == 0:
                     lo[row] = 0.0
                 else:
@@ -382,7 +449,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
                 break
             row = n_rows
             n_rows += 1
-            rows_J[row, :] = 0.0
+            for d in range(nv):
+                rows_J[row, d] = 0.0
             rows_J[row, d] = sign
             row_side[row, 0] = -1
             row_side[row, 1] = -1
@@ -392,7 +460,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
             target[row] = -gap / h if gap > 0.0 else baumgarte * (-gap) / h
             lam[row] = 0.0
     if n_rows == 0:
-        st.qd[:] = qd_free
+        for d in range(nv):
+            st.qd[d] = qd_free[d]
         return 0
     # M (with the implicit damping's h D and the armature) factored; Y = M⁻¹ Jᵀ
     crba(tree, work, M)
@@ -400,10 +469,32 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
         M[d, d] += armature[d]
     ltdl_factor(tree.dof_parent, M)
     for r in range(n_rows):
-        rows_Y[r, :] = rows_J[r, :]
+        for d in range(nv):
+            rows_Y[r, d] = rows_J[r, d]
         ltdl_solve(tree.dof_parent, M, rows_Y[r])
-    # free bodies' world inverse inertia, applied to their rows' angular parts
-    Rm = np.empty((3, 3))
+    # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
+    for r in range(n_contact_rows):
+        for side in range(2):
+            body = row_side[r, side]
+            if body < 0:
+                continue
+            jb, mjb = row_jb[r, side], row_mjb[r, side]
+            r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(qb[body, 0], qb[body, 1], qb[body, 2],
+                                                                        qb[body, 3])
+            # body-frame angular part Rᵀ j, then I_b⁻¹, then back with R
+            b0 = r00 * jb[3] + r10 * jb[4] + r20 * jb[5]
+            b1 = r01 * jb[3] + r11 * jb[4] + r21 * jb[5]
+            b2 = r02 * jb[3] + r12 * jb[4] + r22 * jb[5]
+            Ib = inv_inertia_body[body]
+            c0 = Ib[0, 0] * b0 + Ib[0, 1] * b1 + Ib[0, 2] * b2
+            c1 = Ib[1, 0] * b0 + Ib[1, 1] * b1 + Ib[1, 2] * b2
+            c2 = Ib[2, 0] * b0 + Ib[2, 1] * b1 + Ib[2, 2] * b2
+            for a in range(3):
+                mjb[a] = inv_mass[body] * jb[a]
+            mjb[3] = r00 * c0 + r01 * c1 + r02 * c2
+            mjb[4] = r10 * c0 + r11 * c1 + r12 * c2
+            mjb[5] = r20 * c0 + r21 * c1 + r22 * c2
+    # W = J M⁻¹ Jᵀ (+ J_b M_b⁻¹ J_bᵀ for rows sharing a free body)
     for r in range(n_rows):
         for c in range(r, n_rows):
             s = 0.0
@@ -415,20 +506,14 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
                     if br < 0:
                         continue
                     for sc in range(2):
-                        if row_side[c, sc] != br:
-                            continue
-                        quat_to_matrix(qb[br], Rm)
-                        Iw = Rm @ inv_inertia_body[br] @ Rm.T
-                        ja, jb2 = row_jb[r, sr], row_jb[c, sc]
-                        s += inv_mass[br] * (ja[0] * jb2[0] + ja[1] * jb2[1] + ja[2] * jb2[2])
-                        for u in range(3):
-                            for t in range(3):
-                                s += ja[3 + u] * Iw[u, t] * jb2[3 + t]
+                        if row_side[c, sc] == br:
+                            ja, mj = row_jb[r, sr], row_mjb[c, sc]
+                            for a in range(6):
+                                s += ja[a] * mj[a]
             W[r, c] = s
             W[c, r] = s
     # free velocity of each row (a free body's as the World's velocity stage will leave it: + h (g + F/m), so
     # that the impulses found here are the ones its step needs), and the normal rows' targets
-    vrow = np.empty(n_rows)
     for r in range(n_rows):
         s = 0.0
         for d in range(nv):
@@ -461,8 +546,10 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
         target[r + 2] = 0.0
     for r in range(n_rows):
         lam[r] = 0.0
-    # projected Gauss–Seidel on W λ + v_free >= target ⊥ λ (friction within ±μ λ_n)
+    # projected Gauss–Seidel on W λ + v_free >= target ⊥ λ (friction within ±μ λ_n), until no impulse moves by
+    # more than 1e-12 of the largest (or ``iterations`` sweeps)
     for _ in range(iterations):
+        change, largest = 0.0, 0.0
         for r in range(n_rows):
             if W[r, r] <= 0.0:
                 continue
@@ -475,7 +562,11 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
                 new = min(max(new, -bound), bound)
             else:
                 new = max(new, lo[r])
+            change = max(change, abs(new - lam[r]))
+            largest = max(largest, abs(new))
             lam[r] = new
+        if change <= 1e-12 * largest:
+            break
     for d in range(nv):
         s = qd_free[d]
         for r in range(n_rows):
@@ -495,15 +586,44 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
             for a in range(3):
                 force[body, a] += jb[a] * lam[r] / h
                 torque[body, a] += jb[3 + a] * lam[r] / h
-    for k in range(pairs.pair_key.shape[0]):
-        a, b = pairs.pair_body[k, 0], pairs.pair_body[k, 1]
-        if body_link[a] >= 0 or body_link[b] >= 0:
-            pairs.pair_contacts[k] = 0
+    # the impulses, for world.contacts(): λ_n, and the friction impulse on A in the world frame
+    for r in range(0, n_contact_rows, 3):
+        s = row_slot[r]
+        slots.normal_impulse[s] = lam[r]
+        t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(slots.normal[s, 0], slots.normal[s, 1], slots.normal[s, 2])
+        slots.friction_impulse[s, 0] = lam[r + 1] * t1x + lam[r + 2] * t2x
+        slots.friction_impulse[s, 1] = lam[r + 1] * t1y + lam[r + 2] * t2y
+        slots.friction_impulse[s, 2] = lam[r + 1] * t1z + lam[r + 2] * t2z
     return n_rows
 
 
+@njit(cache=True, refcount=False)
+def hide_link_pairs(pair_body, pair_contacts, body_link, kept):
+    """Move the contact counts of the pairs that touch a link into ``kept`` (≥ m,) and zero them, so that the
+    World's own solve leaves those contacts to the contact stage; ``show_link_pairs`` puts them back. Returns
+    the contacts left to the World's solve."""
+    left = 0
+    for k in range(pair_body.shape[0]):
+        a, b = pair_body[k, 0], pair_body[k, 1]
+        kept[k] = -1
+        if body_link[a] >= 0 or body_link[b] >= 0:
+            kept[k] = pair_contacts[k]
+            pair_contacts[k] = 0
+        else:
+            left += pair_contacts[k]
+    return left
+
+
+@njit(cache=True, refcount=False)
+def show_link_pairs(pair_contacts, kept):
+    """Undo ``hide_link_pairs``: the link contacts count again (``world.contacts()`` lists them)."""
+    for k in range(pair_contacts.shape[0]):
+        if kept[k] >= 0:
+            pair_contacts[k] = kept[k]
+
+
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
-                           "row_mu"])
+                           "row_mu", "row_slot", "row_mjb", "vrow"])
 """The contact stage's row scratch (``contact_stage``)."""
 
 
@@ -515,15 +635,16 @@ def _row_capacity(forest, rows: int) -> Rows:
         nv = forest.nv
         forest.rows = Rows(np.zeros((R, nv)), np.zeros((R, nv)), np.zeros((R, R)), np.zeros((R, 2), dtype=np.int64),
                            np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
-                           np.zeros(R))
+                           np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R))
     return forest.rows
 
 
-def before_contacts(model, state, contacts, dt: float) -> None:
+def before_contacts(model, state, contacts, dt: float) -> bool:
     """The robots' velocity and contact stages (module docstring), before the World's own contact step, when a
     link touches something or a limit is in reach: q̇ gets the joint forces, gravity and every link contact's
     and limit's impulse; the free bodies touching a link get their share, and those contacts are taken out of
-    the World's solve. Otherwise the robots' whole step waits for ``after_contacts`` (one kernel call)."""
+    the World's solve. Otherwise the robots' whole step waits for ``after_contacts`` (one kernel call).
+    Returns whether the World's solve has contacts left (False when every contact touched a link)."""
     forest = model.robots
     body_link = forest.body_link(model.body.count)
     now = contacts.now
@@ -532,8 +653,10 @@ def before_contacts(model, state, contacts, dt: float) -> None:
         link_contacts = count_link_contacts(now.pairs.live("pair_body"), now.pairs.live("pair_contacts"), body_link)
     forest.coupled = link_contacts > 0 or any_limit_in_reach(forest.buffers, dt)
     forest.last_rows = 0
+    forest.contacts_left = -1
     if not forest.coupled:
-        return
+        return True
+    save_state(forest.buffers)
     b = state.bodies()
     s = _row_capacity(forest, 3 * link_contacts + 2 * forest.nv)
     settings = model.settings
@@ -542,19 +665,50 @@ def before_contacts(model, state, contacts, dt: float) -> None:
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations)
     forest.last_rows = contact_stage(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
                                      bodies, stage_settings, s, forest.M)
+    if link_contacts:
+        m = now.pair_count
+        if forest.kept_pairs.shape[0] < m:
+            forest.kept_pairs = np.zeros(2 * m, dtype=np.int64)
+        forest.contacts_left = hide_link_pairs(now.pairs.live("pair_body"), now.pairs.live("pair_contacts"),
+                                               body_link, forest.kept_pairs)
+        forest.hidden = m
+    return forest.contacts_left != 0
 
 
-def after_contacts(model, state, dt: float) -> None:
+def after_contacts(model, state, contacts, dt: float) -> int:
     """The robots' position stage and their links' bodies, after the World's own contact step (which moved
     the link bodies as free bodies: they are put back where the joints hold them); a robot step that
-    ``before_contacts`` left alone is done here whole (``free_step``)."""
+    ``before_contacts`` left alone is done here whole (``free_step``). Returns −1, or the coordinate of the
+    forest that went non-finite (the robots are then as at the step's start; ``non_finite_error``)."""
     forest = model.robots
     b = state.bodies()
+    if forest.hidden:
+        show_link_pairs(contacts.now.pairs.live("pair_contacts"), forest.kept_pairs)
+        forest.hidden = 0
     if forest.coupled:
-        finish_coupled(forest.buffers, dt, b.x, b.q, b.v, b.w)
+        bad = finish_coupled(forest.buffers, dt, b.x, b.q, b.v, b.w)
     else:
-        free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
+        bad = free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
     awake = forest.link_bodies
     if awake.shape[0]:
         b.awake[awake] = True
         b.sleep_timer[awake] = 0.0
+    return max(bad, -1)
+
+
+def non_finite_error(forest, bad: int, time: float, dt: float) -> NonFiniteStep:
+    """The error of a robot step whose coordinate ``bad`` (``_non_finite``) went non-finite; the robots are
+    already as before the step."""
+    nv = forest.nv
+    tree = forest.tree
+    if bad < nv:
+        link, field = int(tree.dof_link[bad]), "joint velocity"
+    else:
+        k = bad - nv
+        link = int(np.flatnonzero(tree.q_start <= k)[-1])
+        field = "joint position"
+    for robot, (first, _, _) in zip(forest.robots, forest.offsets, strict=True):
+        if first <= link < first + len(robot.link_names):
+            joint = robot._joint_name(link - first)
+            return NonFiniteStep(-1, f"{robot.name}/{joint}", field, "robot step", time, dt)
+    return NonFiniteStep(-1, None, field, "robot step", time, dt)

@@ -108,8 +108,9 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
         elif code == FLOATING:
             S[s0:s0 + 3, 3:] = np.eye(3)     # q̇ = (v, ω): linear first, as Pinocchio's free flyer
             S[s0 + 3:s0 + 6, :3] = np.eye(3)
-            q0[q_start[i]:q_start[i] + 3] = base_position
-            q0[q_start[i] + 3:q_start[i] + 7] = base_orientation
+            # the root at the base pose; another free body (MJCF) at its joint's origin (identity)
+            q0[q_start[i]:q_start[i] + 3] = base_position if i == 0 else 0.0
+            q0[q_start[i] + 3:q_start[i] + 7] = base_orientation if i == 0 else (1.0, 0.0, 0.0, 0.0)
         last_dof[i] = s0 + k - 1 if k else above
         spec = specs[i]
         if spec is not None and k:
