@@ -732,6 +732,12 @@ class World:
         return robot
 
     @property
+    def robot_records(self) -> tuple[dict[str, Any], ...]:
+        """How each robot was added, in order (for ``save_scene``): "robot" (the Robot), "fixed_base",
+        "position", "orientation", "self_collision", and for a robot read from a file "file" and "format"."""
+        return tuple(self._robot_records)
+
+    @property
     def robots(self) -> tuple[Robot, ...]:
         """The robots, in the order added."""
         return tuple(self._model.robots.robots)
@@ -1164,10 +1170,13 @@ class World:
     def save_scene(self, path: str | os.PathLike) -> Path:
         """Write this world to a TOML scene file (docs/scenes.md) that ``tumble.load_scene`` reads back
         exactly: options, gravity, time, every body as it was made and its current state (x, q, v, w), its
-        joints and springs; its attachments are made again on loading, so such a world comes back to rounding.
+        joints and springs; its attachments are made again on loading, so such a world comes back to rounding;
+        its robots read from files (``add_urdf``, ``add_mjcf``) as ``[[robots]]`` with their q and q̇ (a robot
+        built in code with ``add_robot`` has no file: ValueError, nothing written).
 
         Not saved: force callbacks (``add_force``; the file is written without them), loads applied for
-        the next step, the contacts' warm start and the sleep state (a loaded scene starts awake and cold).
+        the next step, the contacts' warm start and the sleep state (a loaded scene starts awake and cold),
+        the robots' controls (tau, gains, targets).
         The file is written atomically (temporary file, then rename). Returns the path.
         """
         from .user.scene import save_scene

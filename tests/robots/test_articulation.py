@@ -352,8 +352,8 @@ def test_bad_input_changes_nothing():
 
 
 def test_link_bodies_follow_their_robot_only(tmp_path):
-    """A link's World body cannot be removed, jointed, sprung or attached, and a world with robots is not saved
-    to a scene file (not supported yet): each refused with the link's name, nothing changed."""
+    """A link's World body cannot be removed, jointed, sprung or attached, and a robot built in code (no file)
+    cannot be saved to a scene file: each refused with the link's name, nothing changed."""
     w = tb.World()
     robot = w.add_robot(chain(2, geoms=True), position=(0, 0, 1))
     link = robot.link("l1").body

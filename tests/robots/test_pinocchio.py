@@ -107,3 +107,49 @@ def test_link_poses_and_jacobian_agree_with_pinocchio(relpath, fixed):
         J = robot.jacobian(link_name)[:, v_of]
         Jp = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
         assert np.abs(J[:3] - Jp[3:]).max() < 1e-12 and np.abs(J[3:] - Jp[:3]).max() < 1e-12
+
+
+def test_a1_dropped_on_the_ground_comes_to_rest_on_its_links():
+    """The A1 quadruped (floating base, its meshes as convex hulls) dropped from 0.45 m in a standing pose held by
+    PD motors lands and comes to rest on its feet within 3 s: no contact ever deeper than 5 mm (the slop and a
+    step's Baumgarte push; nothing passes through), the trunk still and above the ground, joints below
+    0.2 rad/s (the motors' explicit PD leaves a small flutter at this step)."""
+    path = os.path.join(pybullet_data.getDataPath(), "a1/a1.urdf")
+    world = tb.World(gravity=(0.0, 0.0, -9.81))
+    world.add_ground(friction=0.8)
+    robot = world.add_urdf(path, fixed_base=False, position=(0.0, 0.0, 0.45))
+    lower, upper = robot.position_limits
+    stand = np.clip(np.array([0.0, 0.8, -1.6] * 4), lower[6:], upper[6:])
+    q = robot.q
+    q[7:] = stand
+    robot.q = q
+    robot.q_target = np.concatenate([np.zeros(6), stand])
+    robot.kp = np.concatenate([np.zeros(6), np.full(12, 40.0)])
+    robot.kd = np.concatenate([np.zeros(6), np.full(12, 1.0)])
+    deepest = 0.0
+    for _ in range(720):
+        world.step(1 / 240)
+        contacts = world.contacts()
+        if len(contacts.depth):
+            deepest = max(deepest, float(contacts.depth.max()))
+    assert deepest < 5e-3
+    assert len(world.contacts().depth) >= 4      # the four feet
+    assert np.abs(robot.qd[:6]).max() < 0.02 and np.abs(robot.qd[6:]).max() < 0.2
+    assert robot.q[2] > 0.2                      # standing, trunk well above the ground
+
+
+def test_a_bad_robot_file_adds_nothing(tmp_path):
+    """add_urdf of a file with a kinematic loop raises ValueError naming the element; the world is unchanged."""
+    bad = tmp_path / "loop.urdf"
+    inertial = '<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+    bad.write_text(f"""<robot name="loop">
+      <link name="a">{inertial}</link> <link name="b">{inertial}</link>
+      <joint name="ab" type="revolute"><parent link="a"/><child link="b"/>{limit}</joint>
+      <joint name="ba" type="revolute"><parent link="b"/><child link="a"/>{limit}</joint>
+    </robot>""")
+    world = tb.World()
+    world.add_ground()
+    with pytest.raises(ValueError, match="loop.urdf"):
+        world.add_urdf(bad)
+    assert world.robots == () and world.body_count == 1

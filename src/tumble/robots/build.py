@@ -80,8 +80,9 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
     for body_name in link_names:
         world._check_name(body_name)
     # the file's own placement of its root (MJCF: the top body's pos and quat), then the one asked for
-    x, quat = x + quat_to_matrix(quat) @ desc.base_position, quat_mul(quat, desc.base_orientation)
-    tree, q0 = build_tree(desc, x, quat, bool(fixed_base))
+    root_x = x + quat_to_matrix(quat) @ desc.base_position
+    root_q = quat_mul(quat, desc.base_orientation)
+    tree, q0 = build_tree(desc, root_x, root_q, bool(fixed_base))
     _check_positive_definite(desc, tree, q0, world.gravity)
     # the shapes of every link, in its COM frame (body axes = link axes)
     parts = [[(g.shape, np.asarray(g.position, dtype=FLOAT), _quat_of(g.rotation)) for g in link.geoms]

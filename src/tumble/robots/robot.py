@@ -217,8 +217,25 @@ class Robot:
                 n = np.linalg.norm(q[k:k + 4])
                 if not n > 0.0:
                     raise ValueError(f"q: the quaternion of joint {self._joint_name(i)!r} at q[{k}:{k + 4}] is zero")
-                q[k:k + 4] /= n
+                if abs(n - 1.0) > 1e-12:   # a unit quaternion is kept bit for bit (a saved state reloads exactly)
+                    q[k:k + 4] /= n
         return q
+
+    @property
+    def q_names(self) -> tuple[str, ...]:
+        """(nq,) a name for each entry of q: "JOINT" for an angle or a slide, "JOINT_qw" … "JOINT_qz" for a ball
+        joint, "base_x" … "base_qz" for a floating base."""
+        names: list[str] = []
+        t = self._tree
+        for i, code in enumerate(t.jtype):
+            if code == dy.FLOATING:
+                names += ["base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz"] if i == 0 else [
+                    f"{self._joint_name(i)}_{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+            elif code == dy.SPHERICAL:
+                names += [f"{self._joint_name(i)}_{c}" for c in ("qw", "qx", "qy", "qz")]
+            elif code != dy.FIXED:
+                names.append(self._joint_name(i))
+        return tuple(names)
 
     def _joint_name(self, link: int) -> str:
         return "floating base" if link == 0 else self._desc.joints[link - 1].name

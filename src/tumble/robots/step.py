@@ -2,7 +2,8 @@
 
     velocity stage   q̇* = q̇ + h M⁻¹ (τ − C q̇ − g) by the articulated-body algorithm, with joint damping
                      implicit ((M + h D) in place of M: ``armature`` + h·damping on the diagonal) and the
-                     position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇), clamped to the joint's effort
+                     position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
+                     clamped to the joint's effort
     contact stage    the contacts that touch a link, and the joint limits about to be passed, as velocity-level
                      rows: each contact's normal and two friction rows through the link Jacobian (point_row);
                      the Delassus matrix W = J M⁻¹ Jᵀ from the LTDL-factored joint-space M (as MuJoCo does),
@@ -48,20 +49,32 @@ from .tree import tree_views
 
 @njit(cache=True, refcount=False)
 def joint_forces(tree, st, h, tau_total, armature):
-    """tau_total (nv,) = τ + motors − damping q̇ and armature (nv,) = armature + h damping (module docstring)."""
+    """tau_total (nv,) = τ + motors − damping q̇ and armature (nv,) = armature + h damping + the motors' implicit
+    share (module docstring). A motor evaluated at the step's end state, τ_m = kp (q_t − q − h q̇⁺) + kd (q̇_t −
+    q̇⁺) with q̇⁺ = q̇ + h q̈, is kp (q_t − q − h q̇) + kd (q̇_t − q̇) now and (h kd + h² kp) on M's diagonal
+    (stable for any gains, as joint damping); a motor at its effort limit pushes explicitly with the limit.
+    h = 0 gives the explicit forces (RK4's stages)."""
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
         for j in range(tree.nv_link[i]):
             d = tree.v_start[i] + j
             t = st.tau[d]
-            if st.kp[d] != 0.0 or st.kd[d] != 0.0:
-                m = st.kd[d] * (st.qd_target[d] - st.qd[d])
+            extra = 0.0
+            kp, kd = st.kp[d], st.kd[d]
+            if kp != 0.0 or kd != 0.0:
+                m = kd * (st.qd_target[d] - st.qd[d])
                 if code == REVOLUTE or code == PRISMATIC:
-                    m += st.kp[d] * (st.q_target[d] - st.q[tree.q_start[i]])
+                    m += kp * (st.q_target[d] - st.q[tree.q_start[i]] - h * st.qd[d])
+                else:
+                    kp = 0.0
                 limit = tree.effort[d]
-                t += min(max(m, -limit), limit)
+                if m > limit or m < -limit:
+                    t += limit if m > 0.0 else -limit
+                else:
+                    t += m
+                    extra = h * kd + h * h * kp
             tau_total[d] = t - tree.damping[d] * st.qd[d]
-            armature[d] = tree.armature[d] + h * tree.damping[d]
+            armature[d] = tree.armature[d] + h * tree.damping[d] + extra
 
 
 @njit(cache=True, refcount=False)
@@ -368,9 +381,10 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
     scratch (capacity R rows): rows_J, rows_Y (R, nv), W (R, R), row_side (R, 2) int,
     row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,) int (``Rows``); M (nv, nv). ``bodies`` is
     (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
-    baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps). Returns the number of rows."""
+    baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps, max_push_velocity [m/s] of a limit's
+    push). Returns the number of rows."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
-    h, baumgarte, slop, restitution_threshold, iterations = settings
+    h, baumgarte, slop, restitution_threshold, iterations, max_push = settings
     rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
@@ -457,7 +471,9 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
             row_normal[row] = row
             row_mu[row] = 0.0
             lo[row] = 0.0
-            target[row] = -gap / h if gap > 0.0 else baumgarte * (-gap) / h
+            # approach up to the limit within the step; beyond it, a Baumgarte push of at most max_push [rad/s
+            # or m/s] (a robot started outside its limits is brought back, not flung)
+            target[row] = -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
             lam[row] = 0.0
     if n_rows == 0:
         for d in range(nv):
@@ -662,7 +678,8 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     settings = model.settings
     bm = model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
-    stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations)
+    stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
+                      settings.max_push_velocity)
     forest.last_rows = contact_stage(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
                                      bodies, stage_settings, s, forest.M)
     if link_contacts:

@@ -34,7 +34,17 @@ def run_summary(traj: Trajectory, *, steps: int, dt: float, wall_s: float) -> di
         "max_penetration_m": float(traj.max_penetration.max()),
         "max_speed_end_m_s": float(np.linalg.norm(traj.velocities[-1], axis=1).max(initial=0.0)),
         "fixed_bodies": int(np.count_nonzero(traj.fixed)),
+        **_joint_summary(traj),
     }
+
+
+def _joint_summary(traj: Trajectory) -> dict[str, Any]:
+    """With robots: ``joint_positions_end``, the last frame's q by coordinate name ("ROBOT/JOINT" [rad or m],
+    ``Trajectory.joint_names``); nothing without."""
+    if not traj.joint_names.size:
+        return {}
+    return {"joint_positions_end": {str(name): float(q) for name, q in
+                                    zip(traj.joint_names, traj.joint_positions[-1], strict=True)}}
 
 
 def write_run(traj: Trajectory, out_dir: str | Path, summary: dict[str, Any], *, title: str,

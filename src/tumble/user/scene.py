@@ -10,9 +10,11 @@ with a one-line message ``FILE:LINE: key.path: problem``, e.g.
 attachments: the same to rounding): each
 body as it was made (shape, density or mass and inertia as given, material, flags) and its current state
 (x, q, v, w), plus gravity, the options and the time; joints, springs and attachments by ``scene_joints``
-(a world with attachments loads back to rounding: they are made again). Not saved: force callbacks, loads
-applied for the next step, the contacts' warm start and the sleep state (a loaded scene starts awake, with a
-cold warm start).
+(a world with attachments loads back to rounding: they are made again); each robot read from a URDF or MJCF
+file as a ``[[robots]]`` table (its file, how it was added, and its joint state q, q̇), its link bodies left
+out of ``[[bodies]]`` (the robot makes them again). Not saved: force callbacks, loads applied for the next
+step, the robots' controls (tau, motor gains and targets), the contacts' warm start and the sleep state (a
+loaded scene starts awake, with a cold warm start).
 
 Units are SI throughout: metres, kilograms, seconds, radians; vectors are in the world frame except a
 compound's part poses (the compound's own frame); quaternions are (w, x, y, z), body → world.
@@ -66,7 +68,8 @@ most parts a dotted key may have (``a.b.c``); checked before the file is parsed.
 KeyPath = tuple[str | int, ...]
 """Where a value sits in the file: table and key names, and array indices (0-based)."""
 
-_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "attachments", "joints", "springs")
+_TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "robots", "attachments", "joints",
+             "springs")
 _WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact", "event")
 _EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
 """Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
@@ -81,6 +84,9 @@ _BODY_KEYS = ("name", "shape", "parts", "density", "mass", "inertia", "position"
 _SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"),
                "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
 _POSE_KEYS = ("position", "orientation")
+_ROBOT_KEYS = ("file", "format", "name", "position", "orientation", "fixed_base", "self_collision", "q", "qd")
+_ROBOT_FORMATS = {".urdf": "urdf", ".xml": "mjcf"}
+"""The format a robot file's extension implies when its table gives no ``format``."""
 _CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
 _NOT_YET = {"forces": "force callbacks"}
 
@@ -110,7 +116,8 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
 
     Returns:
         The world, with its bodies in file order (the ``[ground]``, if any, first unless its ``index`` says
-        otherwise), ``world.time`` from ``[world] time`` and ``world.run_defaults`` = the ``[run]`` table
+        otherwise; then the link bodies of the ``[[robots]]``, robot by robot), ``world.time`` from
+        ``[world] time`` and ``world.run_defaults`` = the ``[run]`` table
         as a dict (keys among ``dt`` [s], ``duration`` [s], ``record_every``; empty when absent), the
         defaults ``tumble run`` uses. Bodies start awake, with no force callbacks and a cold warm start.
 
@@ -123,7 +130,7 @@ def load_scene(path: str | os.PathLike, **options: Any) -> World:
         TypeError: ``path`` is not a path.
     """
     text, shown = read_scene_text(path)
-    return world_from_document(scene_document(text, shown), text, shown, options)
+    return world_from_document(scene_document(text, shown), text, shown, options, base=Path(path).parent)
 
 
 def read_scene_text(path: str | os.PathLike) -> tuple[str, str]:
@@ -172,40 +179,90 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     with every body involved at the pose and velocity of the frame it was made in: loading makes them again
     and so rebuilds the assemblies (to rounding: the mass properties are recombined as they were made).
 
+    Robots read from files (``add_urdf``, ``add_mjcf``) are written as ``[[robots]]`` tables: the file
+    (relative to the scene file's folder when it lies inside that folder, else absolute), its format, name,
+    base position and orientation as added, ``fixed_base``, ``self_collision`` and the current joint
+    positions q and velocities q̇ (loading gives them back bitwise, and so the link bodies' states). Their
+    link bodies are not written as ``[[bodies]]``: the robot makes them again, after the bodies, so a body's
+    index in the file (the ground's ``index``, joints' and springs' references) counts the other bodies
+    only.
+
     Not saved: force callbacks (``add_force``; the world is saved without them, no error), loads applied
-    with ``apply_force``/``apply_torque`` for the next step, the contacts' and joints' warm start and the
-    sleep state.
+    with ``apply_force``/``apply_torque`` for the next step, the robots' controls (``tau``, ``kp``, ``kd``,
+    ``q_target``, ``qd_target``) and links' materials (the add call's defaults when loaded), the contacts'
+    and joints' warm start and the sleep state.
 
     The file is written atomically (a temporary file in the same folder, then renamed). Returns the path.
 
     Raises:
-        ValueError: the world has robots (not saved yet), or more than one ground, or ``world.run_defaults``
-            holds an invalid entry, or the file would be one ``load_scene`` refuses: more than
-            ``MAX_SCENE_BODIES`` bodies, joints, springs or attachments, or more than ``MAX_SCENE_BYTES`` bytes
-            (nothing is written).
+        ValueError: the world has a robot added with ``add_robot(description)`` (no file to name) or whose
+            file is gone, or more than one ground, or ``world.run_defaults`` holds an invalid entry, or the
+            file would be one ``load_scene`` refuses: more than ``MAX_SCENE_BODIES`` bodies, robots, joints,
+            springs or attachments, or more than ``MAX_SCENE_BYTES`` bytes (nothing is written).
     """
     if not isinstance(world, World):
         raise TypeError(f"world must be a tumble.World, got {world!r}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
-    if world.robots:
-        raise ValueError(f"world has robots ({', '.join(r.name for r in world.robots)}); scene files cannot hold "
-                         "robots yet (docs/robots.md, known gaps): nothing was written")
-    for what, count in (("bodies", world.body_count - sum(1 for r in world.body_records if r.get("ground"))),
-                        ("joints", len(world.joints)), ("springs", len(world.springs)),
-                        ("attachments", len(world.attachment_log))):
+    _refuse_code_robots(world)
+    bodies = sum(1 for r in world.body_records if not r.get("ground") and "robot_link" not in r)
+    for what, count in (("bodies", bodies), ("robots", len(world.robots)), ("joints", len(world.joints)),
+                        ("springs", len(world.springs)), ("attachments", len(world.attachment_log))):
         if count > MAX_SCENE_BODIES:
             raise ValueError(f"world has {count:,} {what}; a scene file may hold at most {MAX_SCENE_BODIES:,} "
                              f"(MAX_SCENE_BODIES), so load_scene would refuse the file")
-    data = scene_text(world).encode("utf-8")
+    data = scene_text(world, Path(path).parent).encode("utf-8")
     if len(data) > MAX_SCENE_BYTES:
         raise ValueError(f"world's scene text takes {len(data):,} bytes; a scene file may hold at most "
                          f"{MAX_SCENE_BYTES:,} (MAX_SCENE_BYTES), so load_scene would refuse the file")
     return _atomic_write(Path(path), lambda fh: fh.write(data))
 
 
-def scene_text(world: World) -> str:
-    """The TOML text ``save_scene`` writes for ``world``."""
+def _refuse_code_robots(world: World) -> None:
+    """ValueError naming every robot a scene file cannot hold: one added from a ``RobotDescription`` in code
+    (``add_robot``; there is no file to name)."""
+    made = [record["robot"].name for record in world.robot_records if "file" not in record]
+    if made:
+        plural = len(made) > 1
+        raise ValueError(f"robot{'s' if plural else ''} {', '.join(map(repr, made))} {'were' if plural else 'was'} "
+                         "added with add_robot(description) in code: a scene file holds only robots read from a "
+                         "URDF or MJCF file (add_urdf, add_mjcf), which it names; nothing was written")
+
+
+def _robot_tables(world: World, folder: Path | None) -> list[dict[str, Any]]:
+    """The ``[[robots]]`` tables of ``world``: each file relative to ``folder`` when it lies inside it (else
+    absolute; always absolute when ``folder`` is None), how the robot was added, and its q and q̇ now."""
+    _refuse_code_robots(world)
+    inside = None if folder is None else Path(os.path.abspath(folder))
+    tables = []
+    for record in world.robot_records:
+        robot = record["robot"]
+        file = Path(os.path.abspath(record["file"]))
+        if not file.is_file():
+            raise ValueError(f"robot {robot.name!r}: its file {str(file)!r} is no longer there, so a scene file "
+                             "naming it could not be loaded; nothing was written")
+        text = str(file)
+        if inside is not None:
+            try:
+                text = file.relative_to(inside).as_posix()
+            except ValueError:
+                pass
+        tables.append({"file": text, "format": record["format"], "name": robot.name,
+                       "position": [float(c) for c in record["position"]],
+                       "orientation": [float(c) for c in record["orientation"]],
+                       "fixed_base": bool(record["fixed_base"]), "self_collision": bool(record["self_collision"]),
+                       "q": robot.q.tolist(), "qd": robot.qd.tolist()})
+    return tables
+
+
+def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
+    """The TOML text ``save_scene`` writes for ``world``; a robot's file is written relative to ``folder``
+    (the scene file's folder) when it lies inside it, else absolute (``folder`` None: always absolute)."""
+    robots = _robot_tables(world, None if folder is None else Path(folder))
+    scene_index = {}   # world index -> index among the bodies the file holds (link bodies left out)
+    for i, record in enumerate(world.body_records):
+        if "robot_link" not in record:
+            scene_index[i] = len(scene_index)
     grounds = [i for i, r in enumerate(world.body_records) if r.get("ground")]
     if len(grounds) > 1:
         raise ValueError(f"a scene file holds at most one ground; this world has {len(grounds)} "
@@ -246,10 +303,10 @@ def scene_text(world: World) -> str:
             out.extend(_material_lines(record))
             if record["name"] != "ground":
                 out.append(_line("name", False if record["name"] is None else record["name"]))
-            if i != 0:
-                out.append(_line("index", i))
+            if scene_index[i] != 0:
+                out.append(_line("index", scene_index[i]))
     for i, record in enumerate(world.body_records):
-        if record.get("ground"):
+        if record.get("ground") or "robot_link" in record:
             continue
         out.append("\n[[bodies]]\n")
         if record["name"] is not None:
@@ -285,11 +342,14 @@ def scene_text(world: World) -> str:
             out.append(_line("collision_group", int(record["collision_group"])))
         if record["collision_mask"] != 0xFFFFFFFF:
             out.append(_line("collision_mask", int(record["collision_mask"])))
+    for table in robots:
+        out.append("\n[[robots]]\n")
+        out.extend(_line(k, v) for k, v in table.items())
     if world.attachment_log or world.joints or world.springs:
         from .scene_joints import WORLD, attachment_tables, joint_tables, spring_tables
 
         def reference(body: Any) -> str | int:
-            return body.name if body.name is not None and body.name != WORLD else body.index
+            return body.name if body.name is not None and body.name != WORLD else scene_index[body.index]
 
         for header, tables in (("attachments", attachment_tables(world, reference)),
                                ("joints", joint_tables(world, reference)),
@@ -397,13 +457,15 @@ def scene_document(text: str, shown: str) -> dict[str, Any]:
                          f"them at most {MAX_SCENE_NESTING} deep (MAX_SCENE_NESTING)") from None
 
 
-def world_from_document(doc: dict[str, Any], text: str, shown: str, options: dict[str, Any] | None = None) -> World:
+def world_from_document(doc: dict[str, Any], text: str, shown: str, options: dict[str, Any] | None = None, *,
+                        base: str | os.PathLike | None = None) -> World:
     """Check every table and key of a scene document (``scene_document``, possibly edited: ``tumble sweep``
     sets its varied keys there) and build the World, as ``load_scene`` does with ``options``. A problem
     raises ``ValueError`` ``FILE:LINE: key.path: problem``, the line found in ``text`` (for a key the file
-    does not have, the line of its table)."""
+    does not have, the line of its table). ``base`` is the folder a ``[[robots]]`` table's relative ``file``
+    is read from: the scene file's folder (None: the folder of ``shown``, the scene file's path)."""
     try:
-        plan = _check_document(doc)
+        plan = _check_document(doc, Path(shown).parent if base is None else Path(base))
         for key, value in (options or {}).items():
             if key in ("gravity", "method", "integrator", "contact_margin"):
                 plan["world"][key] = value
@@ -429,8 +491,9 @@ def _syntax_message(message: str, text: str, shown: str) -> str:
     return f"{shown}:1: TOML syntax error: {message}"
 
 
-def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
-    """Check every table and key; return what ``_build`` needs. Nothing is built here but shapes."""
+def _check_document(doc: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Check every table and key; return what ``_build`` needs. Nothing is built here but shapes (robot files
+    are found here, read by ``_build``; relative ones in the folder ``base``)."""
     _known_keys((), doc, _TOP_KEYS, "top-level table or key")
     if "format" not in doc:
         raise _Problem((), f"the file must say its format: add `format = {SCENE_FORMAT}` at the top")
@@ -456,8 +519,16 @@ def _check_document(doc: dict[str, Any]) -> dict[str, Any]:
         if ground["kwargs"]["name"] is not None:
             names[ground["kwargs"]["name"]] = ("ground",)
     bodies = [_check_body(("bodies", k), body, materials, names) for k, body in enumerate(bodies_value)]
-    plan = {"world": world, "run": run, "ground": ground, "bodies": bodies, "attachments": [], "joints": [],
-            "springs": []}
+    robots_value = doc.get("robots", [])
+    if isinstance(robots_value, dict):
+        raise _Problem(("robots",), "must be an array of tables: write each robot as [[robots]], not [robots]")
+    if not isinstance(robots_value, list):
+        raise _Problem(("robots",), f"must be an array of tables ([[robots]]), got {_show(robots_value)}")
+    at_most(("robots",), robots_value, "robots")
+    robot_names: dict[str, KeyPath] = {}
+    robots = [_check_robot(("robots", k), spec, base, robot_names) for k, spec in enumerate(robots_value)]
+    plan = {"world": world, "run": run, "ground": ground, "bodies": bodies, "robots": robots, "attachments": [],
+            "joints": [], "springs": []}
     if "joints" in doc or "springs" in doc or "attachments" in doc:
         from .scene_joints import check_attachments, check_joints, check_springs
 
@@ -665,6 +736,62 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
     return {"where": where, "kwargs": kwargs, "keys": keys}
 
 
+def _check_robot(where: KeyPath, spec: Any, base: Path, names: dict[str, KeyPath]) -> dict[str, Any]:
+    """A ``[[robots]]`` table: its file found (not read yet: ``_build`` reads it with ``World.add_urdf`` or
+    ``add_mjcf``), its format, the arguments of the add call and the initial q and q̇ as written (their
+    lengths are checked against the robot once it is read)."""
+    spec = _table(where, spec)
+    _known_keys(where, spec, _ROBOT_KEYS, "robot key")
+    if "file" not in spec:
+        raise _Problem(where, 'a robot needs file = "PATH" (its URDF or MJCF file, relative to the scene '
+                              "file's folder or absolute)")
+    text = _string(where + ("file",), spec["file"])
+    if not text:
+        raise _Problem(where + ("file",), "must name a URDF or MJCF file, got an empty string")
+    path = Path(os.path.abspath(Path(text) if Path(text).is_absolute() else base / text))
+    if "format" in spec:
+        fmt = _string(where + ("format",), spec["format"])
+        if fmt not in ("urdf", "mjcf"):
+            raise _Problem(where + ("format",), f'must be "urdf" or "mjcf", got {fmt!r}')
+    else:
+        fmt = _ROBOT_FORMATS.get(path.suffix.lower(), "")
+        if not fmt:
+            raise _Problem(where + ("file",), f"cannot tell the format of {text!r} from its extension (.urdf: "
+                                              f'urdf, .xml: mjcf): give format = "urdf" or "mjcf"')
+    if not path.is_file():
+        what = "is a folder, not a file" if path.is_dir() else "does not exist"
+        relative = "" if Path(text).is_absolute() else f" (read from the scene file's folder {str(base)!r})"
+        raise _Problem(where + ("file",), f"the robot file {str(path)!r} {what}{relative}")
+    kwargs: dict[str, Any] = {}
+    if "name" in spec:
+        name = _string(where + ("name",), spec["name"])
+        if not name:
+            raise _Problem(where + ("name",), "must be a non-empty string, got ''")
+        if name in names:
+            raise _Problem(where + ("name",), f"duplicate robot name {name!r}: already used by "
+                                              f"{_dotted(names[name])}")
+        names[name] = where + ("name",)
+        kwargs["name"] = name
+    if "position" in spec:
+        kwargs["position"] = _vector(where + ("position",), spec["position"], 3)
+    if "orientation" in spec:
+        kwargs["orientation"] = _quaternion(where + ("orientation",), spec["orientation"])
+    for key in ("fixed_base", "self_collision"):
+        if key in spec:
+            kwargs[key] = _boolean(where + (key,), spec[key])
+    state: dict[str, list[float]] = {}
+    for key in ("q", "qd"):
+        if key in spec:
+            value = spec[key]
+            if not isinstance(value, list):
+                raise _Problem(where + (key,), f"must be an array of numbers (one per joint coordinate), got "
+                                               f"{_show(value)}")
+            state[key] = [_number(where + (key, j), c) for j, c in enumerate(value)]
+    keys = {key: where + (key,) for key in _ROBOT_KEYS if key in spec}
+    keys["path"] = where + ("file",)
+    return {"where": where, "file": path, "format": fmt, "kwargs": kwargs, "state": state, "keys": keys}
+
+
 def _shape(where: KeyPath, spec: Any, *, pose: bool) -> Any:
     """A shape table as (shape,) or, with ``pose``, (shape, position, orientation) for a compound part."""
     spec = _table(where, spec)
@@ -740,6 +867,8 @@ def _build(plan: dict[str, Any]) -> World:
     for i, q in enumerate(quats):
         if q is not None and abs(math.sqrt(sum(c * c for c in q)) - 1.0) <= _QUAT_AS_IS:
             q_rows[i] = q          # as written: add_body's normalization may change the last bit
+    for entry in plan["robots"]:
+        _build_robot(world, entry)
     if plan["attachments"] or plan["joints"] or plan["springs"]:
         from .scene_joints import build_attachments, build_joints, build_springs
 
@@ -749,6 +878,31 @@ def _build(plan: dict[str, Any]) -> World:
     world.time = w["time"]
     world.run_defaults = plan["run"]
     return world
+
+
+def _build_robot(world: World, entry: dict[str, Any]) -> None:
+    """Read a ``[[robots]]`` table's file into ``world`` (``add_urdf`` or ``add_mjcf``) and set its q and q̇
+    as written. The reader's and the World's refusals come back located: at ``file`` when the message is
+    about the file's contents (it starts with the file's path), else at the key it names or the table."""
+    where, path, keys = entry["where"], entry["file"], entry["keys"]
+    add = world.add_urdf if entry["format"] == "urdf" else world.add_mjcf
+    try:
+        robot = add(path, **entry["kwargs"])
+    except (TypeError, ValueError, ArithmeticError, ImportError, OSError) as exc:
+        at = where + ("file",) if _one_line(exc).startswith(str(path)) else where
+        raise _located(at, exc, keys) from None
+    state = entry["state"]
+    for key, size in (("q", robot.nq), ("qd", robot.nv)):
+        if key in state and len(state[key]) != size:
+            names = ", ".join(robot.joint_names) or "none"
+            raise _Problem(where + (key,), f"must have {size} numbers (robot {robot.name!r} has {key} of size "
+                                           f"{size}; its movable joints: {names}), got {len(state[key])}")
+    try:
+        if "q" in state:
+            robot.q = state["q"]     # checked; a quaternion off unit length normalized (a unit one kept as is)
+        robot.qd = state["qd"] if "qd" in state else robot.qd    # also places the link bodies from q
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise _located(where, exc, keys) from None
 
 
 # ====================================================================== value checks (raise _Problem)

@@ -25,10 +25,14 @@ if TYPE_CHECKING:
 
 _FORMAT_VERSION = 2
 """Version 2 added the per-frame contact figures, the geometry and the recorded contacts; version 1 files
-still load (those fields empty)."""
+still load (those fields empty). The robots' joint arrays (``joint_positions``, ``joint_velocities``,
+``joint_names``) are optional members of a version-2 file: one without them (written before robots) loads
+with them empty, and a tumble that predates them reads a file with them (it ignores members it does not
+know), so they did not need a new version."""
 
 _PER_FRAME_STATS = ("contact_count", "max_penetration", "solver_residual")
 _CONTACT_ARRAYS = ("contact_offsets", "contact_points", "contact_normals")
+_JOINT_ARRAYS = ("joint_positions", "joint_velocities", "joint_names")
 
 MAX_STEPS = 2**53
 """The most steps a run may ask for (duration / dt; ``simulate``, ``[run]``): beyond it a step count is no
@@ -50,8 +54,11 @@ RECORDED_BYTES_PER_FRAME = 13 * 8
 """Bytes one recorded frame takes besides the bodies: time, the two energies, the two momenta (3 + 3), the
 contact count, deepest penetration, solver residual and contact offset, 8 bytes each."""
 
+RECORDED_BYTES_PER_JOINT_COORDINATE = 8
+"""Bytes one recorded frame takes per joint coordinate of the robots (each entry of q and of q̇), float64."""
+
 MAX_NPZ_MEMBERS = 256
-"""The most arrays a trajectory file may hold (a tumble trajectory has 19): ``Trajectory.load`` refuses more
+"""The most arrays a trajectory file may hold (a tumble trajectory has 22): ``Trajectory.load`` refuses more
 before reading any."""
 
 _DEFLATE_MAX_RATIO = 1032
@@ -82,6 +89,18 @@ class Trajectory:
         contact_offsets: (T + 1,) int: frame k's recorded contacts are rows offsets[k]:offsets[k+1] of
             contact_points (c, 3) [m] and contact_normals (c, 3) (unit, into the body listed first by
             ``world.contacts()``); all zero unless recorded with ``record_contacts=True``.
+        joint_positions: (T, nq) the robots' joint positions q [rad for angles, m for slides; a floating
+            base's position in m and its orientation as a unit quaternion (w, x, y, z); a ball joint's
+            orientation as a unit quaternion]: every robot's ``robot.q`` concatenated, in the order the robots
+            were added (docs/robots.md gives each robot's q order); shape (T, 0) when the world has no robot.
+        joint_velocities: (T, nv) the robots' joint velocities q̇ [rad/s, m/s; a floating base's (v, ω) in
+            its own frame, a ball joint's ω in the child frame]: every ``robot.qd`` concatenated in the same
+            order; shape (T, 0) when the world has no robot.
+        joint_names: (nq,) str: what each column of ``joint_positions`` is, "ROBOT/JOINT" for a revolute,
+            continuous or prismatic joint; "ROBOT/JOINT_qw", "_qx", "_qy", "_qz" for a ball joint's
+            quaternion; "ROBOT/base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz" for a
+            floating base (``joint_coordinate_names``). The robots' link bodies ("ROBOT/LINK") are among the
+            bodies above, like any body.
     """
 
     times: np.ndarray
@@ -102,9 +121,17 @@ class Trajectory:
     contact_offsets: np.ndarray | None = None
     contact_points: np.ndarray | None = None
     contact_normals: np.ndarray | None = None
+    joint_positions: np.ndarray | None = None
+    joint_velocities: np.ndarray | None = None
+    joint_names: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         T = self.times.shape[0]
+        for name in ("joint_positions", "joint_velocities"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.zeros((T, 0)))
+        if self.joint_names is None:
+            self.joint_names = np.full(self.joint_positions.shape[1], "", dtype=str)
         if self.contact_count is None:
             self.contact_count = np.zeros(T, dtype=np.int64)
         for name in ("max_penetration", "solver_residual"):
@@ -142,7 +169,8 @@ class Trajectory:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Trajectory:
         """Read a file written by ``save`` (with ``allow_pickle=False``); files of format 1 load with the
-        contact figures zero and no geometry.
+        contact figures zero and no geometry, and files written before robots with the joint arrays of
+        shape (T, 0).
 
         Before any array is read, every array's header is checked against the bytes the file holds for it
         (so a header that claims terabytes is refused, not allocated) and the arrays together against
@@ -162,7 +190,8 @@ class Trajectory:
                 arrays = {name: data[name] for name in data.files}
         except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as exc:
             raise ValueError(f"path {str(path)!r} could not be read as a trajectory: {exc}") from None
-        required = [f.name for f in fields(cls) if f.name not in _PER_FRAME_STATS + _CONTACT_ARRAYS + ("geometry",)]
+        optional = _PER_FRAME_STATS + _CONTACT_ARRAYS + _JOINT_ARRAYS + ("geometry",)
+        required = [f.name for f in fields(cls) if f.name not in optional]
         missing = [name for name in required + ["format_version"] if name not in arrays]
         if missing:
             raise ValueError(f"path {str(path)!r} is not a tumble trajectory: missing {missing}")
@@ -194,16 +223,20 @@ class Trajectory:
             value = getattr(self, f.name)
             if f.name == "geometry":
                 continue
-            wanted = "U" if f.name == "names" else "iu" if f.name in ("contact_count", "contact_offsets") else "biuf"
+            wanted = ("U" if f.name in ("names", "joint_names") else "iu"
+                      if f.name in ("contact_count", "contact_offsets") else "biuf")
             if value.dtype.kind not in wanted:
                 raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {f.name} holds {value.dtype}, "
                                  f"expected {'text' if wanted == 'U' else 'integers' if wanted == 'iu' else 'numbers'}")
         T, n = self.positions.shape[:2] if self.positions.ndim == 3 else (-1, -1)
+        nq = self.joint_names.shape[0] if self.joint_names.ndim == 1 else -1
+        nv = self.joint_velocities.shape[1] if self.joint_velocities.ndim == 2 else -1
         expected = {"times": (T,), "positions": (T, n, 3), "orientations": (T, n, 4), "velocities": (T, n, 3),
                     "angular_velocities": (T, n, 3), "kinetic_energy": (T,), "potential_energy": (T,),
                     "linear_momentum": (T, 3), "angular_momentum": (T, 3), "masses": (n,), "names": (n,),
                     "contact_count": (T,), "max_penetration": (T,), "solver_residual": (T,),
-                    "contact_offsets": (T + 1,)}
+                    "contact_offsets": (T + 1,), "joint_names": (nq,), "joint_positions": (T, nq),
+                    "joint_velocities": (T, nv)}
         for name, shape in expected.items():
             if getattr(self, name).shape != shape:
                 raise ValueError(f"path {str(path)!r} is not a consistent trajectory: {name} has shape "
@@ -223,7 +256,7 @@ class Trajectory:
         kw: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("masses", "names", "geometry"):
+            if f.name in ("masses", "names", "geometry", "joint_names"):
                 kw[f.name] = value
             elif f.name == "contact_offsets":
                 kw[f.name] = off
@@ -350,16 +383,19 @@ def recorded_frames(steps: int, record_every: int) -> int:
     return steps // record_every + 1 + (1 if steps % record_every else 0)
 
 
-def check_recording(steps: int, record_every: int, bodies: int) -> int:
-    """The frames a run of ``steps`` steps records for ``bodies`` bodies; ValueError, naming ``duration`` and
-    ``record_every``, if their buffers would take more than ``memory_limit_bytes()``."""
+def check_recording(steps: int, record_every: int, bodies: int, joint_coordinates: int = 0) -> int:
+    """The frames a run of ``steps`` steps records for ``bodies`` bodies and ``joint_coordinates`` robot
+    joint coordinates (nq + nv of all robots); ValueError, naming ``duration`` and ``record_every``, if their
+    buffers would take more than ``memory_limit_bytes()``."""
     frames = recorded_frames(steps, record_every)
-    need = frames * (RECORDED_BYTES_PER_FRAME + bodies * RECORDED_BYTES_PER_BODY)
+    need = frames * (RECORDED_BYTES_PER_FRAME + bodies * RECORDED_BYTES_PER_BODY
+                     + joint_coordinates * RECORDED_BYTES_PER_JOINT_COORDINATE)
     limit = memory_limit_bytes()
     if need > limit:
+        joints = f" and {joint_coordinates} joint coordinates" if joint_coordinates else ""
         raise ValueError(f"recording {frames:,} frames ({steps:,} steps, record_every={record_every}) of {bodies} "
-                         f"bodies would take {need / 2**30:.3g} GiB, more than the limit of {limit / 2**30:.3g} GiB "
-                         f"({_LIMIT_NAME}): give a larger record_every or a shorter duration")
+                         f"bodies{joints} would take {need / 2**30:.3g} GiB, more than the limit of "
+                         f"{limit / 2**30:.3g} GiB ({_LIMIT_NAME}): give a larger record_every or a shorter duration")
     return frames
 
 
@@ -565,15 +601,25 @@ class SimulationInterrupted(KeyboardInterrupt):
         self.interrupt = interrupt
 
 
+def joint_coordinate_names(world: World) -> list[str]:
+    """Names of the entries of the robots' q, all robots concatenated in the order added (``Trajectory``
+    ``joint_names``): "ROBOT/NAME" with NAME from ``Robot.q_names`` ("JOINT" for an angle or a slide,
+    "JOINT_qw" … for a ball joint, "base_x" … "base_qz" for a floating base)."""
+    return [f"{robot.name}/{name}" for robot in world.robots for name in robot.q_names]
+
+
 class Recorder:
     """Records a world's state into arrays allocated once for ``frames`` frames.
 
-    Each ``record()`` copies the state, runs one energy kernel and reads the last step's figures; with
-    ``record_contacts`` it also reads the contacts (one small allocation per recorded frame).
+    Each ``record()`` copies the state (the bodies' and the robots' q and q̇), runs one energy kernel and
+    reads the last step's figures; with ``record_contacts`` it also reads the contacts (one small allocation
+    per recorded frame).
     """
 
     def __init__(self, world: World, frames: int, *, record_contacts: bool = False) -> None:
         n, T = world.body_count, frames
+        joints = world.model.robots.state
+        nq, nv = joints.q.shape[0], joints.qd.shape[0]
         self.world = world
         self.count = 0
         self.record_contacts = record_contacts
@@ -583,7 +629,8 @@ class Recorder:
             kinetic_energy=np.empty(T), potential_energy=np.empty(T), linear_momentum=np.empty((T, 3)),
             angular_momentum=np.empty((T, 3)), masses=world.model.bodies().mass.copy(),
             names=np.array([name or "" for name in world.model.names], dtype=str),
-            geometry=json.dumps(world_geometry(world)),
+            geometry=json.dumps(world_geometry(world)), joint_positions=np.empty((T, nq)),
+            joint_velocities=np.empty((T, nv)), joint_names=np.array(joint_coordinate_names(world), dtype=str),
         )
         self._points: list[np.ndarray] = []
         self._normals: list[np.ndarray] = []
@@ -600,6 +647,9 @@ class Recorder:
         tr.orientations[k] = st.q
         tr.velocities[k] = st.v
         tr.angular_velocities[k] = st.w
+        joints = w.model.robots.state        # read at each frame: adding a robot replaces these arrays
+        tr.joint_positions[k] = joints.q
+        tr.joint_velocities[k] = joints.qd
         _energy.energy_momentum(body.mass, body.inv_mass, body.inertia_body, st.x, st.q, st.v, st.w,
                                 w.model.gravity, self._origin, self._totals)
         tr.kinetic_energy[k] = self._totals[_energy.KINETIC]
@@ -655,7 +705,8 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
             writable; or the recorded frames would take more than ``memory_limit_bytes()``.
     """
     path = checkpoint_path(checkpoint)
-    frames = check_recording(steps, record_every, world.body_count)
+    joints = world.model.robots.state
+    frames = check_recording(steps, record_every, world.body_count, joints.q.shape[0] + joints.qd.shape[0])
     recorder = Recorder(world, frames, record_contacts=record_contacts)
     bar = None
     if progress:
