@@ -53,19 +53,13 @@ Figures:
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import functools
 import math
-import os
-import platform
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,8 +67,7 @@ import numpy as np
 from bench.adapters import MujocoAdapter, PyBulletAdapter, TumbleAdapter
 from bench.adapters.tumble_adapter import import_tumble
 from bench.geometry import quat_to_matrix
-from bench.report import write_atomic, write_json
-from bench.run import _numba_threads, _versions, cpu_model
+from bench.run import side_by_side_main
 from bench.timing import timed_steps
 
 __all__ = ["ChainScene", "SCENES", "CONFIGS", "joint_gap", "main"]
@@ -508,24 +501,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.joints", description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="1 s simulated, 1 timed run; written to a temp dir")
-    args = ap.parse_args(argv)
-    started = time.perf_counter()
-    results = measure(args.quick)
-    tb = import_tumble()
-    results["meta"] = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), "quick": args.quick,
-        "cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
-        "numba_threads": _numba_threads(), "repeats": 1 if args.quick else REPEATS,
-        "versions": _versions([TumbleAdapter(), MujocoAdapter(), PyBulletAdapter()]),
-        "tumble_version": getattr(tb, "__version__", "?"), "wall_s": time.perf_counter() - started}
-    folder = Path(tempfile.gettempdir()) if args.quick else Path(__file__).resolve().parent
-    text = render(results)
-    write_atomic(folder / "JOINTS.md", text)
-    write_json(folder / "joints.json", results)
-    print(text)
-    return 0
+    return side_by_side_main("joints", __doc__, measure, render, REPEATS, argv)
 
 
 if __name__ == "__main__":

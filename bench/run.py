@@ -142,6 +142,49 @@ def _numba_threads() -> str:
         return "numba not installed"
 
 
+def side_by_side_meta(quick: bool, repeats: int, started: float) -> dict[str, Any]:
+    """The "meta" entry of a side-by-side benchmark's results (bench/joints.py, bench/robots.py): date, machine,
+    Numba threads, repeats, the three engines' versions and the run's wall time since ``started``."""
+    from bench.adapters import MujocoAdapter, PyBulletAdapter, TumbleAdapter
+    from bench.adapters.tumble_adapter import import_tumble
+
+    tb = import_tumble()
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "quick": quick,
+        "cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
+        "numba_threads": _numba_threads(), "repeats": 1 if quick else repeats,
+        "versions": _versions([TumbleAdapter(), MujocoAdapter(), PyBulletAdapter()]),
+        "tumble_version": getattr(tb, "__version__", "?"), "wall_s": time.perf_counter() - started}
+
+
+def write_side_by_side(text: str, results: dict[str, Any], name: str, quick: bool) -> None:
+    """NAME.md (``text``) and name.json (``results``) next to the benchmark, or in the temp folder for a quick
+    run, written atomically; the text printed."""
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) if quick else Path(__file__).resolve().parent
+    write_atomic(folder / f"{name.upper()}.md", text)
+    write_json(folder / f"{name}.json", results)
+    print(text)
+
+
+def side_by_side_main(name: str, doc: str, measure: Any, render: Any, repeats: int,
+                      argv: list[str] | None) -> int:
+    """``python -m bench.NAME [--quick]`` of a side-by-side benchmark: ``measure(quick)`` → results, their
+    meta (``side_by_side_meta``, with the load average at the start and the end), ``render(results)`` →
+    NAME.md beside name.json (``write_side_by_side``)."""
+    ap = argparse.ArgumentParser(prog=f"python -m bench.{name}", description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1 s simulated, 1 timed run; written to a temp dir")
+    args = ap.parse_args(argv)
+    started = time.perf_counter()
+    load_start = os.getloadavg()[0]
+    results = measure(args.quick)
+    results["meta"] = side_by_side_meta(args.quick, repeats, started)
+    results["meta"]["load_average"] = {"start": load_start, "end": os.getloadavg()[0]}
+    write_side_by_side(render(results), results, name, args.quick)
+    return 0
+
+
 def _fingerprint(scene: Scene) -> int:
     return hash((scene.bodies, scene.walls, scene.ground, scene.gravity, scene.dt, scene.steps))
 
