@@ -86,7 +86,9 @@ class Forest:
         self.integrator = "euler"
         """How (q, q̇) advance: "euler" (semi-implicit Euler, the default) or "rk4" (robots/step.py)."""
         self.iterations = 60
-        """Gauss–Seidel sweeps of the link contact stage."""
+        """The most Gauss–Seidel sweeps of the link contact stage."""
+        self.tolerance = 1e-6
+        """The sweeps stop once no impulse moved by more than this fraction of the largest."""
         self.coupled = False
         """This step's robots touch something or reach a limit (robots/step.py ``before_contacts``)."""
         self.link_bodies = np.zeros(0, dtype=np.int64)

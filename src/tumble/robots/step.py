@@ -373,19 +373,36 @@ def _point_row(tree, work, link, point, direction, sign, row):
         k = tree.parent[k]
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side, row_mjb, body_dv):
+    """An impulse change ``delta`` on row r: u += D⁻¹ Z_r δ along its path, and each free body on it
+    Δv_b += δ M_b⁻¹ J_bᵀ."""
+    for t in range(row_ndof[r]):
+        d = row_dofs[r, t]
+        u[d] += Z[r, d] * delta / LD[d, d]
+    if r < n_contact_rows:
+        for side in range(2):
+            body = row_side[r, side]
+            if body >= 0:
+                for a in range(6):
+                    body_dv[body, a] += delta * row_mjb[r, side, a]
+
+
 @njit(cache=True, refcount=False)
-def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, rows, M):
+def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, rows, M):
     """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
     together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their
     loads (force, torque), and each contact's impulses to its slot (normal_impulse, friction_impulse). Row
-    scratch (capacity R rows): rows_J, rows_Y (R, nv), W (R, R), row_side (R, 2) int,
+    scratch (capacity R rows; ``Rows``): rows_J, rows_Y (R, nv), W (R,) the diagonal, row_side (R, 2) int,
     row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,) int (``Rows``); M (nv, nv). ``bodies`` is
     (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
     baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps, max_push_velocity [m/s] of a limit's
-    push). Returns the number of rows."""
+    push, the sweeps' relative tolerance); ``old`` the last step's (pair_key, pair_contacts, feature,
+    normal_impulse, friction_impulse), which warm-start the contacts found again. Returns the number of rows."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
-    h, baumgarte, slop, restitution_threshold, iterations, max_push = settings
-    rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow = rows
+    h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance = settings
+    (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
+     row_ndof, dof_stamp, body_dv) = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
     qd_free, armature = sc.qd_free, sc.armature
@@ -438,11 +455,22 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
                 else:
                     lo[row] = -np.inf   # friction: within ±μ λ_n, set in the sweeps
                 target[row] = 0.0
-                if r == 0:
-                    # closing speed before the solve, for restitution (Newton) and the Baumgarte push
-                    target[row] = -1.0   # marker: set below once the free velocity is known
-            lam[first] = slots.depth[s]   # stash the depth; replaced below
-            lam[first + 1] = e
+            # the depth and restitution, until the free velocity gives the targets (below)
+            target[first] = slots.depth[s]
+            target[first + 1] = e
+            # warm start: the impulses of the same contact (pair key and feature id) in the last step
+            lam[first] = lam[first + 1] = lam[first + 2] = 0.0
+            old_key, old_count, old_feature, old_normal, old_friction = old
+            k_old = np.searchsorted(old_key, pairs.pair_key[k])
+            if k_old < old_key.shape[0] and old_key[k_old] == pairs.pair_key[k]:
+                for j_old in range(old_count[k_old]):
+                    so = slot(k_old, j_old)
+                    if old_feature[so] == slots.feature[s]:
+                        f = old_friction[so]
+                        lam[first] = old_normal[so]
+                        lam[first + 1] = f[0] * t1x + f[1] * t1y + f[2] * t1z
+                        lam[first + 2] = f[0] * t2x + f[1] * t2y + f[2] * t2z
+                        break
     n_contact_rows = n_rows
     # joint limits about to be passed: a unilateral row on the coordinate
     for i in range(tree.parent.shape[0]):
@@ -479,15 +507,35 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
         for d in range(nv):
             st.qd[d] = qd_free[d]
         return 0
-    # M (with the implicit damping's h D and the armature) factored; Y = M⁻¹ Jᵀ
+    # M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L; each row's Z = L⁻ᵀ Jᵀ (in
+    # rows_Y), nonzero only on the ancestors of the coordinates its J touches (Featherstone §6.5), so that
+    # J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
     crba(tree, work, M)
     for d in range(nv):
         M[d, d] += armature[d]
     ltdl_factor(tree.dof_parent, M)
+    for d in range(nv):
+        dof_stamp[d] = -1
     for r in range(n_rows):
-        for d in range(nv):
+        count = 0
+        for d in range(nv - 1, -1, -1):
             rows_Y[r, d] = rows_J[r, d]
-        ltdl_solve(tree.dof_parent, M, rows_Y[r])
+            if rows_J[r, d] != 0.0 and dof_stamp[d] != r:
+                j = d
+                while j >= 0 and dof_stamp[j] != r:
+                    dof_stamp[j] = r
+                    j = tree.dof_parent[j]
+        for d in range(nv - 1, -1, -1):   # the path, deepest first (a parent's index is below its child's)
+            if dof_stamp[d] == r:
+                row_dofs[r, count] = d
+                count += 1
+        row_ndof[r] = count
+        for t in range(count):
+            i = row_dofs[r, t]
+            j = tree.dof_parent[i]
+            while j >= 0:
+                rows_Y[r, j] -= M[i, j] * rows_Y[r, i]
+                j = tree.dof_parent[j]
     # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
     for r in range(n_contact_rows):
         for side in range(2):
@@ -510,24 +558,19 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
             mjb[3] = r00 * c0 + r01 * c1 + r02 * c2
             mjb[4] = r10 * c0 + r11 * c1 + r12 * c2
             mjb[5] = r20 * c0 + r21 * c1 + r22 * c2
-    # W = J M⁻¹ Jᵀ (+ J_b M_b⁻¹ J_bᵀ for rows sharing a free body)
+    # the diagonal of W = J M⁻¹ Jᵀ (+ J_b M_b⁻¹ J_bᵀ of a free body): Σ Z² / D along the row's path
     for r in range(n_rows):
-        for c in range(r, n_rows):
-            s = 0.0
-            for d in range(nv):
-                s += rows_J[r, d] * rows_Y[c, d]
-            if r < n_contact_rows and c < n_contact_rows:
-                for sr in range(2):
-                    br = row_side[r, sr]
-                    if br < 0:
-                        continue
-                    for sc in range(2):
-                        if row_side[c, sc] == br:
-                            ja, mj = row_jb[r, sr], row_mjb[c, sc]
-                            for a in range(6):
-                                s += ja[a] * mj[a]
-            W[r, c] = s
-            W[c, r] = s
+        s = 0.0
+        for t in range(row_ndof[r]):
+            d = row_dofs[r, t]
+            s += rows_Y[r, d] * rows_Y[r, d] / M[d, d]
+        if r < n_contact_rows:
+            for side in range(2):
+                if row_side[r, side] >= 0:
+                    ja, mj = row_jb[r, side], row_mjb[r, side]
+                    for a in range(6):
+                        s += ja[a] * mj[a]
+        W[r] = s
     # free velocity of each row (a free body's as the World's velocity stage will leave it: + h (g + F/m), so
     # that the impulses found here are the ones its step needs), and the normal rows' targets
     for r in range(n_rows):
@@ -545,7 +588,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
                     s += jb[3] * w[body, 0] + jb[4] * w[body, 1] + jb[5] * w[body, 2]
         vrow[r] = s
     for r in range(0, n_contact_rows, 3):
-        depth, e = lam[r], lam[r + 1]
+        depth, e = target[r], target[r + 1]
         closing = -vrow[r]
         bounce = e * closing if closing > restitution_threshold else 0.0
         if depth < 0.0:
@@ -560,34 +603,62 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, bodies, settings, r
             target[r] = max(bounce, baumgarte * max(depth - slop, 0.0) / h)
         target[r + 1] = 0.0
         target[r + 2] = 0.0
+    # projected Gauss–Seidel on W λ + v_free >= target ⊥ λ (friction within ±μ λ_n), from the warm start, until
+    # no impulse moves by more than ``tolerance`` of the largest (or ``iterations`` sweeps). W is never formed:
+    # (W λ)_r = Z_r · u + J_b · Δv_b with u = D⁻¹ Σ Z_c λ_c and Δv_b = Σ λ_c M_b⁻¹ J_bᵀ kept current, so a row
+    # costs its path, not the number of rows (sequential impulses in joint space)
+    u = sc.qdd   # free once the velocity stage has used it
+    for d in range(nv):
+        u[d] = 0.0
     for r in range(n_rows):
-        lam[r] = 0.0
-    # projected Gauss–Seidel on W λ + v_free >= target ⊥ λ (friction within ±μ λ_n), until no impulse moves by
-    # more than 1e-12 of the largest (or ``iterations`` sweeps)
+        for side in range(2):
+            body = row_side[r, side] if r < n_contact_rows else -1
+            if body >= 0:
+                for a in range(6):
+                    body_dv[body, a] = 0.0
+    for r in range(n_rows):
+        _apply_row(r, lam[r], n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb, body_dv)
     for _ in range(iterations):
         change, largest = 0.0, 0.0
         for r in range(n_rows):
-            if W[r, r] <= 0.0:
+            if W[r] <= 0.0:
                 continue
             s = vrow[r] - target[r]
-            for c in range(n_rows):
-                s += W[r, c] * lam[c]
-            new = lam[r] - s / W[r, r]
+            for t in range(row_ndof[r]):
+                d = row_dofs[r, t]
+                s += rows_Y[r, d] * u[d]
+            if r < n_contact_rows:
+                for side in range(2):
+                    body = row_side[r, side]
+                    if body >= 0:
+                        jb = row_jb[r, side]
+                        for a in range(6):
+                            s += jb[a] * body_dv[body, a]
+            new = lam[r] - s / W[r]
             if r < n_contact_rows and r % 3 != 0:
                 bound = row_mu[r] * lam[row_normal[r]]
                 new = min(max(new, -bound), bound)
             else:
                 new = max(new, lo[r])
-            change = max(change, abs(new - lam[r]))
+            delta = new - lam[r]
+            if delta != 0.0:
+                _apply_row(r, delta, n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb, body_dv)
+            change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
-        if change <= 1e-12 * largest:
+        if change <= tolerance * largest:
             break
+    # q̇ = q̇_free + M⁻¹ Jᵀ λ: the generalized impulse gathered along each row's path, then one solve
+    g = sc.qdd   # free once the velocity stage has used it
     for d in range(nv):
-        s = qd_free[d]
-        for r in range(n_rows):
-            s += rows_Y[r, d] * lam[r]
-        st.qd[d] = s
+        g[d] = 0.0
+    for r in range(n_rows):
+        for t in range(row_ndof[r]):
+            d = row_dofs[r, t]
+            g[d] += rows_J[r, d] * lam[r]
+    ltdl_solve(tree.dof_parent, M, g)
+    for d in range(nv):
+        st.qd[d] = qd_free[d] + g[d]
     # a free body gets its impulses as the loads λ J / h of this step, which the World's velocity stage applies
     # with gravity in each of its sub-steps: its velocity at the end is the one solved for here, and its
     # position moves as the World's sub-stepped scheme moves a body under a steady load (an impulse added to v
@@ -639,19 +710,22 @@ def show_link_pairs(pair_contacts, kept):
 
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
-                           "row_mu", "row_slot", "row_mjb", "vrow"])
+                           "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv"])
 """The contact stage's row scratch (``contact_stage``)."""
 
 
-def _row_capacity(forest, rows: int) -> Rows:
-    """The contact stage's row scratch, grown by doubling to hold ``rows`` rows (allocates only on growth)."""
+def _row_capacity(forest, rows: int, bodies: int) -> Rows:
+    """The contact stage's row scratch, grown by doubling to hold ``rows`` rows and ``bodies`` World bodies
+    (allocates only on growth)."""
     have = forest.rows
-    if have is None or have.rows_J.shape[0] < rows:
+    if have is None or have.rows_J.shape[0] < rows or have.body_dv.shape[0] < bodies:
         R = max(rows, 2 * (0 if have is None else have.rows_J.shape[0]), 16)
         nv = forest.nv
-        forest.rows = Rows(np.zeros((R, nv)), np.zeros((R, nv)), np.zeros((R, R)), np.zeros((R, 2), dtype=np.int64),
+        forest.rows = Rows(np.zeros((R, nv)), np.zeros((R, nv)), np.zeros(R), np.zeros((R, 2), dtype=np.int64),
                            np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
-                           np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R))
+                           np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
+                           np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
+                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)))
     return forest.rows
 
 
@@ -674,14 +748,17 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
         return True
     save_state(forest.buffers)
     b = state.bodies()
-    s = _row_capacity(forest, 3 * link_contacts + 2 * forest.nv)
+    s = _row_capacity(forest, 3 * link_contacts + 2 * forest.nv, model.body.count)
     settings = model.settings
     bm = model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
-                      settings.max_push_velocity)
+                      settings.max_push_velocity, forest.tolerance)
+    last = contacts.last
+    old = (last.pairs.live("pair_key"), last.pairs.live("pair_contacts"), last.slots.live("feature"),
+           last.slots.live("normal_impulse"), last.slots.live("friction_impulse"))
     forest.last_rows = contact_stage(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
-                                     bodies, stage_settings, s, forest.M)
+                                     old, bodies, stage_settings, s, forest.M)
     if link_contacts:
         m = now.pair_count
         if forest.kept_pairs.shape[0] < m:
