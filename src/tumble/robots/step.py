@@ -5,12 +5,13 @@
                      position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
                      clamped to the joint's effort
     contact stage    the contacts that touch a link, and the joint limits about to be passed, as velocity-level
-                     rows: each contact's normal and two friction rows through the link Jacobian (point_row);
-                     the Delassus matrix W = J M⁻¹ Jᵀ from the LTDL-factored joint-space M (as MuJoCo does),
-                     plus J_b M_b⁻¹ J_bᵀ of a free body on the other side; projected Gauss–Seidel with
-                     λ_n >= 0 and box friction |λ_t| <= μ λ_n (DESIGN.md "Two ways to advance time", the
-                     notes' Gauss–Seidel on the LCP); Newton restitution above the threshold and a Baumgarte
-                     push out of penetration beyond the slop as velocity targets
+                     rows: each contact's normal and two friction rows through the link Jacobian
+                     (``_point_row``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
+                     joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
+                     a free body on the other side; projected Gauss–Seidel in joint space with λ_n >= 0 and
+                     box friction |λ_t| <= μ λ_n (DESIGN.md "Two ways to advance time", the notes' Gauss–
+                     Seidel on the LCP), warm-started by feature id; Newton restitution above the threshold
+                     and a Baumgarte push out of penetration beyond the slop as velocity targets
     position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map)
     bodies           the links' World bodies (collision shapes, energy, replay) follow the joints
 
