@@ -225,8 +225,8 @@ def _unpack(buffers):
 
 @njit(cache=True, refcount=False)
 def limits_in_reach(tree, q, qd, h):
-    """Whether a revolute or prismatic coordinate with a position limit is at it or would pass it within h [s]
-    at its current speed (the step then needs the contact stage's limit rows)."""
+    """Whether a revolute or prismatic coordinate with a position limit is within ``LIMIT_MARGIN`` of it, now or
+    after h [s] at its current speed (the step then needs the contact stage's limit rows)."""
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
         if code != REVOLUTE and code != PRISMATIC:
@@ -237,7 +237,7 @@ def limits_in_reach(tree, q, qd, h):
             continue
         qi = q[tree.q_start[i]]
         reach = qi + h * qd[d]
-        if min(qi, reach) <= lo or max(qi, reach) >= hi:
+        if min(qi, reach) <= lo + LIMIT_MARGIN or max(qi, reach) >= hi - LIMIT_MARGIN:
             return True
     return False
 
@@ -279,6 +279,10 @@ def _non_finite(st, sc, work):
         work.flags[0] = 0.0
     return bad
 
+
+LIMIT_MARGIN = 0.02
+"""[rad or m] A joint limit gets its row when the coordinate is within this of it after a step's free motion (as
+a contact inside the contact margin does): speculative, an inactive row costs a sweep and no impulse."""
 
 FREE_STEP_DONE = -1
 FREE_STEP_LIMIT = -2
@@ -403,7 +407,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance = settings
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv) = rows
+     row_ndof, dof_stamp, body_dv, stats) = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
     qd_free, armature = sc.qd_free, sc.armature
@@ -486,14 +490,17 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 continue
             sign = 1.0 if side == 0 else -1.0
             gap = sign * (qi - bound)
-            if gap + h * sign * qd_free[d] >= 0.0:
+            # a row for every limit within the margin after the free motion, not only those it would pass: the
+            # impulses of the other rows may drive a coordinate into a limit its free motion left alone (the
+            # row may then approach the limit by the gap; it pushes only once there)
+            if gap + h * sign * qd_free[d] >= LIMIT_MARGIN:
                 continue
             if n_rows >= rows_J.shape[0]:
                 break
             row = n_rows
             n_rows += 1
-            for d in range(nv):
-                rows_J[row, d] = 0.0
+            for dd in range(nv):
+                rows_J[row, dd] = 0.0
             rows_J[row, d] = sign
             row_side[row, 0] = -1
             row_side[row, 1] = -1
@@ -619,8 +626,10 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                     body_dv[body, a] = 0.0
     for r in range(n_rows):
         _apply_row(r, lam[r], n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb, body_dv)
+    stats[0], stats[1] = 0.0, 0.0
     for _ in range(iterations):
         change, largest = 0.0, 0.0
+        stats[0] += 1.0
         for r in range(n_rows):
             if W[r] <= 0.0:
                 continue
@@ -647,6 +656,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
+        stats[1] = change / largest if largest > 0.0 else 0.0
         if change <= tolerance * largest:
             break
     # q̇ = q̇_free + M⁻¹ Jᵀ λ: the generalized impulse gathered along each row's path, then one solve
@@ -711,7 +721,8 @@ def show_link_pairs(pair_contacts, kept):
 
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
-                           "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv"])
+                           "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
+                           "stats"])
 """The contact stage's row scratch (``contact_stage``)."""
 
 
@@ -726,7 +737,7 @@ def _row_capacity(forest, rows: int, bodies: int) -> Rows:
                            np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
                            np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
                            np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
-                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)))
+                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2))
     return forest.rows
 
 
