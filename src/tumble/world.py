@@ -592,6 +592,7 @@ class World:
         for handle in self._handles[index:]:
             handle._index -= 1
         body._index = -1
+        self._model.robots.body_removed(index)
         self._bodies_changed()
         self._wake_all()
 
@@ -1120,9 +1121,12 @@ class World:
         return {k: live[k].copy() for k in ("x", "q", "v", "w")}
 
     def snapshot(self) -> dict[str, Any]:
-        """Everything that changes as time advances (state, accumulated loads, time, and the contact buffer
-        with the impulses that warm-start the next step); see ``restore``."""
-        return {**self._state.snapshot(), **self._contacts.snapshot(), "joints": self._model.joints.snapshot()}
+        """Everything that changes as time advances (state, accumulated loads, time, the contact buffer with the
+        impulses that warm-start the next step, and the robots' q, q̇ and controls); see ``restore``."""
+        forest = self._model.robots
+        robots = forest.buffers[2].copy() if len(forest) else np.zeros(0)
+        return {**self._state.snapshot(), **self._contacts.snapshot(), "joints": self._model.joints.snapshot(),
+                "robots": robots}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Return to a ``snapshot`` of this world taken with the same bodies: stepping on from it repeats
@@ -1133,6 +1137,10 @@ class World:
         self._contacts.restore(snapshot)
         if "joints" in snapshot:
             self._model.joints.restore(snapshot["joints"])
+        if "robots" in snapshot and len(self._model.robots):
+            forest = self._model.robots
+            forest.buffers[2][:] = snapshot["robots"]     # q, q̇, τ and the motors' targets and gains
+            forest.work.flags[0] = 0.0                     # the kinematics are of another q
         if self.method == "event":
             self._method.last_contacts = None    # its resting contacts are re-evaluated at the restored state
 
@@ -1142,7 +1150,7 @@ class World:
         MAX_CONTACTS m slots, its shape and body indices this world's; every float finite. Returns it with
         arrays for array-likes."""
         like = self.snapshot()
-        _snapshot_keys("snapshot", snapshot, like, optional=("joints",))
+        _snapshot_keys("snapshot", snapshot, like, optional=("joints", "robots"))
         contacts = snapshot["contacts"]
         _snapshot_keys("snapshot['contacts']", contacts, like["contacts"])
         pairs = _snapshot_group("snapshot['contacts']['pairs']", contacts["pairs"], like["contacts"]["pairs"], None)
@@ -1160,6 +1168,9 @@ class World:
                           ("pair_contacts", MAX_CONTACTS + 1)):
             if key in pairs:
                 _snapshot_indices(f"snapshot['contacts']['pairs'][{key!r}]", pairs[key], 0, high)
+        if "robots" in snapshot:
+            out["robots"] = _snapshot_array("snapshot['robots']", snapshot["robots"], like["robots"],
+                                            like["robots"].shape[0])
         if "joints" in snapshot:
             joints = snapshot["joints"]
             _snapshot_keys("snapshot['joints']", joints, like["joints"])

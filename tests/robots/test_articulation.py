@@ -384,3 +384,45 @@ def test_link_bodies_follow_their_robot_only(tmp_path):
     with pytest.raises(ValueError, match="robots"):
         w.save_scene(tmp_path / "scene.toml")
     assert w.body_count == 3 and not w.joints and not (tmp_path / "scene.toml").exists()
+
+
+def test_removing_a_body_before_a_robot_keeps_its_links_in_place():
+    """Removing a free body made before a robot moves the link bodies up one row: the robot still places its own
+    links (each link body's COM where the link puts it) and its links still skip each other in detection."""
+    w = tb.World(gravity=(0, 0, -G))
+    box = w.add_body(tb.Box(0.1, 0.1, 0.1), position=(3, 0, 1))
+    robot = w.add_robot(chain(3, geoms=True), position=(0, 0, 1))
+    robot.q = [0.3, 1.2, -0.8]
+    w.remove_body(box)
+    for _ in range(24):
+        w.step(1 / 240)
+    for name in ("l0", "l1", "l2"):
+        link = robot.link(name)
+        assert link.body.name == f"chain/{name}"
+        assert np.allclose(link.body.position, link.com, atol=1e-12)
+    assert len(w.contacts().depth) == 0   # touching neighbours are not a contact
+
+
+def test_snapshot_and_restore_repeat_a_robot_step_exactly():
+    """restore(snapshot()) brings back q, q̇ and the controls: the steps after it repeat bitwise, contacts with the
+    ground included; a snapshot of another robot's size is refused."""
+    w = tb.World(gravity=(0, 0, -G))
+    w.add_ground(friction=0.8)
+    robot = w.add_robot(chain(3, geoms=True), position=(0, 0, 0.45))
+    robot.q = [1.2, 0.3, -0.2]
+    robot.kd = 0.05
+    for _ in range(60):
+        w.step(1 / 240)
+    snap = w.snapshot()
+    for _ in range(60):
+        w.step(1 / 240)
+    q1, qd1 = robot.q, robot.qd
+    robot.kd = 1.0
+    w.restore(snap)
+    assert robot.kd[0] == 0.05
+    for _ in range(60):
+        w.step(1 / 240)
+    assert np.array_equal(robot.q, q1) and np.array_equal(robot.qd, qd1)
+    bad = dict(snap, robots=np.zeros(3))
+    with pytest.raises(ValueError, match="robots"):
+        w.restore(bad)

@@ -128,6 +128,22 @@ class Forest:
             self._body_link = out
         return self._body_link
 
+    def body_removed(self, index: int) -> None:
+        """World body ``index`` (not a link's) was removed and the rows after it moved up one place: the links'
+        body indices and the excluded pair keys follow."""
+        if not len(self.robots):
+            return
+        # self.link_body is a view into the packed tree buffer: updated in place, the kernels see it
+        self.link_body[self.link_body > index] -= 1
+        self.link_bodies = self.link_body[self.link_body >= 0]
+        a, b = self.excluded >> 32, self.excluded & 0xFFFFFFFF
+        a, b = a - (a > index), b - (b > index)
+        self.excluded = np.unique((a << 32) | b).astype(np.int64)
+        for robot in self.robots:
+            robot._link_body[robot._link_body > index] -= 1
+        self._body_link = None
+        self.rows = None
+
     def append(self, robot: Any, tree: Tree, q0: np.ndarray, link_body: np.ndarray, excluded: np.ndarray) -> None:
         """Add ``robot`` with its ``tree``, initial q ``q0`` (nq,), its links' bodies and the body-pair keys its
         links must not collide in; the arrays are rebuilt with the existing robots' state kept."""
