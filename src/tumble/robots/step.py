@@ -9,8 +9,9 @@
                      (``_point_row``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
                      joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
                      a free body on the other side; projected Gauss–Seidel in joint space with λ_n >= 0 and
-                     box friction |λ_t| <= μ λ_n (DESIGN.md "Two ways to advance time", the notes' Gauss–
-                     Seidel on the LCP), warm-started by feature id; Newton restitution above the threshold
+                     the World's friction model: Coulomb's cone (the default) or a box |λ_t| <= μ λ_n per
+                     friction row (DESIGN.md "Two ways to advance time", the notes' Gauss–Seidel on the
+                     LCP), warm-started by feature id; Newton restitution above the threshold
                      and a Baumgarte push out of penetration beyond the slop as velocity targets
     position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map)
     bodies           the links' World bodies (collision shapes, energy, replay) follow the joints
@@ -280,6 +281,10 @@ def _non_finite(st, sc, work):
     return bad
 
 
+FRICTION_BOX, FRICTION_CONE, FRICTION_NONE = range(3)
+FRICTION_MODELS = {"cone": FRICTION_CONE, "box": FRICTION_BOX, "pyramid": FRICTION_BOX, "none": FRICTION_NONE}
+"""The contact stage's reading of ``ContactSettings.friction`` (the pyramid's k directions become the box)."""
+
 LIMIT_MARGIN = 0.02
 """[rad or m] A joint limit gets its row when the coordinate is within this of it after a step's free motion (as
 a contact inside the contact margin does): speculative, an inactive row costs a sweep and no impulse."""
@@ -402,10 +407,12 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,) int (``Rows``); M (nv, nv). ``bodies`` is
     (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
     baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps, max_push_velocity [m/s] of a limit's
-    push, the sweeps' relative tolerance); ``old`` the last step's (pair_key, pair_contacts, feature,
+    push, the sweeps' relative tolerance, the friction model: FRICTION_CONE, FRICTION_BOX (also for "pyramid")
+    or FRICTION_NONE); ``old`` the last step's (pair_key, pair_contacts, feature,
     normal_impulse, friction_impulse), which warm-start the contacts found again. Returns the number of rows."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
-    h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance = settings
+    h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
+    cone = friction_model == FRICTION_CONE
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats) = rows
     tree, _, st, work, sc = _unpack(buffers)
@@ -417,7 +424,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         a, b = pairs.pair_body[k, 0], pairs.pair_body[k, 1]
         if body_link[a] < 0 and body_link[b] < 0:
             continue
-        mu = pairs.pair_friction[k]
+        mu = 0.0 if friction_model == FRICTION_NONE else pairs.pair_friction[k]
         e = pairs.pair_restitution[k]
         for j in range(pairs.pair_contacts[k]):
             s = slot(k, j)
@@ -656,6 +663,19 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
+            if cone and r < n_contact_rows and r % 3 == 2:
+                # Coulomb's circular cone: the two friction impulses together within μ λ_n (the box of the
+                # sweeps above, then a radial projection onto the disc)
+                t1, t2 = lam[r - 1], lam[r]
+                bound = row_mu[r] * lam[r - 2]
+                norm = np.sqrt(t1 * t1 + t2 * t2)
+                if norm > bound:
+                    scale = bound / norm
+                    for rr in (r - 1, r):
+                        d_t = lam[rr] * scale - lam[rr]
+                        _apply_row(rr, d_t, n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb,
+                                   body_dv)
+                        lam[rr] += d_t
         stats[1] = change / largest if largest > 0.0 else 0.0
         if change <= tolerance * largest:
             break
@@ -765,7 +785,8 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     bm = model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
-                      settings.max_push_velocity, forest.tolerance)
+                      settings.max_push_velocity, forest.tolerance,
+                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
     last = contacts.last
     old = (last.pairs.live("pair_key"), last.pairs.live("pair_contacts"), last.slots.live("feature"),
            last.slots.live("normal_impulse"), last.slots.live("friction_impulse"))
