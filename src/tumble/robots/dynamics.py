@@ -506,6 +506,36 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
     for i in range(L - 1, -1, -1):
         k = nv_link[i]
         p = parent[i]
+        if k == 1:
+            # one degree of freedom (revolute, prismatic): S is one half of a 6-vector, (axis, 0) or (0, axis);
+            # the general block below with k = 1, its zero half and Ia's symmetry skipped
+            s0 = v_start[i]
+            sv = S[s0]
+            o = 3 if sv[0] == 0.0 and sv[1] == 0.0 and sv[2] == 0.0 else 0
+            e0, e1, e2 = sv[o], sv[o + 1], sv[o + 2]
+            for a in range(6):
+                U[i, a, 0] = IA[i, a, o] * e0 + IA[i, a, o + 1] * e1 + IA[i, a, o + 2] * e2
+            dinv = 1.0 / (e0 * U[i, o, 0] + e1 * U[i, o + 1, 0] + e2 * U[i, o + 2, 0] + armature[s0])
+            D_inv[i, 0, 0] = dinv
+            uu = tau[s0] - (e0 * pA[i, o] + e1 * pA[i, o + 1] + e2 * pA[i, o + 2])
+            u[i, 0] = uu
+            if p < 0:
+                continue
+            for a in range(6):
+                ua = U[i, a, 0] * dinv
+                for b in range(a, 6):
+                    value = IA[i, a, b] - ua * U[i, b, 0]
+                    Ia[a, b] = value
+                    Ia[b, a] = value
+            ud = uu * dinv
+            for a in range(6):
+                acc_a = pA[i, a] + U[i, a, 0] * ud
+                for b in range(6):
+                    acc_a += Ia[a, b] * c[i, b]
+                pa[a] = acc_a
+            _inertia_to_parent_add(E[i], r[i], Ia, X, tmp, IA[p])
+            _force_to_parent_add(E[i], r[i], pa, pA[p])
+            continue
         if k > 0:
             s0 = v_start[i]
             # U = IA S (6 × k), D = Sᵀ U + armature, u = τ − Sᵀ pA
@@ -526,10 +556,7 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
                 for a in range(6):
                     s -= S[s0 + j, a] * pA[i, a]
                 u[i, j] = s
-            if k == 1:
-                D_inv[i, 0, 0] = 1.0 / tmp[0, 0]
-            else:
-                _invert_small(tmp, k, work.gauss, D_inv[i])
+            _invert_small(tmp, k, work.gauss, D_inv[i])
         if p < 0:
             continue
         # Ia = IA − U D⁻¹ Uᵀ ; pa = pA + Ia c + U D⁻¹ u
@@ -580,6 +607,14 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
         if k == 0:
             continue
         s0 = v_start[i]
+        if k == 1:
+            s = u[i, 0]
+            for a in range(6):
+                s -= U[i, a, 0] * acc[i, a]
+            qdd[s0] = D_inv[i, 0, 0] * s
+            for a in range(6):
+                acc[i, a] += S[s0, a] * qdd[s0]
+            continue
         for j in range(k):
             s = u[i, j]
             for a in range(6):
