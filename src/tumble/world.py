@@ -288,6 +288,7 @@ class World:
         "collision_mask", "name"; the ground's has "ground": True, "height", "friction", "restitution", "name";
         both have the material extras "rolling_friction", "torsional_friction", "contact_stiffness" (None: rigid)
         and "contact_dissipation", which the Body's setters keep current."""
+        self._stats_stale = False   # step_stats hold a full step's figures (a robot-only fast step clears them)
         self._robot_records: list[dict[str, Any]] = []
         """How each robot was added (``add_robot``): the Robot, fixed_base, position, orientation, self_collision,
         and for a robot read from a file, its "file" and "format"."""
@@ -1312,10 +1313,14 @@ class World:
             done = free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
             if done == FREE_STEP_DONE:
                 self._state.time += dt
+                if self._stats_stale:   # the last full step's figures are not this step's (no contacts, no solve)
+                    self.step_stats.values[:] = 0.0
+                    self._stats_stale = False
                 return
             if done >= 0:
                 raise non_finite_error(forest, done, self._state.time, dt)
         step(model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
+        self._stats_stale = True
 
     def _before_first_step(self) -> None:
         """The first step's parallel precompile (precompile.py), once per world."""
