@@ -451,3 +451,18 @@ def test_a_link_sliding_diagonally_feels_the_friction_model(friction, ratio):
     decel = (np.linalg.norm(v0) - np.linalg.norm(v1)) / 0.1
     assert decel == pytest.approx(ratio * 0.4 * G, rel=0.02)
     assert abs(v1[0] - v1[1]) < 1e-6   # still along the diagonal
+
+
+def test_one_description_makes_two_robots():
+    """The same RobotDescription added twice under two names gives two independent robots (the description
+    itself is not changed): each swings by its own q."""
+    desc = chain(2)
+    w = tb.World(gravity=(0, 0, -G))
+    a = w.add_robot(desc, position=(0, 0, 1), name="a")
+    b = w.add_robot(desc, position=(1, 0, 1), name="b")
+    assert desc.name == "chain" and (a.name, b.name) == ("a", "b")
+    a.q = [0.5, 0.0]
+    for _ in range(48):
+        w.step(1 / 240)
+    assert np.abs(a.q).max() > 0.1 and np.abs(b.q).max() == 0.0
+    assert np.allclose(b.link("l0").position, (1, 0, 1))

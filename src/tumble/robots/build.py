@@ -4,6 +4,7 @@ that detection, the replay, trajectories and the energy see the links like any b
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -93,7 +94,7 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
                 raise TypeError(f"{desc.source or desc.name}: link {desc.links[i].name!r} has a shape tumble does "
                                 f"not know: {shape!r}")
     # ---- nothing above changed the world
-    desc.name = robot_name
+    desc = dataclasses.replace(desc, name=robot_name)   # the caller's description is left as given
     link_body = np.full(len(desc.links), -1, dtype=np.int64)
     for i, shapes in enumerate(parts):
         if not shapes:
