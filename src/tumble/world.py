@@ -1306,7 +1306,8 @@ class World:
         self._before_first_step()
         model = self._model
         forest = model.robots
-        if (forest.alone and model.body.count == forest.link_bodies.shape[0] and not self._force_fns
+        if (forest.alone and not forest.joint_friction and model.body.count == forest.link_bodies.shape[0]
+                and not self._force_fns
                 and not model.springs and not len(model.joints) and not len(model.attachments)):
             # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py)
             b = self._state.bodies()

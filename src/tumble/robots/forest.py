@@ -97,6 +97,7 @@ class Forest:
         """Rows of the last step's link contact stage (contacts × 3 + limits)."""
         self._body_link: np.ndarray | None = None
         self.alone = False
+        self.joint_friction = False
         self.kept_pairs = np.zeros(0, dtype=np.int64)
         """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
         ``hide_link_pairs``); ``hidden`` of them."""
@@ -187,6 +188,8 @@ class Forest:
         self.link_bodies = self.link_body[self.link_body >= 0]
         self._body_link = None
         self.excluded = np.unique(np.concatenate([self.excluded, excluded])).astype(np.int64)
+        self.joint_friction = bool(np.any(self.tree.friction > 0.0))
+        """Some joint has dry friction: every step takes the contact stage (its friction rows)."""
         self.alone = len(self.robots) == 1 and excluded.shape[0] == (self.link_bodies.shape[0] * (
             self.link_bodies.shape[0] - 1)) // 2
         """One robot whose links never collide with each other: with no other body, nothing can touch."""

@@ -4,7 +4,8 @@
                      implicit ((M + h D) in place of M: ``armature`` + h·damping on the diagonal) and the
                      position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
                      clamped to the joint's effort
-    contact stage    the contacts that touch a link, and the joint limits about to be passed, as velocity-level
+    contact stage    the contacts that touch a link, the joint limits about to be passed and joints' dry
+                     friction, as velocity-level
                      rows: each contact's normal and two friction rows through the link Jacobian
                      (``_point_row``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
                      joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
@@ -518,6 +519,27 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             # or m/s] (a robot started outside its limits is brought back, not flung)
             target[row] = -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
             lam[row] = 0.0
+    # joint dry friction (URDF <dynamics friction>, MJCF frictionloss): a row holding the coordinate still with
+    # an impulse of at most friction · h either way (Coulomb friction in the joint)
+    for i in range(tree.parent.shape[0]):
+        code = tree.jtype[i]
+        if code != REVOLUTE and code != PRISMATIC:
+            continue
+        d = tree.v_start[i]
+        if tree.friction[d] <= 0.0 or n_rows >= rows_J.shape[0]:
+            continue
+        row = n_rows
+        n_rows += 1
+        for dd in range(nv):
+            rows_J[row, dd] = 0.0
+        rows_J[row, d] = 1.0
+        row_side[row, 0] = -1
+        row_side[row, 1] = -1
+        row_normal[row] = -1
+        row_mu[row] = tree.friction[d] * h   # the bound on |λ| itself
+        lo[row] = -row_mu[row]
+        target[row] = 0.0
+        lam[row] = 0.0
     if n_rows == 0:
         for d in range(nv):
             st.qd[d] = qd_free[d]
@@ -655,6 +677,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             if r < n_contact_rows and r % 3 != 0:
                 bound = row_mu[r] * lam[row_normal[r]]
                 new = min(max(new, -bound), bound)
+            elif r >= n_contact_rows and row_normal[r] < 0:    # a joint's dry friction: |λ| <= friction h
+                new = min(max(new, -row_mu[r]), row_mu[r])
             else:
                 new = max(new, lo[r])
             delta = new - lam[r]
@@ -773,14 +797,14 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     link_contacts = 0
     if now.pair_count:
         link_contacts = count_link_contacts(now.pairs.live("pair_body"), now.pairs.live("pair_contacts"), body_link)
-    forest.coupled = link_contacts > 0 or any_limit_in_reach(forest.buffers, dt)
+    forest.coupled = link_contacts > 0 or forest.joint_friction or any_limit_in_reach(forest.buffers, dt)
     forest.last_rows = 0
     forest.contacts_left = -1
     if not forest.coupled:
         return True
     save_state(forest.buffers)
     b = state.bodies()
-    s = _row_capacity(forest, 3 * link_contacts + 2 * forest.nv, model.body.count)
+    s = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, model.body.count)
     settings = model.settings
     bm = model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
