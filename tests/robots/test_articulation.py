@@ -181,10 +181,9 @@ def test_floating_base_momentum_in_flight():
             m_tot += link.mass
             mc += link.mass * link.com
         c = mc / m_tot
-        t = robot._tree
-        for i, link in enumerate(links):
+        for spec, link in zip(robot.description.links, links, strict=True):
             R = link.rotation
-            I_world = R @ t.inertia[i] @ R.T
+            I_world = R @ spec.inertia @ R.T
             L += I_world @ link.angular_velocity + link.mass * np.cross(link.com - c, link.velocity)
         return P, L
 

@@ -240,9 +240,9 @@ orientation = [0.0, 0.0, 0.0, 1.0]
     pend, iiwa, mj, floater = world.robots
     assert pend.q.tolist() == [0.5] and pend.qd.tolist() == [1.0]
     assert iiwa.q.tolist() == [0.3, 0.5, 0.0, -1.2, 0.0, 0.8, 0.0]
-    assert mj.nq == 1 and world._robot_records[2]["format"] == "mjcf"
+    assert mj.nq == 1 and world.robot_records[2]["format"] == "mjcf"
     np.testing.assert_array_equal(floater.q[:7], [1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0])
-    records = world._robot_records
+    records = world.robot_records
     assert records[0]["file"] == str(urdf) and records[3]["self_collision"] and not records[3]["fixed_base"]
     np.testing.assert_allclose(pend.link("base").position, [0.0, 0.0, 1.5])
     for _ in range(20):
@@ -305,7 +305,7 @@ def test_save_scene_refuses_a_robot_built_in_code(urdf, tmp_path):
 
     world = tb.World()
     world.add_urdf(urdf)
-    desc = world.robot("pendulum")._desc
+    desc = world.robot("pendulum").description
     made = RobotDescription(name="coded", links=desc.links, joints=desc.joints)
     world.add_robot(made)
     target = tmp_path / "never.toml"

@@ -115,7 +115,7 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
         keys = [(min(a, b) << 32) | max(a, b) for a, b in pairs if a >= 0 and b >= 0]
     else:
         keys = [(min(a, b) << 32) | max(a, b) for a in bodies for b in bodies if a < b]
-    robot = Robot(world, len(world.model.robots), desc, tree, link_body, bool(fixed_base))
+    robot = Robot(world, len(world.model.robots), desc, tree, bool(fixed_base))
     world.model.robots.append(robot, tree, q0, link_body, np.array(keys, dtype=np.int64))
     world._robot_records.append({"robot": robot, "fixed_base": bool(fixed_base), "position": x,
                                  "orientation": quat, "self_collision": bool(self_collision)})

@@ -140,8 +140,6 @@ class Forest:
         a, b = self.excluded >> 32, self.excluded & 0xFFFFFFFF
         a, b = a - (a > index), b - (b > index)
         self.excluded = np.unique((a << 32) | b).astype(np.int64)
-        for robot in self.robots:
-            robot._link_body[robot._link_body > index] -= 1
         self._body_link = None
         self.rows = None
 

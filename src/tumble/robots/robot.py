@@ -77,7 +77,7 @@ class Link:
 
     @property
     def body(self) -> Any:
-        b = self._robot._link_body[self._index]
+        b = self._robot._link_bodies()[self._index]
         return None if b < 0 else self._robot._world.bodies[b]
 
     def __repr__(self) -> str:
@@ -87,13 +87,11 @@ class Link:
 class Robot:
     """An articulation in a world (``World.add_urdf``, ``add_mjcf``, ``add_robot``). See API.md, robots."""
 
-    def __init__(self, world: Any, slot: int, desc: RobotDescription, tree: Tree, link_body: np.ndarray,
-                 fixed_base: bool) -> None:
+    def __init__(self, world: Any, slot: int, desc: RobotDescription, tree: Tree, fixed_base: bool) -> None:
         self._world = world
         self._slot = slot
         self._desc = desc
         self._tree = tree
-        self._link_body = link_body
         self.fixed_base = fixed_base
         self.name: str = desc.name
         self._work = dy.new_work(len(desc.links))
@@ -216,7 +214,7 @@ class Robot:
                 k = t.q_start[i] + (3 if code == dy.FLOATING else 0)
                 n = np.linalg.norm(q[k:k + 4])
                 if not n > 0.0:
-                    raise ValueError(f"q: the quaternion of joint {self._joint_name(i)!r} at q[{k}:{k + 4}] is zero")
+                    raise ValueError(f"q: the quaternion of joint {self.joint_of(i)!r} at q[{k}:{k + 4}] is zero")
                 if abs(n - 1.0) > 1e-12:   # a unit quaternion is kept bit for bit (a saved state reloads exactly)
                     q[k:k + 4] /= n
         return q
@@ -230,15 +228,30 @@ class Robot:
         for i, code in enumerate(t.jtype):
             if code == dy.FLOATING:
                 names += ["base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz"] if i == 0 else [
-                    f"{self._joint_name(i)}_{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+                    f"{self.joint_of(i)}_{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
             elif code == dy.SPHERICAL:
-                names += [f"{self._joint_name(i)}_{c}" for c in ("qw", "qx", "qy", "qz")]
+                names += [f"{self.joint_of(i)}_{c}" for c in ("qw", "qx", "qy", "qz")]
             elif code != dy.FIXED:
-                names.append(self._joint_name(i))
+                names.append(self.joint_of(i))
         return tuple(names)
 
-    def _joint_name(self, link: int) -> str:
-        return "floating base" if link == 0 else self._desc.joints[link - 1].name
+    def joint_of(self, link: int) -> str:
+        """The name of the joint that moves link number ``link`` (in ``link_names`` order) relative to its
+        parent; "floating base" for the root of a floating-base robot (the root of a fixed one: "fixed base")."""
+        if link == 0:
+            return "fixed base" if self.fixed_base else "floating base"
+        return self._desc.joints[link - 1].name
+
+    @property
+    def description(self) -> RobotDescription:
+        """The ``RobotDescription`` the robot was made from (links, joints, inertials, shapes), as read; for
+        reading, not changing the robot."""
+        return self._desc
+
+    def _link_bodies(self) -> np.ndarray:
+        """(L,) the World body of each link (−1: none), the robot's part of the forest's ``link_body``."""
+        first = self._world.model.robots.offsets[self._slot][0]
+        return self._world.model.robots.link_body[first:first + len(self.link_names)]
 
     def _q_arg(self, q: Any) -> np.ndarray:
         return self._state_array("q").copy() if q is None else self._normalized(_checks.array("q", q, (self.nq,)))

@@ -860,6 +860,6 @@ def non_finite_error(forest, bad: int, time: float, dt: float) -> NonFiniteStep:
         field = "joint position"
     for robot, (first, _, _) in zip(forest.robots, forest.offsets, strict=True):
         if first <= link < first + len(robot.link_names):
-            joint = robot._joint_name(link - first)
+            joint = robot.joint_of(link - first)
             return NonFiniteStep(-1, f"{robot.name}/{joint}", field, "robot step", time, dt)
     return NonFiniteStep(-1, None, field, "robot step", time, dt)
