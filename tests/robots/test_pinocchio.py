@@ -87,6 +87,7 @@ def test_link_poses_and_jacobian_agree_with_pinocchio(relpath, fixed):
     robot, model = _models(relpath, fixed)
     data = model.createData()
     q_of, v_of = _maps(robot, model, fixed)
+    child_of = {joint.name: joint.child for joint in robot.description.joints}
     rng = np.random.default_rng(7)
     for _ in range(10):
         q = rng.uniform(-1.5, 1.5, robot.nq)
@@ -98,12 +99,12 @@ def test_link_poses_and_jacobian_agree_with_pinocchio(relpath, fixed):
         pin.forwardKinematics(model, data, qp)
         pin.computeJointJacobians(model, data, qp)
         for j in range(1 + (0 if fixed else 1), model.njoints):
-            link_name = robot.description.joints[[jj.name for jj in robot.description.joints].index(model.names[j])].child
+            link_name = child_of[model.names[j]]
             link = robot.link(link_name)
             assert np.abs(link.position - data.oMi[j].translation).max() < 1e-12
             assert np.abs(link.rotation - data.oMi[j].rotation).max() < 1e-12
         j = model.njoints - 1
-        link_name = robot.description.joints[[jj.name for jj in robot.description.joints].index(model.names[j])].child
+        link_name = child_of[model.names[j]]
         J = robot.jacobian(link_name)[:, v_of]
         Jp = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
         assert np.abs(J[:3] - Jp[3:]).max() < 1e-12 and np.abs(J[3:] - Jp[:3]).max() < 1e-12
