@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from tumble.jit import njit
+from tumble.jit import njit, view
 
 
 def _callee(x, k, flag):
@@ -94,3 +94,23 @@ def test_call_site_skips_dispatch_and_keeps_types_apart(monkeypatch):
         site(ints, 1.0)
     monkeypatch.setattr(jit, "CHECK_CALL_SITES", 0)
     assert site(floats, 1.0) == 5.0
+
+
+@njit   # returns views: reference counting kept
+def _views(buf, ints):
+    return view(buf, 5, (2, 3, 4)), view(buf, 7, 6), view(buf, 3, (4, 5)), view(ints, 2, (3, 2))
+
+
+def test_view_is_the_reshaped_slice_and_writes_through():
+    """``view`` equals Numba's slice-and-reshape (values, shape, C strides) for 1-, 2- and 3-D shapes of float
+    and int buffers, and shares their memory: a write through it lands in the buffer."""
+    buf, ints = np.arange(100.0), np.arange(20, dtype=np.int64)
+    a, b, c, d = _views(buf, ints)
+    for got, want in ((a, buf[5:29].reshape(2, 3, 4)), (b, buf[7:13]), (c, buf[3:23].reshape(4, 5)),
+                      (d, ints[2:8].reshape(3, 2))):
+        assert got.shape == want.shape and got.strides == want.strides and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert got.flags["C_CONTIGUOUS"]
+    a[1, 2, 3] = -1.0
+    d[2, 1] = -7
+    assert buf[5 + 23] == -1.0 and ints[2 + 5] == -7

@@ -28,7 +28,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..jit import njit
+from ..jit import njit, view
 from ..math3d import quat_to_matrix
 
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING = range(5)
@@ -61,45 +61,45 @@ def work_views(wf, L):
     """The ``Work`` of an articulation of L links as views into the float buffer ``wf`` (``work_size``): one
     buffer passes to a kernel for the price of one array (robots/tree.py, "packed storage")."""
     o = 0
-    E = wf[o:o + 9 * L].reshape((L, 3, 3))
+    E = view(wf, o, (L, 3, 3))
     o += 9 * L
-    r = wf[o:o + 3 * L].reshape((L, 3))
+    r = view(wf, o, (L, 3))
     o += 3 * L
-    R_world = wf[o:o + 9 * L].reshape((L, 3, 3))
+    R_world = view(wf, o, (L, 3, 3))
     o += 9 * L
-    p_world = wf[o:o + 3 * L].reshape((L, 3))
+    p_world = view(wf, o, (L, 3))
     o += 3 * L
-    vel = wf[o:o + 6 * L].reshape((L, 6))
+    vel = view(wf, o, (L, 6))
     o += 6 * L
-    acc = wf[o:o + 6 * L].reshape((L, 6))
+    acc = view(wf, o, (L, 6))
     o += 6 * L
-    force = wf[o:o + 6 * L].reshape((L, 6))
+    force = view(wf, o, (L, 6))
     o += 6 * L
-    inertia = wf[o:o + 36 * L].reshape((L, 6, 6))
+    inertia = view(wf, o, (L, 6, 6))
     o += 36 * L
-    bias = wf[o:o + 6 * L].reshape((L, 6))
+    bias = view(wf, o, (L, 6))
     o += 6 * L
-    U = wf[o:o + 36 * L].reshape((L, 6, 6))
+    U = view(wf, o, (L, 6, 6))
     o += 36 * L
-    D_inv = wf[o:o + 36 * L].reshape((L, 6, 6))
+    D_inv = view(wf, o, (L, 6, 6))
     o += 36 * L
-    u = wf[o:o + 6 * L].reshape((L, 6))
+    u = view(wf, o, (L, 6))
     o += 6 * L
-    c = wf[o:o + 6 * L].reshape((L, 6))
+    c = view(wf, o, (L, 6))
     o += 6 * L
-    X = wf[o:o + 36].reshape((6, 6))
+    X = view(wf, o, (6, 6))
     o += 36
-    tmp = wf[o:o + 36].reshape((6, 6))
+    tmp = view(wf, o, (6, 6))
     o += 36
     tmp6 = wf[o:o + 6]
     o += 6
-    vecs = wf[o:o + 48].reshape((8, 6))
+    vecs = view(wf, o, (8, 6))
     o += 48
-    mat = wf[o:o + 36].reshape((6, 6))
+    mat = view(wf, o, (6, 6))
     o += 36
-    gauss = wf[o:o + 72].reshape((6, 12))
+    gauss = view(wf, o, (6, 12))
     o += 72
-    R3 = wf[o:o + 9].reshape((3, 3))
+    R3 = view(wf, o, (3, 3))
     o += 9
     return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, X, tmp, tmp6, vecs, mat,
                 gauss, R3, wf[o:o + 1])
@@ -226,7 +226,7 @@ def _inertia_to_parent_add(E, r, inertia, X, tmp, out):
             out[3 + a, 3 + b] += X[3 + a, 3 + b]
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def kinematics(tree, q, work):
     """The transforms of every link (module docstring) at joint positions ``q`` (nq,), into work.E, work.r, and
     the links' world poses work.R_world (L, 3, 3) (link → world), work.p_world (L, 3) [m]. Links are in
@@ -274,7 +274,7 @@ def kinematics(tree, q, work):
                                         + R_world[p, a, 2] * E[i, b, 2])
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def link_velocities(parent, v_start, nv_link, S, E, r, qd, vel):
     """vel (L, 6): each link's spatial velocity in its own frame, vᵢ = X vλ + Sᵢ q̇ᵢ (Featherstone Table 5.1),
     after ``kinematics``; S (nv, 6) the motion subspace columns, qd (nv,)."""
@@ -464,7 +464,7 @@ def _invert_small(A, k, W, out):
             out[a, b] = W[a, k + b]
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def aba(tree, work, armature, qd, tau, gravity, qdd):
     """Articulated-body forward dynamics (Featherstone Table 7.1): qdd (nv,) = M⁻¹ (τ − C q̇ − g), after
     ``kinematics``; ``armature`` (nv,) [kg m² or kg] is added to M's diagonal (rotor inertia, or h·damping for

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..jit import njit
+from ..jit import njit, view
 from .dynamics import Work, work_size, work_views
 from .tree import Tree, pack_tree, tree_views
 
@@ -49,9 +49,9 @@ def scratch_size(nq: int, nv: int) -> int:
 def scratch_views(cf, nq, nv):
     """The ``Scratch`` as views into its float buffer."""
     o = 4 * nv
-    k_q = cf[o:o + 4 * nq].reshape((4, nq))
+    k_q = view(cf, o, (4, nq))
     o += 4 * nq
-    k_v = cf[o:o + 4 * nv].reshape((4, nv))
+    k_v = view(cf, o, (4, nv))
     o += 4 * nv
     q_stage, qd_stage = cf[o:o + nq], cf[o + nq:o + nq + nv]
     o += nq + nv

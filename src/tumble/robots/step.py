@@ -50,7 +50,7 @@ from .forest import scratch_views, state_views
 from .tree import tree_views
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def joint_forces(tree, st, h, tau_total, armature):
     """tau_total (nv,) = τ + motors − damping q̇ and armature (nv,) = armature + h damping + the motors' implicit
     share (module docstring). A motor evaluated at the step's end state, τ_m = kp (q_t − q − h q̇⁺) + kd (q̇_t −
@@ -80,7 +80,7 @@ def joint_forces(tree, st, h, tau_total, armature):
             armature[d] = tree.armature[d] + h * tree.damping[d] + extra
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free):
     """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring); the
     kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0])."""
@@ -116,7 +116,7 @@ def q_rates(tree, q, qd, out):
                 out[k + 2] = r20 * qd[d] + r21 * qd[d + 1] + r22 * qd[d + 2]
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def _normalize_quaternions(tree, q):
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
@@ -127,7 +127,7 @@ def _normalize_quaternions(tree, q):
                 q[k + a] /= n
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def position_stage(tree, q, qd, h):
     """q ← q ⊕ h q̇ (semi-implicit Euler's position update): angles and slides add h q̇; a ball or free joint's
     orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length),
@@ -186,7 +186,7 @@ def rk4_stage(tree, st, work, gravity, h, sc):
     _normalize_quaternions(tree, st.q)
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def write_bodies(tree, work, q, qd, link_body, x, qb, v, w):
     """The links' World bodies at the joints' state: body COM x (n, 3) = p + R com, orientation qb (n, 4) of R
     (body axes are link axes), COM velocity v = R (v_o + ω × com) and ω = R ω_link, world frame. Its kinematics
@@ -225,7 +225,7 @@ def _unpack(buffers):
             scratch_views(scratch_f, nq, nv))
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def limits_in_reach(tree, q, qd, h):
     """Whether a revolute or prismatic coordinate with a position limit is within ``LIMIT_MARGIN`` of it, now or
     after h [s] at its current speed (the step then needs the contact stage's limit rows)."""
@@ -251,7 +251,7 @@ def any_limit_in_reach(buffers, h):
     return limits_in_reach(tree, st.q, st.qd, h)
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def _save(st, sc):
     for a in range(st.q.shape[0]):
         sc.q_saved[a] = st.q[a]
@@ -259,7 +259,7 @@ def _save(st, sc):
         sc.qd_saved[a] = st.qd[a]
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def _non_finite(st, sc, work):
     """The first velocity coordinate (or nv + the q entry) whose value went non-finite, with q and q̇ put back
     to the step's start (``_save``); −1 if all are finite."""
