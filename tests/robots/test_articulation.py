@@ -114,6 +114,26 @@ def test_joints_hold_by_construction():
         assert np.linalg.norm(hinge_from_parent - robot.link(f"l{i}").position) < 1e-14
 
 
+def test_one_kernel_step_is_semi_implicit_euler_on_the_forward_dynamics():
+    """A robot alone takes ``World.step``'s one-kernel path, from the second step on through the compiled entry
+    point it keeps (no dispatch): each step is q̇⁺ = q̇ + h q̈(q, q̇, τ), q⁺ = q + h q̇⁺ with q̈ from
+    ``forward_dynamics`` (compared with Pinocchio in test_pinocchio.py), to 1e-12 relative."""
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(chain(5, axis=(0.6, 0.8, 0.0)), position=(0, 0, 2))
+    robot.q = [0.4, -1.1, 0.7, 0.2, -0.3]
+    robot.qd = [0.5, 0.1, -0.8, 1.2, 0.3]
+    robot.tau = [0.2, -0.1, 0.05, 0.0, 0.1]
+    h = 1 / 240
+    for k in range(20):
+        q, qd = robot.q.copy(), robot.qd.copy()
+        qd_next = qd + h * robot.forward_dynamics(q, qd, robot.tau)
+        w.step(h)
+        assert np.abs(robot.qd - qd_next).max() <= 1e-12 * np.abs(qd_next).max()
+        assert np.abs(robot.q - (q + h * qd_next)).max() <= 1e-12 * np.abs(q).max()
+        if k == 0:
+            assert w._model.robots.free_step_entry is not None
+
+
 def test_mass_matrix_inverse_and_forward_dynamics_agree():
     """On a random branching tree (revolute, prismatic, spherical, fixed, continuous joints): M is symmetric
     positive definite, RNEA(q, q̇, ABA(q, q̇, τ)) = τ, and M q̈ + RNEA(q, q̇, 0) = τ, to 1e-10 relative."""

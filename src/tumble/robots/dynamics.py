@@ -19,7 +19,7 @@ The kernels take the tree's arrays (``tree.Tree``) and a ``Work`` of preallocate
 step allocates nothing: ``kinematics`` (the transforms, world poses and link velocities), ``rnea``
 (inverse dynamics, Table 5.1), ``crba`` (the joint-space mass matrix, Table 6.2), ``ltdl_factor`` /
 ``ltdl_solve`` (its sparse factorization H = Lᵀ D L over the expanded parent array, Tables 6.3 and 6.4) and
-``aba`` (forward dynamics, Table 7.1).
+``aba`` (forward dynamics, Table 7.1), which needs only the links' ``transforms``.
 """
 
 from __future__ import annotations
@@ -40,20 +40,22 @@ NV = (0, 1, 1, 3, 6)
 """Sizes of q̇ per joint code."""
 
 Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force", "inertia", "bias",
-                           "U", "D_inv", "u", "c", "X", "tmp", "tmp6", "vecs", "mat", "gauss", "R3", "flags"])
+                           "U", "D_inv", "u", "c", "tmp", "tmp6", "vecs", "mat", "gauss", "R3", "flags",
+                           "seen"])
 """Scratch rows of one articulation of L links and nv velocities (``new_work``): E (L, 3, 3), r (L, 3) the
 link-from-parent transforms; R_world (L, 3, 3) (link → world) and p_world (L, 3) [m] the links' world poses;
 vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces in their own
 frames; inertia (L, 6, 6) composite or articulated inertias; bias (L, 6) articulated bias forces; U (L, 6, 6),
-D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms; c (L, 6) velocity-product accelerations; X (6, 6),
+D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms; c (L, 6) velocity-product accelerations;
 tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own scratch (they
 allocate nothing); flags (1,): 1.0 while E, r, R_world, p_world hold the kinematics of the current q (robots/
-step.py reuses them)."""
+step.py reuses them); seen (L,): 1.0 where the ABA's backward pass has begun a link's articulated inertia
+(``aba``)."""
 
 
 def work_size(links: int) -> int:
     """Floats in the buffer of a ``Work`` for ``links`` links (``work_views``)."""
-    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 36 + 6 + 48 + 36 + 72 + 9 + 1
+    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6 + 1) + 36 + 6 + 48 + 36 + 72 + 9 + 1
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -87,8 +89,6 @@ def work_views(wf, L):
     o += 6 * L
     c = view(wf, o, (L, 6))
     o += 6 * L
-    X = view(wf, o, (6, 6))
-    o += 36
     tmp = view(wf, o, (6, 6))
     o += 36
     tmp6 = wf[o:o + 6]
@@ -101,8 +101,10 @@ def work_views(wf, L):
     o += 72
     R3 = view(wf, o, (3, 3))
     o += 9
-    return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, X, tmp, tmp6, vecs, mat,
-                gauss, R3, wf[o:o + 1])
+    flags = wf[o:o + 1]
+    o += 1
+    return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, tmp, tmp6, vecs, mat,
+                gauss, R3, flags, wf[o:o + L])
 
 
 def new_work(links: int) -> Work:
@@ -137,6 +139,17 @@ def _motion_to_child(E, r, m, out):
     for a in range(3):
         out[a] = E[a, 0] * wx + E[a, 1] * wy + E[a, 2] * wz
         out[3 + a] = E[a, 0] * vx + E[a, 1] * vy + E[a, 2] * vz
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _motion_to_child_t(E, r, m0, m1, m2, m3, m4, m5):
+    """``_motion_to_child`` of the motion (m0 … m5), returned as a 6-tuple."""
+    vx = m3 - (r[1] * m2 - r[2] * m1)
+    vy = m4 - (r[2] * m0 - r[0] * m2)
+    vz = m5 - (r[0] * m1 - r[1] * m0)
+    return (E[0, 0] * m0 + E[0, 1] * m1 + E[0, 2] * m2, E[1, 0] * m0 + E[1, 1] * m1 + E[1, 2] * m2,
+            E[2, 0] * m0 + E[2, 1] * m1 + E[2, 2] * m2, E[0, 0] * vx + E[0, 1] * vy + E[0, 2] * vz,
+            E[1, 0] * vx + E[1, 1] * vy + E[1, 2] * vz, E[2, 0] * vx + E[2, 1] * vy + E[2, 2] * vz)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -179,64 +192,144 @@ def _cross_force_add(v, f, out):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _inertia_to_parent_add(E, r, inertia, X, tmp, out):
-    """out += Xᵀ I X (6, 6): a link's inertia about its origin, carried to its parent's frame (Featherstone
-    (2.66)), by blocks: with I = [[A, B], [Bᵀ, M]] rotated into the parent's axes (A₁ = Eᵀ A E, …) and
-    r× the cross-product matrix of r,
-        A' = A₁ − B₁ r× + r× B₁ᵀ − r× M₁ r×,   B' = B₁ + r× M₁,   M' = M₁
-    (about 260 multiplications instead of the 432 of two dense 6 × 6 products). X (6, 6) is scratch for the
-    rotated blocks, tmp (6, 6) for the products."""
-    # rotated blocks: X[0:3, 0:3] = A₁, X[0:3, 3:6] = B₁, X[3:6, 3:6] = M₁ (tmp[0:3, 0:3] holds I E)
-    for blk in range(3):
-        a0 = 0 if blk < 2 else 3
-        b0 = 0 if blk == 0 else 3
-        for a in range(3):
-            for b in range(3):
-                tmp[a, b] = (inertia[a0 + a, b0] * E[0, b] + inertia[a0 + a, b0 + 1] * E[1, b]
-                             + inertia[a0 + a, b0 + 2] * E[2, b])
-        for a in range(3):
-            for b in range(3):
-                X[a0 + a, b0 + b] = E[0, a] * tmp[0, b] + E[1, a] * tmp[1, b] + E[2, a] * tmp[2, b]
-    r0, r1, r2 = r[0], r[1], r[2]
-    # D = r× M₁ (tmp[3:6, 0:3]) and C = B₁ r× (tmp[0:3, 3:6])
-    for b in range(3):
-        m0, m1, m2 = X[3, 3 + b], X[4, 3 + b], X[5, 3 + b]
-        tmp[3, b] = r1 * m2 - r2 * m1
-        tmp[4, b] = r2 * m0 - r0 * m2
-        tmp[5, b] = r0 * m1 - r1 * m0
-    for a in range(3):
-        b0_, b1_, b2_ = X[a, 3], X[a, 4], X[a, 5]
-        # row a of B₁ times r×: (B₁ r×)[a, :] = −(r × B₁[a, :]) componentwise as rows
-        tmp[a, 3] = b1_ * r2 - b2_ * r1
-        tmp[a, 4] = b2_ * r0 - b0_ * r2
-        tmp[a, 5] = b0_ * r1 - b1_ * r0
-    for a in range(3):
-        for b in range(3):
-            # (D r×)[a, b] = Σ_k D[a, k] r×[k, b]
-            if b == 0:
-                drx = tmp[3 + a, 1] * r2 - tmp[3 + a, 2] * r1
-            elif b == 1:
-                drx = tmp[3 + a, 2] * r0 - tmp[3 + a, 0] * r2
-            else:
-                drx = tmp[3 + a, 0] * r1 - tmp[3 + a, 1] * r0
-            out[a, b] += X[a, b] - tmp[a, 3 + b] - tmp[b, 3 + a] - drx
-            bb = X[a, 3 + b] + tmp[3 + a, b]
-            out[a, 3 + b] += bb
-            out[3 + b, a] += bb
-            out[3 + a, 3 + b] += X[3 + a, 3 + b]
+def _rotate_symmetric(E, s00, s01, s02, s11, s12, s22):
+    """The upper triangle of Eᵀ S E for a symmetric S (3, 3) given by its upper triangle."""
+    # T = S E, then (Eᵀ T)[a, b] = Σ_k E[k, a] T[k, b]
+    t00 = s00 * E[0, 0] + s01 * E[1, 0] + s02 * E[2, 0]
+    t01 = s00 * E[0, 1] + s01 * E[1, 1] + s02 * E[2, 1]
+    t02 = s00 * E[0, 2] + s01 * E[1, 2] + s02 * E[2, 2]
+    t10 = s01 * E[0, 0] + s11 * E[1, 0] + s12 * E[2, 0]
+    t11 = s01 * E[0, 1] + s11 * E[1, 1] + s12 * E[2, 1]
+    t12 = s01 * E[0, 2] + s11 * E[1, 2] + s12 * E[2, 2]
+    t20 = s02 * E[0, 0] + s12 * E[1, 0] + s22 * E[2, 0]
+    t21 = s02 * E[0, 1] + s12 * E[1, 1] + s22 * E[2, 1]
+    t22 = s02 * E[0, 2] + s12 * E[1, 2] + s22 * E[2, 2]
+    return (E[0, 0] * t00 + E[1, 0] * t10 + E[2, 0] * t20,
+            E[0, 0] * t01 + E[1, 0] * t11 + E[2, 0] * t21,
+            E[0, 0] * t02 + E[1, 0] * t12 + E[2, 0] * t22,
+            E[0, 1] * t01 + E[1, 1] * t11 + E[2, 1] * t21,
+            E[0, 1] * t02 + E[1, 1] * t12 + E[2, 1] * t22,
+            E[0, 2] * t02 + E[1, 2] * t12 + E[2, 2] * t22)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def kinematics(tree, q, work):
-    """The transforms of every link (module docstring) at joint positions ``q`` (nq,), into work.E, work.r, and
-    the links' world poses work.R_world (L, 3, 3) (link → world), work.p_world (L, 3) [m]. Links are in
-    topological order (a parent before its children); link i's joint places it in parent[i]'s frame (−1: the
-    world) by the fixed origin (origin_R (L, 3, 3) joint → parent, origin_p (L, 3) [m]) and then the joint's
-    own motion."""
-    parent, jtype, axis, origin_R, origin_p, q_start = (tree.parent, tree.jtype, tree.axis, tree.origin_R,
-                                                        tree.origin_p, tree.q_start)
-    E, r, R_world, p_world, Rj = work.E, work.r, work.R_world, work.p_world, work.R3
-    for i in range(parent.shape[0]):
+def _symmetric_to_parent(E, r, a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22,
+                         m00, m01, m02, m11, m12, m22, base, out):
+    """out (6, 6) = base + Xᵀ I X (``base`` may be ``out``): a symmetric inertia I = [[A, B], [Bᵀ, M]] about a
+    link's origin (A, M by their upper triangles, B whole), carried to its parent's frame (Featherstone (2.66))
+    by blocks: with A₁ = Eᵀ A E, B₁ = Eᵀ B E, M₁ = Eᵀ M E and r× the cross-product matrix of r,
+        A' = A₁ − B₁ r× + r× B₁ᵀ − r× M₁ r×,   B' = B₁ + r× M₁,   M' = M₁
+    in local variables, using the symmetry of A and M (about 200 multiplications instead of the 432 of two
+    dense 6 × 6 products; no scratch rows, which the compiler would have to reload after every store)."""
+    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, a00, a01, a02, a11, a12, a22)
+    M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, m00, m01, m02, m11, m12, m22)
+    # B₁ = Eᵀ (B E)
+    t00 = b00 * E[0, 0] + b01 * E[1, 0] + b02 * E[2, 0]
+    t01 = b00 * E[0, 1] + b01 * E[1, 1] + b02 * E[2, 1]
+    t02 = b00 * E[0, 2] + b01 * E[1, 2] + b02 * E[2, 2]
+    t10 = b10 * E[0, 0] + b11 * E[1, 0] + b12 * E[2, 0]
+    t11 = b10 * E[0, 1] + b11 * E[1, 1] + b12 * E[2, 1]
+    t12 = b10 * E[0, 2] + b11 * E[1, 2] + b12 * E[2, 2]
+    t20 = b20 * E[0, 0] + b21 * E[1, 0] + b22 * E[2, 0]
+    t21 = b20 * E[0, 1] + b21 * E[1, 1] + b22 * E[2, 1]
+    t22 = b20 * E[0, 2] + b21 * E[1, 2] + b22 * E[2, 2]
+    B00 = E[0, 0] * t00 + E[1, 0] * t10 + E[2, 0] * t20
+    B01 = E[0, 0] * t01 + E[1, 0] * t11 + E[2, 0] * t21
+    B02 = E[0, 0] * t02 + E[1, 0] * t12 + E[2, 0] * t22
+    B10 = E[0, 1] * t00 + E[1, 1] * t10 + E[2, 1] * t20
+    B11 = E[0, 1] * t01 + E[1, 1] * t11 + E[2, 1] * t21
+    B12 = E[0, 1] * t02 + E[1, 1] * t12 + E[2, 1] * t22
+    B20 = E[0, 2] * t00 + E[1, 2] * t10 + E[2, 2] * t20
+    B21 = E[0, 2] * t01 + E[1, 2] * t11 + E[2, 2] * t21
+    B22 = E[0, 2] * t02 + E[1, 2] * t12 + E[2, 2] * t22
+    r0, r1, r2 = r[0], r[1], r[2]
+    # D = r× M₁ (column b is r × M₁[:, b])
+    D00 = r1 * M02 - r2 * M01
+    D10 = r2 * M00 - r0 * M02
+    D20 = r0 * M01 - r1 * M00
+    D01 = r1 * M12 - r2 * M11
+    D11 = r2 * M01 - r0 * M12
+    D21 = r0 * M11 - r1 * M01
+    D02 = r1 * M22 - r2 * M12
+    D12 = r2 * M02 - r0 * M22
+    D22 = r0 * M12 - r1 * M02
+    # C = B₁ r× (row a is −(r × B₁[a, :]) written as a row)
+    C00 = B01 * r2 - B02 * r1
+    C01 = B02 * r0 - B00 * r2
+    C02 = B00 * r1 - B01 * r0
+    C10 = B11 * r2 - B12 * r1
+    C11 = B12 * r0 - B10 * r2
+    C12 = B10 * r1 - B11 * r0
+    C20 = B21 * r2 - B22 * r1
+    C21 = B22 * r0 - B20 * r2
+    C22 = B20 * r1 - B21 * r0
+    # A' = A₁ − C − Cᵀ − D r× (upper triangle; D r× = r× M₁ r× is symmetric)
+    P00 = A00 - 2.0 * C00 - (D01 * r2 - D02 * r1)
+    P01 = A01 - C01 - C10 - (D02 * r0 - D00 * r2)
+    P02 = A02 - C02 - C20 - (D00 * r1 - D01 * r0)
+    P11 = A11 - 2.0 * C11 - (D12 * r0 - D10 * r2)
+    P12 = A12 - C12 - C21 - (D10 * r1 - D11 * r0)
+    P22 = A22 - 2.0 * C22 - (D20 * r1 - D21 * r0)
+    out[0, 0] = base[0, 0] + P00
+    out[1, 1] = base[1, 1] + P11
+    out[2, 2] = base[2, 2] + P22
+    out[0, 1] = base[0, 1] + P01
+    out[1, 0] = base[1, 0] + P01
+    out[0, 2] = base[0, 2] + P02
+    out[2, 0] = base[2, 0] + P02
+    out[1, 2] = base[1, 2] + P12
+    out[2, 1] = base[2, 1] + P12
+    Q00, Q01, Q02 = B00 + D00, B01 + D01, B02 + D02
+    Q10, Q11, Q12 = B10 + D10, B11 + D11, B12 + D12
+    Q20, Q21, Q22 = B20 + D20, B21 + D21, B22 + D22
+    out[0, 3] = base[0, 3] + Q00
+    out[0, 4] = base[0, 4] + Q01
+    out[0, 5] = base[0, 5] + Q02
+    out[1, 3] = base[1, 3] + Q10
+    out[1, 4] = base[1, 4] + Q11
+    out[1, 5] = base[1, 5] + Q12
+    out[2, 3] = base[2, 3] + Q20
+    out[2, 4] = base[2, 4] + Q21
+    out[2, 5] = base[2, 5] + Q22
+    out[3, 0] = base[3, 0] + Q00
+    out[4, 0] = base[4, 0] + Q01
+    out[5, 0] = base[5, 0] + Q02
+    out[3, 1] = base[3, 1] + Q10
+    out[4, 1] = base[4, 1] + Q11
+    out[5, 1] = base[5, 1] + Q12
+    out[3, 2] = base[3, 2] + Q20
+    out[4, 2] = base[4, 2] + Q21
+    out[5, 2] = base[5, 2] + Q22
+    out[3, 3] = base[3, 3] + M00
+    out[4, 4] = base[4, 4] + M11
+    out[5, 5] = base[5, 5] + M22
+    out[3, 4] = base[3, 4] + M01
+    out[4, 3] = base[4, 3] + M01
+    out[3, 5] = base[3, 5] + M02
+    out[5, 3] = base[5, 3] + M02
+    out[4, 5] = base[4, 5] + M12
+    out[5, 4] = base[5, 4] + M12
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _inertia_to_parent(E, r, inertia, base, out):
+    """out (6, 6) = base + Xᵀ I X for a symmetric ``inertia`` (6, 6) about a link's origin (its upper triangle is
+    read; ``_symmetric_to_parent``)."""
+    I = inertia
+    _symmetric_to_parent(E, r, I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2],
+                             I[0, 3], I[0, 4], I[0, 5], I[1, 3], I[1, 4], I[1, 5], I[2, 3], I[2, 4], I[2, 5],
+                             I[3, 3], I[3, 4], I[3, 5], I[4, 4], I[4, 5], I[5, 5], base, out)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def transforms(tree, q, work):
+    """The transforms of every link (module docstring) at joint positions ``q`` (nq,), into work.E, work.r: link
+    i's joint places it in parent[i]'s frame (−1: the world) by the fixed origin (origin_R (L, 3, 3) joint →
+    parent, origin_p (L, 3) [m]) and then the joint's own motion. All the ABA needs (``kinematics`` adds the
+    world poses)."""
+    jtype, axis, origin_R, origin_p, q_start = tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start
+    E, r, Rj = work.E, work.r, work.R3
+    for i in range(jtype.shape[0]):
         k = q_start[i]
         t0 = 0.0
         t1 = 0.0
@@ -259,6 +352,16 @@ def kinematics(tree, q, work):
             r[i, a] = origin_p[i, a] + Ro[a, 0] * t0 + Ro[a, 1] * t1 + Ro[a, 2] * t2
             for b in range(3):
                 E[i, b, a] = Ro[a, 0] * Rj[0, b] + Ro[a, 1] * Rj[1, b] + Ro[a, 2] * Rj[2, b]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def kinematics(tree, q, work):
+    """``transforms`` at joint positions ``q`` (nq,) (work.E, work.r) and the links' world poses work.R_world
+    (L, 3, 3) (link → world), work.p_world (L, 3) [m]. Links are in topological order (a parent before its
+    children)."""
+    transforms(tree, q, work)
+    parent, E, r, R_world, p_world = tree.parent, work.E, work.r, work.R_world, work.p_world
+    for i in range(parent.shape[0]):
         p = parent[i]
         if p < 0:
             for a in range(3):
@@ -357,7 +460,7 @@ def crba(tree, work, M):
     after ``kinematics``; ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows are the scratch)."""
     parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
                                                     tree.spatial_inertia)
-    E, r, composite, X, tmp = work.E, work.r, work.inertia, work.X, work.tmp
+    E, r, composite = work.E, work.r, work.inertia
     L = parent.shape[0]
     M[:, :] = 0.0
     for i in range(L):
@@ -367,7 +470,7 @@ def crba(tree, work, M):
     for i in range(L - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            _inertia_to_parent_add(E[i], r[i], composite[i], X, tmp, composite[p])
+            _inertia_to_parent(E[i], r[i], composite[i], composite[p], composite[p])
     f, g = work.vecs[0], work.vecs[1]
     for i in range(L):
         for j in range(nv_link[i]):
@@ -472,70 +575,105 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
     parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
                                                     tree.spatial_inertia)
     E, r, vel, acc, c, IA, pA = work.E, work.r, work.vel, work.acc, work.c, work.inertia, work.bias
-    U, D_inv, u, X, tmp = work.U, work.D_inv, work.u, work.X, work.tmp
+    U, D_inv, u, tmp, seen = work.U, work.D_inv, work.u, work.tmp, work.seen
     L = parent.shape[0]
-    vj, tmp6, pa, Du, a0 = work.vecs[0], work.vecs[1], work.vecs[2], work.vecs[3], work.vecs[4]
+    vj, pa, Du = work.vecs[0], work.vecs[2], work.vecs[3]
     Ia = work.mat
+    # pass 1: velocities vᵢ = X vλ + Sᵢ q̇ᵢ, cᵢ = vᵢ × Sᵢ q̇ᵢ, bias forces pᵢ = vᵢ ×* Iᵢ vᵢ (local variables: the
+    # rows are views of one buffer, so every store would make the compiler reload what it had read)
     for i in range(L):
         p = parent[i]
-        for a in range(6):
-            vj[a] = 0.0
+        seen[i] = 0.0   # IA[i] is begun by the first child the backward pass carries to it (Iᵢ + its share)
+        j0 = j1 = j2 = j3 = j4 = j5 = 0.0
         for j in range(nv_link[i]):
             d = v_start[i] + j
-            for a in range(6):
-                vj[a] += S[d, a] * qd[d]
+            qj = qd[d]
+            j0 += S[d, 0] * qj
+            j1 += S[d, 1] * qj
+            j2 += S[d, 2] * qj
+            j3 += S[d, 3] * qj
+            j4 += S[d, 4] * qj
+            j5 += S[d, 5] * qj
         if p < 0:
-            for a in range(6):
-                vel[i, a] = vj[a]
+            v0, v1, v2, v3, v4, v5 = j0, j1, j2, j3, j4, j5
         else:
-            _motion_to_child(E[i], r[i], vel[p], vel[i])
-            for a in range(6):
-                vel[i, a] += vj[a]
-        _cross_motion(vel[i], vj, c[i])
-        for a in range(6):
-            for b in range(6):
-                IA[i, a, b] = spatial_inertia[i, a, b]
+            v0, v1, v2, v3, v4, v5 = _motion_to_child_t(E[i], r[i], vel[p, 0], vel[p, 1], vel[p, 2], vel[p, 3],
+                                                        vel[p, 4], vel[p, 5])
+            v0, v1, v2, v3, v4, v5 = v0 + j0, v1 + j1, v2 + j2, v3 + j3, v4 + j4, v5 + j5
+        vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5] = v0, v1, v2, v3, v4, v5
+        # c = v ×ₘ vj (Featherstone (2.31))
+        c[i, 0] = v1 * j2 - v2 * j1
+        c[i, 1] = v2 * j0 - v0 * j2
+        c[i, 2] = v0 * j1 - v1 * j0
+        c[i, 3] = v1 * j5 - v2 * j4 + v4 * j2 - v5 * j1
+        c[i, 4] = v2 * j3 - v0 * j5 + v5 * j0 - v3 * j2
+        c[i, 5] = v0 * j4 - v1 * j3 + v3 * j1 - v4 * j0
         Ii = spatial_inertia[i]
-        for a in range(6):
-            s = 0.0
-            for b in range(6):
-                s += Ii[a, b] * vel[i, b]
-            tmp6[a] = s
-            pA[i, a] = 0.0
-        _cross_force_add(vel[i], tmp6, pA[i])
+        f0 = Ii[0, 0] * v0 + Ii[0, 1] * v1 + Ii[0, 2] * v2 + Ii[0, 3] * v3 + Ii[0, 4] * v4 + Ii[0, 5] * v5
+        f1 = Ii[1, 0] * v0 + Ii[1, 1] * v1 + Ii[1, 2] * v2 + Ii[1, 3] * v3 + Ii[1, 4] * v4 + Ii[1, 5] * v5
+        f2 = Ii[2, 0] * v0 + Ii[2, 1] * v1 + Ii[2, 2] * v2 + Ii[2, 3] * v3 + Ii[2, 4] * v4 + Ii[2, 5] * v5
+        f3 = Ii[3, 0] * v0 + Ii[3, 1] * v1 + Ii[3, 2] * v2 + Ii[3, 3] * v3 + Ii[3, 4] * v4 + Ii[3, 5] * v5
+        f4 = Ii[4, 0] * v0 + Ii[4, 1] * v1 + Ii[4, 2] * v2 + Ii[4, 3] * v3 + Ii[4, 4] * v4 + Ii[4, 5] * v5
+        f5 = Ii[5, 0] * v0 + Ii[5, 1] * v1 + Ii[5, 2] * v2 + Ii[5, 3] * v3 + Ii[5, 4] * v4 + Ii[5, 5] * v5
+        # p = v ×* f (Featherstone (2.32))
+        pA[i, 0] = v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4
+        pA[i, 1] = v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5
+        pA[i, 2] = v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3
+        pA[i, 3] = v1 * f5 - v2 * f4
+        pA[i, 4] = v2 * f3 - v0 * f5
+        pA[i, 5] = v0 * f4 - v1 * f3
     for i in range(L - 1, -1, -1):
         k = nv_link[i]
         p = parent[i]
         if k == 1:
             # one degree of freedom (revolute, prismatic): S is one half of a 6-vector, (axis, 0) or (0, axis);
-            # the general block below with k = 1, its zero half and Ia's symmetry skipped
+            # the general block below with k = 1, its zero half and Ia's symmetry skipped, Ia in local variables
             s0 = v_start[i]
             sv = S[s0]
             o = 3 if sv[0] == 0.0 and sv[1] == 0.0 and sv[2] == 0.0 else 0
             e0, e1, e2 = sv[o], sv[o + 1], sv[o + 2]
-            for a in range(6):
-                U[i, a, 0] = IA[i, a, o] * e0 + IA[i, a, o + 1] * e1 + IA[i, a, o + 2] * e2
-            dinv = 1.0 / (e0 * U[i, o, 0] + e1 * U[i, o + 1, 0] + e2 * U[i, o + 2, 0] + armature[s0])
+            Ii = IA[i] if seen[i] != 0.0 else spatial_inertia[i]
+            U0 = Ii[0, o] * e0 + Ii[0, o + 1] * e1 + Ii[0, o + 2] * e2
+            U1 = Ii[1, o] * e0 + Ii[1, o + 1] * e1 + Ii[1, o + 2] * e2
+            U2 = Ii[2, o] * e0 + Ii[2, o + 1] * e1 + Ii[2, o + 2] * e2
+            U3 = Ii[3, o] * e0 + Ii[3, o + 1] * e1 + Ii[3, o + 2] * e2
+            U4 = Ii[4, o] * e0 + Ii[4, o + 1] * e1 + Ii[4, o + 2] * e2
+            U5 = Ii[5, o] * e0 + Ii[5, o + 1] * e1 + Ii[5, o + 2] * e2
+            U[i, 0, 0], U[i, 1, 0], U[i, 2, 0], U[i, 3, 0], U[i, 4, 0], U[i, 5, 0] = U0, U1, U2, U3, U4, U5
+            if o == 0:
+                dinv = 1.0 / (e0 * U0 + e1 * U1 + e2 * U2 + armature[s0])
+            else:
+                dinv = 1.0 / (e0 * U3 + e1 * U4 + e2 * U5 + armature[s0])
             D_inv[i, 0, 0] = dinv
             uu = tau[s0] - (e0 * pA[i, o] + e1 * pA[i, o + 1] + e2 * pA[i, o + 2])
             u[i, 0] = uu
             if p < 0:
                 continue
-            for a in range(6):
-                ua = U[i, a, 0] * dinv
-                for b in range(a, 6):
-                    value = IA[i, a, b] - ua * U[i, b, 0]
-                    Ia[a, b] = value
-                    Ia[b, a] = value
+            # Ia = IA − U D⁻¹ Uᵀ (blocks A, B, M of ``_symmetric_to_parent``) in local variables
+            w0, w1, w2, w3, w4, w5 = U0 * dinv, U1 * dinv, U2 * dinv, U3 * dinv, U4 * dinv, U5 * dinv
+            a00, a01, a02 = Ii[0, 0] - w0 * U0, Ii[0, 1] - w0 * U1, Ii[0, 2] - w0 * U2
+            a11, a12, a22 = Ii[1, 1] - w1 * U1, Ii[1, 2] - w1 * U2, Ii[2, 2] - w2 * U2
+            b00, b01, b02 = Ii[0, 3] - w0 * U3, Ii[0, 4] - w0 * U4, Ii[0, 5] - w0 * U5
+            b10, b11, b12 = Ii[1, 3] - w1 * U3, Ii[1, 4] - w1 * U4, Ii[1, 5] - w1 * U5
+            b20, b21, b22 = Ii[2, 3] - w2 * U3, Ii[2, 4] - w2 * U4, Ii[2, 5] - w2 * U5
+            m00, m01, m02 = Ii[3, 3] - w3 * U3, Ii[3, 4] - w3 * U4, Ii[3, 5] - w3 * U5
+            m11, m12, m22 = Ii[4, 4] - w4 * U4, Ii[4, 5] - w4 * U5, Ii[5, 5] - w5 * U5
+            # pa = pA + Ia c + U D⁻¹ u
             ud = uu * dinv
-            for a in range(6):
-                acc_a = pA[i, a] + U[i, a, 0] * ud
-                for b in range(6):
-                    acc_a += Ia[a, b] * c[i, b]
-                pa[a] = acc_a
-            _inertia_to_parent_add(E[i], r[i], Ia, X, tmp, IA[p])
+            c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
+            pa[0] = pA[i, 0] + U0 * ud + a00 * c0 + a01 * c1 + a02 * c2 + b00 * c3 + b01 * c4 + b02 * c5
+            pa[1] = pA[i, 1] + U1 * ud + a01 * c0 + a11 * c1 + a12 * c2 + b10 * c3 + b11 * c4 + b12 * c5
+            pa[2] = pA[i, 2] + U2 * ud + a02 * c0 + a12 * c1 + a22 * c2 + b20 * c3 + b21 * c4 + b22 * c5
+            pa[3] = pA[i, 3] + U3 * ud + b00 * c0 + b10 * c1 + b20 * c2 + m00 * c3 + m01 * c4 + m02 * c5
+            pa[4] = pA[i, 4] + U4 * ud + b01 * c0 + b11 * c1 + b21 * c2 + m01 * c3 + m11 * c4 + m12 * c5
+            pa[5] = pA[i, 5] + U5 * ud + b02 * c0 + b12 * c1 + b22 * c2 + m02 * c3 + m12 * c4 + m22 * c5
+            _symmetric_to_parent(E[i], r[i], a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21,
+                                 b22, m00, m01, m02, m11, m12, m22, IA[p] if seen[p] != 0.0 else spatial_inertia[p],
+                                 IA[p])
+            seen[p] = 1.0
             _force_to_parent_add(E[i], r[i], pa, pA[p])
             continue
+        Ii = IA[i] if seen[i] != 0.0 else spatial_inertia[i]
         if k > 0:
             s0 = v_start[i]
             # U = IA S (6 × k), D = Sᵀ U + armature, u = τ − Sᵀ pA
@@ -543,7 +681,7 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
                 for a in range(6):
                     s = 0.0
                     for b in range(6):
-                        s += IA[i, a, b] * S[s0 + j, b]
+                        s += Ii[a, b] * S[s0 + j, b]
                     U[i, a, j] = s
             for j in range(k):
                 for jj in range(k):
@@ -562,7 +700,7 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
         # Ia = IA − U D⁻¹ Uᵀ ; pa = pA + Ia c + U D⁻¹ u
         for a in range(6):
             for b in range(6):
-                Ia[a, b] = IA[i, a, b]
+                Ia[a, b] = Ii[a, b]
         if k > 0:
             for a in range(6):
                 for j in range(k):
@@ -591,30 +729,31 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
                 for j in range(k):
                     s += U[i, a, j] * Du[j]
                 pa[a] += s
-        _inertia_to_parent_add(E[i], r[i], Ia, X, tmp, IA[p])
+        _inertia_to_parent(E[i], r[i], Ia, IA[p] if seen[p] != 0.0 else spatial_inertia[p], IA[p])
+        seen[p] = 1.0
         _force_to_parent_add(E[i], r[i], pa, pA[p])
-    a0[:] = 0.0
-    a0[3], a0[4], a0[5] = -gravity[0], -gravity[1], -gravity[2]
+    # pass 3: aᵢ = X aλ + cᵢ (the world's a₀ = −g), q̈ᵢ = D⁻¹ (uᵢ − Uᵢᵀ aᵢ), aᵢ += Sᵢ q̈ᵢ
     for i in range(L):
         p = parent[i]
         if p < 0:
-            _motion_to_child(E[i], r[i], a0, acc[i])
+            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(E[i], r[i], 0.0, 0.0, 0.0, -gravity[0], -gravity[1],
+                                                        -gravity[2])
         else:
-            _motion_to_child(E[i], r[i], acc[p], acc[i])
-        for a in range(6):
-            acc[i, a] += c[i, a]
+            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(E[i], r[i], acc[p, 0], acc[p, 1], acc[p, 2], acc[p, 3],
+                                                        acc[p, 4], acc[p, 5])
+        a0, a1, a2, a3, a4, a5 = a0 + c[i, 0], a1 + c[i, 1], a2 + c[i, 2], a3 + c[i, 3], a4 + c[i, 4], a5 + c[i, 5]
         k = nv_link[i]
-        if k == 0:
+        if k == 1:
+            s0 = v_start[i]
+            qq = D_inv[i, 0, 0] * (u[i, 0] - (U[i, 0, 0] * a0 + U[i, 1, 0] * a1 + U[i, 2, 0] * a2
+                                              + U[i, 3, 0] * a3 + U[i, 4, 0] * a4 + U[i, 5, 0] * a5))
+            qdd[s0] = qq
+            a0, a1, a2 = a0 + S[s0, 0] * qq, a1 + S[s0, 1] * qq, a2 + S[s0, 2] * qq
+            a3, a4, a5 = a3 + S[s0, 3] * qq, a4 + S[s0, 4] * qq, a5 + S[s0, 5] * qq
+        acc[i, 0], acc[i, 1], acc[i, 2], acc[i, 3], acc[i, 4], acc[i, 5] = a0, a1, a2, a3, a4, a5
+        if k <= 1:
             continue
         s0 = v_start[i]
-        if k == 1:
-            s = u[i, 0]
-            for a in range(6):
-                s -= U[i, a, 0] * acc[i, a]
-            qdd[s0] = D_inv[i, 0, 0] * s
-            for a in range(6):
-                acc[i, a] += S[s0, a] * qdd[s0]
-            continue
         for j in range(k):
             s = u[i, j]
             for a in range(6):

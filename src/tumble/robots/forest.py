@@ -98,6 +98,7 @@ class Forest:
         self._body_link: np.ndarray | None = None
         self.alone = False
         self.joint_friction = False
+        self.free_step_entry: Any = None
         self.kept_pairs = np.zeros(0, dtype=np.int64)
         """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
         ``hide_link_pairs``); ``hidden`` of them."""
@@ -189,8 +190,11 @@ class Forest:
         self.joint_friction = bool(np.any(self.tree.friction > 0.0))
         """Some joint has dry friction: every step takes the contact stage (its friction rows)."""
         self.alone = len(self.robots) == 1 and excluded.shape[0] == (self.link_bodies.shape[0] * (
-            self.link_bodies.shape[0] - 1)) // 2
-        """One robot whose links never collide with each other: with no other body, nothing can touch."""
+            self.link_bodies.shape[0] - 1)) // 2 and not self.joint_friction
+        """One robot whose links never collide with each other and whose joints have no dry friction: with no other
+        body, a step needs no contact stage (``World.step``'s one-kernel path)."""
+        self.free_step_entry = None
+        """``free_step``'s compiled entry point for this forest's argument types, once the first call found it."""
         self.rows = None
         n = self.nv
         self.M = np.zeros((n, n))

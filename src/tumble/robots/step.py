@@ -44,6 +44,7 @@ from .dynamics import (
     link_velocities,
     ltdl_factor,
     ltdl_solve,
+    transforms,
     work_views,
 )
 from .forest import scratch_views, state_views
@@ -81,11 +82,15 @@ def joint_forces(tree, st, h, tau_total, armature):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free):
+def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free, poses):
     """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring); the
-    kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0])."""
+    kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0]), else computed: with the
+    links' world poses if ``poses`` (the contact stage's Jacobians need them), else only the transforms."""
     if work.flags[0] != 1.0:
-        kinematics(tree, st.q, work)
+        if poses:
+            kinematics(tree, st.q, work)
+        else:
+            transforms(tree, st.q, work)
     joint_forces(tree, st, h, tau_total, armature)
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
@@ -172,7 +177,7 @@ def rk4_stage(tree, st, work, gravity, h, sc):
             st.q[a] = q_stage[a]
         for a in range(nv):
             st.qd[a] = qd_stage[a]
-        kinematics(tree, st.q, work)
+        transforms(tree, st.q, work)
         joint_forces(tree, st, 0.0, tau_total, armature)
         aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
         for a in range(nv):
@@ -309,7 +314,7 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     if rk4:
         rk4_stage(tree, st, work, gravity, h, sc)
     else:
-        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
+        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, False)
         for d in range(st.qd.shape[0]):
             st.qd[d] = sc.qd_free[d]
         position_stage(tree, st.q, st.qd, h)
@@ -417,7 +422,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats) = rows
     tree, _, st, work, sc = _unpack(buffers)
-    velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free)
+    velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
     qd_free, armature = sc.qd_free, sc.armature
     nv = qd_free.shape[0]
     n_rows = 0
