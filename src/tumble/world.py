@@ -1303,13 +1303,20 @@ class World:
         """
         if not (isinstance(dt, float) and 0.0 < dt < math.inf):
             dt = _checks.positive("dt", dt)
-        self._before_first_step()
+        if not self._stepped:
+            self._before_first_step()
         model = self._model
         forest = model.robots
-        if (forest.alone and model.body._count == forest.link_bodies.shape[0] and not self._force_fns
-                and not model.springs and not model.joints.joints and not len(model.attachments)):
-            # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py)
-            done = self._free_robot_step(forest, dt)
+        if (forest.alone and model.body._count == forest.n_link_bodies and not self._force_fns
+                and not model.springs and not model.joints.joints and not self._attachments):
+            # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py), called
+            # through its compiled entry point once the first call found it (``_first_free_robot_step``)
+            b = self._state.body._view or self._state.bodies()
+            entry = forest.free_step_entry
+            if entry is not None:
+                done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
+            else:
+                done = self._first_free_robot_step(forest, dt, b)
             if done == FREE_STEP_DONE:
                 self._state.time += dt
                 if self._stats_stale:   # the last full step's figures are not this step's (no contacts, no solve)
@@ -1321,16 +1328,12 @@ class World:
         step(model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
         self._stats_stale = True
 
-    def _free_robot_step(self, forest: Any, dt: float) -> int:
-        """``free_step`` of the robots (its answer). The first call goes through Numba's dispatcher and keeps the
-        compiled entry point, which later calls take directly (0.4 µs less per step: no typing of the eight
-        arguments, whose types are fixed — the forest's packed float64/int64 buffers, the model's gravity
-        (3,), the bodies' C-contiguous rows, a float and a bool; tests/robots check it against the dispatcher)."""
-        b = self._state.bodies()
+    def _first_free_robot_step(self, forest: Any, dt: float, b: Any) -> int:
+        """``free_step`` of the robots through Numba's dispatcher (its answer), keeping the compiled entry point
+        for the later steps, which call it directly (0.4 µs less per step: no typing of the eight arguments,
+        whose types are fixed — the forest's packed float64/int64 buffers, the model's gravity (3,), the
+        bodies' C-contiguous rows (``b``), a float and a bool; tests/robots check the step it takes)."""
         args = (forest.buffers, self._model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
-        entry = forest.free_step_entry
-        if entry is not None:
-            return entry(*args)
         done = free_step(*args)
         compiled = free_step.overloads.get(tuple(free_step.typeof_pyval(a) for a in args))
         forest.free_step_entry = None if compiled is None else compiled.entry_point

@@ -113,23 +113,6 @@ def new_work(links: int) -> Work:
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _rotation_about(axis, angle, out):
-    """Rodrigues' formula: out (3, 3) = rotation by ``angle`` [rad] about the unit ``axis`` (3,)."""
-    c, s = np.cos(angle), np.sin(angle)
-    t = 1.0 - c
-    x, y, z = axis[0], axis[1], axis[2]
-    out[0, 0] = c + t * x * x
-    out[0, 1] = t * x * y - s * z
-    out[0, 2] = t * x * z + s * y
-    out[1, 0] = t * x * y + s * z
-    out[1, 1] = c + t * y * y
-    out[1, 2] = t * y * z - s * x
-    out[2, 0] = t * x * z - s * y
-    out[2, 1] = t * y * z + s * x
-    out[2, 2] = c + t * z * z
-
-
-@njit(cache=True, forceinline=True, refcount=False)
 def _motion_to_child(E, r, m, out):
     """out = X m for a motion m (6,) of the parent (module docstring)."""
     wx, wy, wz = m[0], m[1], m[2]
@@ -336,8 +319,16 @@ def transforms(tree, q, work):
         t2 = 0.0
         code = jtype[i]
         if code == REVOLUTE:
-            _rotation_about(axis[i], q[k], Rj)
-        elif code == SPHERICAL:
+            # Ro Rj = Ro + sin q (Ro K) + (1 − cos q) (Ro K²) (Rodrigues; tree.origin_RK, origin_RK2)
+            sn, cs = np.sin(q[k]), np.cos(q[k])
+            cs = 1.0 - cs
+            Ro, RK, RK2 = origin_R[i], tree.origin_RK[i], tree.origin_RK2[i]
+            for a in range(3):
+                r[i, a] = origin_p[i, a]
+                for b in range(3):
+                    E[i, b, a] = Ro[a, b] + sn * RK[a, b] + cs * RK2[a, b]
+            continue
+        if code == SPHERICAL:
             quat_to_matrix(q[k:k + 4], Rj)
         elif code == FLOATING:
             quat_to_matrix(q[k + 3:k + 7], Rj)

@@ -92,6 +92,8 @@ class Forest:
         self.coupled = False
         """This step's robots touch something or reach a limit (robots/step.py ``before_contacts``)."""
         self.link_bodies = np.zeros(0, dtype=np.int64)
+        self.n_link_bodies = 0
+        """How many links have a World body (``link_bodies``' length, kept for ``World.step``'s quick test)."""
         """The World bodies of all links."""
         self.last_rows = 0
         """Rows of the last step's link contact stage (contacts × 3 + limits)."""
@@ -138,6 +140,7 @@ class Forest:
         # self.link_body is a view into the packed tree buffer: updated in place, the kernels see it
         self.link_body[self.link_body > index] -= 1
         self.link_bodies = self.link_body[self.link_body >= 0]
+        self.n_link_bodies = int(self.link_bodies.shape[0])
         a, b = self.excluded >> 32, self.excluded & 0xFFFFFFFF
         a, b = a - (a > index), b - (b > index)
         self.excluded = np.unique((a << 32) | b).astype(np.int64)
@@ -185,6 +188,7 @@ class Forest:
         self.work = work_views(work_f, L)
         self.scratch = scratch_views(scratch_f, nq, nv_all)
         self.link_bodies = self.link_body[self.link_body >= 0]
+        self.n_link_bodies = int(self.link_bodies.shape[0])
         self._body_link = None
         self.excluded = np.unique(np.concatenate([self.excluded, excluded])).astype(np.int64)
         self.joint_friction = bool(np.any(self.tree.friction > 0.0))

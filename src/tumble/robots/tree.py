@@ -22,7 +22,8 @@ from .dynamics import FIXED, FLOATING, JOINT_CODES, NQ, NV, PRISMATIC, REVOLUTE,
 
 Tree = namedtuple("Tree", ["parent", "jtype", "axis", "origin_R", "origin_p", "q_start", "v_start", "nv_link",
                            "S", "spatial_inertia", "dof_parent", "dof_link", "armature", "damping", "friction",
-                           "lower", "upper", "effort", "velocity_limit", "mass", "com", "inertia"])
+                           "lower", "upper", "effort", "velocity_limit", "mass", "com", "inertia", "origin_RK",
+                           "origin_RK2"])
 """The tree of L links and nv velocity coordinates: parent (L,) int (−1: the world); jtype (L,) int
 (dynamics.FIXED …); axis (L, 3) unit joint axes in the joint frame; origin_R (L, 3, 3), origin_p (L, 3) [m]
 each joint frame's pose in its parent link's frame; q_start, v_start, nv_link (L,) int where each joint's
@@ -31,7 +32,9 @@ velocity coordinate in its link's frame (dynamics module docstring); spatial_ine
 link's origin in its frame (Featherstone (2.63)); dof_parent, dof_link (nv,) int; per velocity coordinate:
 armature [kg m² or kg], damping [N m s/rad or N s/m], friction [N m or N], lower, upper [rad or m] (±inf:
 none), effort [N m or N] (inf: none), velocity_limit; per link: mass (L,) [kg], com (L, 3) [m] in the link
-frame, inertia (L, 3, 3) [kg m²] about the COM."""
+frame, inertia (L, 3, 3) [kg m²] about the COM; origin_RK, origin_RK2 (L, 3, 3) a revolute joint's origin_R K
+and origin_R K² with K the cross-product matrix of its axis (zero for other joints), so that its rotation
+origin_R (I + sin q K + (1 − cos q) K²) (Rodrigues) costs no matrix product per step."""
 
 
 def spatial_inertia(mass: float, com: np.ndarray, inertia: np.ndarray) -> np.ndarray:
@@ -124,9 +127,14 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
     com = np.array([link.com for link in links], dtype=float).reshape(L, 3)
     inertia = np.array([link.inertia for link in links], dtype=float).reshape(L, 3, 3)
     inertia6 = np.array([spatial_inertia(mass[i], com[i], inertia[i]) for i in range(L)])
+    origin_RK, origin_RK2 = np.zeros((L, 3, 3)), np.zeros((L, 3, 3))
+    for i in np.flatnonzero(jtype == REVOLUTE):
+        a = axis[i]
+        K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+        origin_RK[i], origin_RK2[i] = origin_R[i] @ K, origin_R[i] @ K @ K
     tree = Tree(parent, jtype, axis, origin_R, origin_p, q_start, v_start, nv_link, S, inertia6, dof_parent,
                 dof_link, per_dof["armature"], per_dof["damping"], per_dof["friction"], lower, upper, effort,
-                velocity_limit, mass, com, inertia)
+                velocity_limit, mass, com, inertia, origin_RK, origin_RK2)
     return tree, q0
 
 
@@ -143,7 +151,7 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
 
 _TREE_INT = ("parent", "jtype", "q_start", "v_start", "nv_link", "dof_parent", "dof_link")
 _TREE_FLOAT = ("axis", "origin_R", "origin_p", "S", "spatial_inertia", "armature", "damping", "friction", "lower",
-               "upper", "effort", "velocity_limit", "mass", "com", "inertia")
+               "upper", "effort", "velocity_limit", "mass", "com", "inertia", "origin_RK", "origin_RK2")
 HEADER = 4
 """tree_i starts with (L, nv, nq, links with a body)."""
 
@@ -197,7 +205,11 @@ def tree_views(ti, tf):
     com = view(tf, f, (L, 3))
     f += 3 * L
     inertia = view(tf, f, (L, 3, 3))
+    f += 9 * L
+    origin_RK = view(tf, f, (L, 3, 3))
+    f += 9 * L
+    origin_RK2 = view(tf, f, (L, 3, 3))
     tree = Tree(parent, jtype, axis, origin_R, origin_p, q_start, v_start, nv_link, S, spatial, dof_parent,
                 dof_link, per_dof[0], per_dof[1], per_dof[2], per_dof[3], per_dof[4], per_dof[5], per_dof[6], mass,
-                com, inertia)
+                com, inertia, origin_RK, origin_RK2)
     return tree, link_body
