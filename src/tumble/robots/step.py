@@ -31,7 +31,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
 from ..integration.guard import NonFiniteStep
-from ..jit import njit
+from ..jit import CallSite, njit
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
 from .dynamics import (
     FLOATING,
@@ -404,6 +404,67 @@ def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side,
                     body_dv[body, a] += delta * row_mjb[r, side, a]
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _contact_sweep(r, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side, row_jb, row_mjb, body_dv, W, W_off,
+                   vrow, target, lam, lo, row_mu, cone, change, largest):
+    """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
+    turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
+    and one for the update, the coupling inside the contact from its 3 × 3 block of W (``W``, ``W_off``).
+    Normal λ >= lo; friction within μ λ_n, each row (box) and, with ``cone``, the pair radially onto the disc
+    (Coulomb's circle). Returns (change, largest) with this contact's impulse changes and impulses taken in."""
+    d0 = vrow[r] - target[r]
+    d1 = vrow[r + 1] - target[r + 1]
+    d2 = vrow[r + 2] - target[r + 2]
+    for t in range(row_ndof[r]):
+        d = row_dofs[r, t]
+        ud = u[d]
+        d0 += Z[r, d] * ud
+        d1 += Z[r + 1, d] * ud
+        d2 += Z[r + 2, d] * ud
+    for side in range(2):
+        body = row_side[r, side]
+        if body >= 0:
+            for a in range(6):
+                dv = body_dv[body, a]
+                d0 += row_jb[r, side, a] * dv
+                d1 += row_jb[r + 1, side, a] * dv
+                d2 += row_jb[r + 2, side, a] * dv
+    w01, w02, w12 = W_off[r], W_off[r + 1], W_off[r + 2]
+    l0, l1, l2 = lam[r], lam[r + 1], lam[r + 2]
+    n0, n1, n2 = l0, l1, l2
+    if W[r] > 0.0:
+        n0 = max(l0 - d0 / W[r], lo[r])
+    c0 = n0 - l0
+    bound = row_mu[r + 1] * n0
+    if W[r + 1] > 0.0:
+        n1 = min(max(l1 - (d1 + w01 * c0) / W[r + 1], -bound), bound)
+    c1 = n1 - l1
+    bound = row_mu[r + 2] * n0
+    if W[r + 2] > 0.0:
+        n2 = min(max(l2 - (d2 + w02 * c0 + w12 * c1) / W[r + 2], -bound), bound)
+    c2 = n2 - l2
+    change = max(change, abs(c0), abs(c1), abs(c2))
+    largest = max(largest, abs(n0), abs(n1), abs(n2))
+    if cone:
+        norm = np.sqrt(n1 * n1 + n2 * n2)
+        if norm > bound:
+            scale = bound / norm
+            n1, n2 = n1 * scale, n2 * scale
+            c1, c2 = n1 - l1, n2 - l2
+    lam[r], lam[r + 1], lam[r + 2] = n0, n1, n2
+    if c0 != 0.0 or c1 != 0.0 or c2 != 0.0:
+        for t in range(row_ndof[r]):
+            d = row_dofs[r, t]
+            u[d] += (Z[r, d] * c0 + Z[r + 1, d] * c1 + Z[r + 2, d] * c2) / LD[d, d]
+        for side in range(2):
+            body = row_side[r, side]
+            if body >= 0:
+                for a in range(6):
+                    body_dv[body, a] += (c0 * row_mjb[r, side, a] + c1 * row_mjb[r + 1, side, a]
+                                         + c2 * row_mjb[r + 2, side, a])
+    return change, largest
+
+
 @njit(cache=True, refcount=False)
 def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, rows, M):
     """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
@@ -420,7 +481,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off) = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
     qd_free, armature = sc.qd_free, sc.armature
@@ -559,18 +620,31 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     for d in range(nv):
         dof_stamp[d] = -1
     for r in range(n_rows):
-        count = 0
-        for d in range(nv - 1, -1, -1):
+        for d in range(nv):
             rows_Y[r, d] = rows_J[r, d]
-            if rows_J[r, d] != 0.0 and dof_stamp[d] != r:
-                j = d
-                while j >= 0 and dof_stamp[j] != r:
-                    dof_stamp[j] = r
-                    j = tree.dof_parent[j]
-        for d in range(nv - 1, -1, -1):   # the path, deepest first (a parent's index is below its child's)
-            if dof_stamp[d] == r:
-                row_dofs[r, count] = d
-                count += 1
+        # a contact's three rows share one path, the union of theirs (Z is zero off a row's own path), so that
+        # the sweeps take each contact as a block: found for its first row, copied to the other two
+        first = r - r % 3 if r < n_contact_rows else r
+        if first != r:
+            count = row_ndof[first]
+            for t in range(count):
+                row_dofs[r, t] = row_dofs[first, t]
+        else:
+            last = first + 3 if r < n_contact_rows else r + 1
+            for d in range(nv - 1, -1, -1):
+                touched = False
+                for rr in range(first, last):
+                    touched = touched or rows_J[rr, d] != 0.0
+                if touched and dof_stamp[d] != r:
+                    j = d
+                    while j >= 0 and dof_stamp[j] != r:
+                        dof_stamp[j] = r
+                        j = tree.dof_parent[j]
+            count = 0
+            for d in range(nv - 1, -1, -1):   # the path, deepest first (a parent's index is below its child's)
+                if dof_stamp[d] == r:
+                    row_dofs[r, count] = d
+                    count += 1
         row_ndof[r] = count
         for t in range(count):
             i = row_dofs[r, t]
@@ -613,6 +687,18 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                     for a in range(6):
                         s += ja[a] * mj[a]
         W[r] = s
+    for r in range(0, n_contact_rows, 3):
+        for k, (ra, rb) in enumerate(((r, r + 1), (r, r + 2), (r + 1, r + 2))):
+            s = 0.0
+            for t in range(row_ndof[r]):
+                d = row_dofs[r, t]
+                s += rows_Y[ra, d] * rows_Y[rb, d] / M[d, d]
+            for side in range(2):
+                if row_side[r, side] >= 0:
+                    ja, mj = row_jb[ra, side], row_mjb[rb, side]
+                    for a in range(6):
+                        s += ja[a] * mj[a]
+            W_off[r + k] = s
     # free velocity of each row (a free body's as the World's velocity stage will leave it: + h (g + F/m), so
     # that the impulses found here are the ones its step needs), and the normal rows' targets
     for r in range(n_rows):
@@ -664,25 +750,19 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     for _ in range(iterations):
         change, largest = 0.0, 0.0
         stats[0] += 1.0
-        for r in range(n_rows):
+        for r in range(0, n_contact_rows, 3):
+            change, largest = _contact_sweep(r, n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_jb,
+                                             row_mjb, body_dv, W, W_off, vrow, target, lam, lo, row_mu, cone,
+                                             change, largest)
+        for r in range(n_contact_rows, n_rows):
             if W[r] <= 0.0:
                 continue
             s = vrow[r] - target[r]
             for t in range(row_ndof[r]):
                 d = row_dofs[r, t]
                 s += rows_Y[r, d] * u[d]
-            if r < n_contact_rows:
-                for side in range(2):
-                    body = row_side[r, side]
-                    if body >= 0:
-                        jb = row_jb[r, side]
-                        for a in range(6):
-                            s += jb[a] * body_dv[body, a]
             new = lam[r] - s / W[r]
-            if r < n_contact_rows and r % 3 != 0:
-                bound = row_mu[r] * lam[row_normal[r]]
-                new = min(max(new, -bound), bound)
-            elif r >= n_contact_rows and row_normal[r] < 0:    # a joint's dry friction: |λ| <= friction h
+            if row_normal[r] < 0:    # a joint's dry friction: |λ| <= friction h
                 new = min(max(new, -row_mu[r]), row_mu[r])
             else:
                 new = max(new, lo[r])
@@ -692,19 +772,6 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
-            if cone and r < n_contact_rows and r % 3 == 2:
-                # Coulomb's circular cone: the two friction impulses together within μ λ_n (the box of the
-                # sweeps above, then a radial projection onto the disc)
-                t1, t2 = lam[r - 1], lam[r]
-                bound = row_mu[r] * lam[r - 2]
-                norm = np.sqrt(t1 * t1 + t2 * t2)
-                if norm > bound:
-                    scale = bound / norm
-                    for rr in (r - 1, r):
-                        d_t = lam[rr] * scale - lam[rr]
-                        _apply_row(rr, d_t, n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb,
-                                   body_dv)
-                        lam[rr] += d_t
         stats[1] = change / largest if largest > 0.0 else 0.0
         if change <= tolerance * largest:
             break
@@ -771,8 +838,9 @@ def show_link_pairs(pair_contacts, kept):
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats"])
-"""The contact stage's row scratch (``contact_stage``)."""
+                           "stats", "W_off"])
+"""The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
+W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]."""
 
 
 def _row_capacity(forest, rows: int, bodies: int) -> Rows:
@@ -786,8 +854,13 @@ def _row_capacity(forest, rows: int, bodies: int) -> Rows:
                            np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
                            np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
                            np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
-                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2))
+                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2), np.zeros(R))
     return forest.rows
+
+
+_CONTACT_STAGE = CallSite(contact_stage)
+"""``contact_stage`` called without the dispatcher's typing of its ~60 arrays in namedtuples (~100 ns each;
+jit.CallSite): the contact list, the bodies and the row scratch keep their types from step to step."""
 
 
 def before_contacts(model, state, contacts, dt: float) -> bool:
@@ -819,8 +892,8 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     last = contacts.last
     old = (last.pairs.live("pair_key"), last.pairs.live("pair_contacts"), last.slots.live("feature"),
            last.slots.live("normal_impulse"), last.slots.live("friction_impulse"))
-    forest.last_rows = contact_stage(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
-                                     old, bodies, stage_settings, s, forest.M)
+    forest.last_rows = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
+                                      old, bodies, stage_settings, s, forest.M)
     if link_contacts:
         m = now.pair_count
         if forest.kept_pairs.shape[0] < m:
