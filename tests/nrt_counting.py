@@ -22,8 +22,14 @@ def arrays_in(value: Any) -> int:
 
 
 def counting(kernel: Any, counter: list[int]) -> Any:
-    """``kernel`` wrapped so that each call adds the arrays among its arguments to ``counter[0]``."""
+    """``kernel`` (a dispatcher or a ``jit.CallSite``) wrapped so that each call adds the arrays among its
+    arguments to ``counter[0]`` — unless it is compiled without reference counting (tumble.jit's
+    ``refcount=False``), whose arguments Numba adapts without a MemInfo."""
+    dispatcher = getattr(kernel, "kernel", kernel)
+    adapts = getattr(dispatcher, "targetoptions", {}).get("_nrt", True)
+
     def counted(*args: Any) -> Any:
-        counter[0] += arrays_in(args)
+        if adapts:
+            counter[0] += arrays_in(args)
         return kernel(*args)
     return counted

@@ -146,7 +146,7 @@ def _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_h
         aabb_lo_out[i, 2], aabb_hi_out[i, 2] = c2 - h2 - margin, c2 + h2 + margin
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def geom_aabbs_serial(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
     """Serial driver of ``geom_aabbs`` (same arguments, bitwise-equal result)."""
     for i in range(geom.geom_type.shape[0]):
@@ -166,7 +166,7 @@ def geom_aabbs(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
         _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def motion_sweep(geom_body, x, v, w, dt, aabb_lo, aabb_hi, sweep_out):
     """Inflate each finite AABB by how far its shape can move in a step of dt [s]: dt (|v| + |ω| R), R the
     distance from the body's COM to the far corner of the box (a bound on every point's lever arm), and

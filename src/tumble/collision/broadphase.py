@@ -283,7 +283,7 @@ def sap_collect(table_keys, geom_body, inv_mass, body_collide, geom_group, geom_
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def drop_body_pairs(pairs, geom_body, excluded):
     """Remove in place the shape pairs (m, 2) whose bodies form a pair of ``excluded`` (k,) int64, sorted keys
     min(a, b) << 32 | max(a, b) (bodies joined by a joint that does not collide). Keeps the order; returns

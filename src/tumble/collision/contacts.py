@@ -130,7 +130,7 @@ def rounding_radius(geom_type, size0):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pairs, slots):
     """Fill the pair rows ``new_pairs`` (``ContactPairs``, m rows) from the broadphase's sorted pairs (m, 2) of
     shape rows, carrying each pair's witness from the last step's pairs ``old_pairs`` (``ContactPairs``) by a

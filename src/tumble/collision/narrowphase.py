@@ -184,7 +184,7 @@ def _pair_done(k, n, flip, normal_out, pair_contacts):
     pair_contacts[k] = n
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def closed_form_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out):
     """Contacts of the ``FAMILY_CLOSED_FORM`` pairs among k0 ≤ k < k1 (arguments as ``narrowphase_range``)."""
     geom_type = geom.geom_type
@@ -226,7 +226,7 @@ def closed_form_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, s
         _pair_done(k, n, flip, out[1], pairs.pair_contacts)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def capsule_polytope_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out):
     """Contacts of the ``FAMILY_CAPSULE_POLYTOPE`` pairs among k0 ≤ k < k1 (arguments as ``narrowphase_range``)."""
     world = (scratch[0][1], scratch[1][1], scratch[2][1])
@@ -259,7 +259,7 @@ def _polytope_plane_pair(k, ga, flip, mk, poses, geom, poly, scratch, out, pair_
     _pair_done(k, n, flip, out[1], pair_contacts)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def box_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out):
     """Contacts of the ``FAMILY_BOXES`` pairs among k0 ≤ k < k1 (arguments as ``narrowphase_range``). A box pair
     that box_box cannot settle gets ``pair_contacts[k]`` = DEFERRED_PAIR and is counted in
@@ -289,7 +289,7 @@ def box_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out
         _pair_done(k, n, flip, out[1], pair_contacts)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def polytope_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out):
     """Contacts of the ``FAMILY_POLYTOPES`` pairs among k0 ≤ k < k1, and of the box pairs ``box_pairs`` deferred
     (arguments as ``narrowphase_range``)."""
@@ -322,7 +322,7 @@ def polytope_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stat
         _pair_done(k, n, flip, out[1], pair_contacts)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def convex_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out):
     """Contacts of the ``FAMILY_CONVEX`` pairs (an ellipsoid against anything) among k0 ≤ k < k1 (arguments as
     ``narrowphase_range``)."""

@@ -44,7 +44,7 @@ def _root(parent, i):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edges):
     """One pass at the start of a step, after detection: advance the quiet timers by ``dt`` [s] (the last
     step's), build the islands, wake the islands that were touched and put the quiet ones to sleep; then
