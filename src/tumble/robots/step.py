@@ -390,12 +390,12 @@ def _point_row(tree, work, link, point, direction, sign, row):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side, row_mjb, body_dv):
+def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, inv_D, u, row_side, row_mjb, body_dv):
     """An impulse change ``delta`` on row r: u += D⁻¹ Z_r δ along its path, and each free body on it
     Δv_b += δ M_b⁻¹ J_bᵀ."""
     for t in range(row_ndof[r]):
         d = row_dofs[r, t]
-        u[d] += Z[r, d] * delta / LD[d, d]
+        u[d] += Z[r, d] * delta * inv_D[d]
     if r < n_contact_rows:
         for side in range(2):
             body = row_side[r, side]
@@ -405,7 +405,7 @@ def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side,
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _contact_sweep(r, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side, row_jb, row_mjb, body_dv, W, W_off,
+def _contact_sweep(r, n_contact_rows, Z, row_dofs, row_ndof, inv_D, u, row_side, row_jb, row_mjb, body_dv, W, W_off,
                    vrow, target, lam, lo, row_mu, cone, change, largest):
     """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
     turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
@@ -455,7 +455,7 @@ def _contact_sweep(r, n_contact_rows, Z, row_dofs, row_ndof, LD, u, row_side, ro
     if c0 != 0.0 or c1 != 0.0 or c2 != 0.0:
         for t in range(row_ndof[r]):
             d = row_dofs[r, t]
-            u[d] += (Z[r, d] * c0 + Z[r + 1, d] * c1 + Z[r + 2, d] * c2) / LD[d, d]
+            u[d] += (Z[r, d] * c0 + Z[r + 1, d] * c1 + Z[r + 2, d] * c2) * inv_D[d]
         for side in range(2):
             body = row_side[r, side]
             if body >= 0:
@@ -481,7 +481,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats, W_off) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D) = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
     qd_free, armature = sc.qd_free, sc.armature
@@ -618,6 +618,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         M[d, d] += armature[d]
     ltdl_factor(tree.dof_parent, M)
     for d in range(nv):
+        inv_D[d] = 1.0 / M[d, d]
+    for d in range(nv):
         dof_stamp[d] = -1
     for r in range(n_rows):
         for d in range(nv):
@@ -679,7 +681,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         s = 0.0
         for t in range(row_ndof[r]):
             d = row_dofs[r, t]
-            s += rows_Y[r, d] * rows_Y[r, d] / M[d, d]
+            s += rows_Y[r, d] * rows_Y[r, d] * inv_D[d]
         if r < n_contact_rows:
             for side in range(2):
                 if row_side[r, side] >= 0:
@@ -692,7 +694,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             s = 0.0
             for t in range(row_ndof[r]):
                 d = row_dofs[r, t]
-                s += rows_Y[ra, d] * rows_Y[rb, d] / M[d, d]
+                s += rows_Y[ra, d] * rows_Y[rb, d] * inv_D[d]
             for side in range(2):
                 if row_side[r, side] >= 0:
                     ja, mj = row_jb[ra, side], row_mjb[rb, side]
@@ -745,13 +747,13 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 for a in range(6):
                     body_dv[body, a] = 0.0
     for r in range(n_rows):
-        _apply_row(r, lam[r], n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb, body_dv)
+        _apply_row(r, lam[r], n_contact_rows, rows_Y, row_dofs, row_ndof, inv_D, u, row_side, row_mjb, body_dv)
     stats[0], stats[1] = 0.0, 0.0
     for _ in range(iterations):
         change, largest = 0.0, 0.0
         stats[0] += 1.0
         for r in range(0, n_contact_rows, 3):
-            change, largest = _contact_sweep(r, n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_jb,
+            change, largest = _contact_sweep(r, n_contact_rows, rows_Y, row_dofs, row_ndof, inv_D, u, row_side, row_jb,
                                              row_mjb, body_dv, W, W_off, vrow, target, lam, lo, row_mu, cone,
                                              change, largest)
         for r in range(n_contact_rows, n_rows):
@@ -768,7 +770,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 new = max(new, lo[r])
             delta = new - lam[r]
             if delta != 0.0:
-                _apply_row(r, delta, n_contact_rows, rows_Y, row_dofs, row_ndof, M, u, row_side, row_mjb, body_dv)
+                _apply_row(r, delta, n_contact_rows, rows_Y, row_dofs, row_ndof, inv_D, u, row_side, row_mjb, body_dv)
             change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
@@ -838,9 +840,10 @@ def show_link_pairs(pair_contacts, kept):
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats", "W_off"])
+                           "stats", "W_off", "inv_D"])
 """The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
-W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]."""
+W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]; inv_D (nv,)
+the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications)."""
 
 
 def _row_capacity(forest, rows: int, bodies: int) -> Rows:
@@ -854,7 +857,8 @@ def _row_capacity(forest, rows: int, bodies: int) -> Rows:
                            np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
                            np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
                            np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
-                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2), np.zeros(R))
+                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2), np.zeros(R),
+                           np.zeros(nv))
     return forest.rows
 
 
