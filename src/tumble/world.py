@@ -761,6 +761,7 @@ class World:
     def _robots_moved(self) -> None:
         """The robots' q or q̇ were set: their links' bodies follow now (robots/step.py ``write_bodies``)."""
         forest = self._model.robots
+        forest.moves += 1
         if len(forest):
             b = self._state.bodies()
             place_links(forest.buffers, b.x, b.q, b.v, b.w)
@@ -1142,6 +1143,7 @@ class World:
             forest = self._model.robots
             forest.buffers[2][:] = snapshot["robots"]     # q, q̇, τ and the motors' targets and gains
             forest.work.flags[0] = 0.0                     # the kinematics are of another q
+            forest.moves += 1
         if self.method == "event":
             self._method.last_contacts = None    # its resting contacts are re-evaluated at the restored state
 
@@ -1307,6 +1309,7 @@ class World:
             self._before_first_step()
         model = self._model
         forest = model.robots
+        forest.moves += 1
         if (forest.alone and model.body._count == forest.n_link_bodies and not self._force_fns
                 and not model.springs and not model.joints.joints and not self._attachments):
             # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py), called

@@ -101,6 +101,9 @@ class Forest:
         self.alone = False
         self.joint_friction = False
         self.free_step_entry: Any = None
+        self.moves = 0
+        """Counts the steps and every change of the joint state from outside a step (set q or q̇, restore, a robot
+        added): ``Robot`` keeps its links' kinematics while it is unchanged."""
         self.kept_pairs = np.zeros(0, dtype=np.int64)
         """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
         ``hide_link_pairs``); ``hidden`` of them."""

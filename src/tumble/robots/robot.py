@@ -141,6 +141,8 @@ class Robot:
         self.name: str = desc.name
         self._work_f = np.zeros(dy.work_size(L))
         self._work = dy.work_views(self._work_f, L)
+        self._current = -1
+        """``Forest.moves`` when ``_work`` last got the kinematics of the current state (−1: of another q)."""
         self._link_index = {link.name: i for i, link in enumerate(desc.links)}
         movable = [i for i in range(1, len(desc.links)) if tree.nv_link[i] > 0]
         self.joint_names: tuple[str, ...] = tuple(desc.joints[i - 1].name for i in movable)
@@ -306,6 +308,15 @@ class Robot:
         return self._state_array("q").copy() if q is None else self._normalized(_checks.array("q", q, (self.nq,)))
 
     def _kinematics(self, q: np.ndarray | None = None, qd: np.ndarray | None = None) -> dy.Work:
+        if q is None and qd is None:
+            # the current state's, kept while the joint state is unchanged (Forest.moves): reading every link
+            # of an n-link robot costs O(n), not O(n²)
+            moves = self._world._model.robots.moves
+            if self._current != moves:
+                _kinematics(*self._packed, self._work_f, self._state_array("q"), self._state_array("qd"))
+                self._current = moves
+            return self._work
+        self._current = -1
         q = self._state_array("q") if q is None else q
         qd = self._state_array("qd") if qd is None else qd
         _kinematics(*self._packed, self._work_f, q, qd)
