@@ -32,6 +32,10 @@ Without reference counting the inlined helper costs nothing at run time. ``inlin
 they are inlined into (a helper compiled apart keeps its own flags), and for ``narrowphase._thread_scratch``,
 which returns views (a function without reference counting must not).
 
+**Views of packed buffers** (``view``): a kernel that takes a few packed buffers instead of many arrays (one
+array argument costs its unboxing) makes its views inside; Numba's ``reshape`` calls a C helper for each
+(~17 ns), ``view`` builds the C-contiguous array in a few instructions (robots/tree.py, "packed storage").
+
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
 ``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a
 numba that renamed it would only compile more, and tests/unit/test_jit.py would say so.

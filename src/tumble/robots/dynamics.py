@@ -201,16 +201,17 @@ def _rotate_symmetric(E, s00, s01, s02, s11, s12, s22):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _symmetric_to_parent(E, r, a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22,
-                         m00, m01, m02, m11, m12, m22, base, out):
+def _symmetric_to_parent(E, r, A, B, M, base, out):
     """out (6, 6) = base + Xᵀ I X (``base`` may be ``out``): a symmetric inertia I = [[A, B], [Bᵀ, M]] about a
-    link's origin (A, M by their upper triangles, B whole), carried to its parent's frame (Featherstone (2.66))
+    link's origin (A = (a00, a01, a02, a11, a12, a22) and M by their upper triangles, B = (b00, b01, …, b22)
+    whole, row by row), carried to its parent's frame (Featherstone (2.66))
     by blocks: with A₁ = Eᵀ A E, B₁ = Eᵀ B E, M₁ = Eᵀ M E and r× the cross-product matrix of r,
         A' = A₁ − B₁ r× + r× B₁ᵀ − r× M₁ r×,   B' = B₁ + r× M₁,   M' = M₁
     in local variables, using the symmetry of A and M (about 200 multiplications instead of the 432 of two
     dense 6 × 6 products; no scratch rows, which the compiler would have to reload after every store)."""
-    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, a00, a01, a02, a11, a12, a22)
-    M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, m00, m01, m02, m11, m12, m22)
+    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, A[0], A[1], A[2], A[3], A[4], A[5])
+    M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, M[0], M[1], M[2], M[3], M[4], M[5])
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = B
     # B₁ = Eᵀ (B E)
     t00 = b00 * E[0, 0] + b01 * E[1, 0] + b02 * E[2, 0]
     t01 = b00 * E[0, 1] + b01 * E[1, 1] + b02 * E[2, 1]
@@ -304,9 +305,9 @@ def _inertia_to_parent(E, r, inertia, base, out):
     """out (6, 6) = base + Xᵀ I X for a symmetric ``inertia`` (6, 6) about a link's origin (its upper triangle is
     read; ``_symmetric_to_parent``)."""
     I = inertia
-    _symmetric_to_parent(E, r, I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2],
-                             I[0, 3], I[0, 4], I[0, 5], I[1, 3], I[1, 4], I[1, 5], I[2, 3], I[2, 4], I[2, 5],
-                             I[3, 3], I[3, 4], I[3, 5], I[4, 4], I[4, 5], I[5, 5], base, out)
+    _symmetric_to_parent(E, r, (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]),
+                         (I[0, 3], I[0, 4], I[0, 5], I[1, 3], I[1, 4], I[1, 5], I[2, 3], I[2, 4], I[2, 5]),
+                         (I[3, 3], I[3, 4], I[3, 5], I[4, 4], I[4, 5], I[5, 5]), base, out)
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -663,9 +664,9 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
             pa[3] = pA[i, 3] + U3 * ud + b00 * c0 + b10 * c1 + b20 * c2 + m00 * c3 + m01 * c4 + m02 * c5
             pa[4] = pA[i, 4] + U4 * ud + b01 * c0 + b11 * c1 + b21 * c2 + m01 * c3 + m11 * c4 + m12 * c5
             pa[5] = pA[i, 5] + U5 * ud + b02 * c0 + b12 * c1 + b22 * c2 + m02 * c3 + m12 * c4 + m22 * c5
-            _symmetric_to_parent(E[i], r[i], a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21,
-                                 b22, m00, m01, m02, m11, m12, m22, IA[p] if seen[p] != 0.0 else spatial_inertia[p],
-                                 IA[p])
+            _symmetric_to_parent(E[i], r[i], (a00, a01, a02, a11, a12, a22),
+                                 (b00, b01, b02, b10, b11, b12, b20, b21, b22), (m00, m01, m02, m11, m12, m22),
+                                 IA[p] if seen[p] != 0.0 else spatial_inertia[p], IA[p])
             seen[p] = 1.0
             _force_to_parent_add(E[i], r[i], pa, pA[p])
             continue

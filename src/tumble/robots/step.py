@@ -405,13 +405,17 @@ def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, inv_D, u, row_si
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _contact_sweep(r, n_contact_rows, Z, row_dofs, row_ndof, inv_D, u, row_side, row_jb, row_mjb, body_dv, W, W_off,
-                   vrow, target, lam, lo, row_mu, cone, change, largest):
+def _contact_sweep(r, rows, u, cone, change, largest):
     """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
     turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
     and one for the update, the coupling inside the contact from its 3 × 3 block of W (``W``, ``W_off``).
     Normal λ >= lo; friction within μ λ_n, each row (box) and, with ``cone``, the pair radially onto the disc
-    (Coulomb's circle). Returns (change, largest) with this contact's impulse changes and impulses taken in."""
+    (Coulomb's circle). ``rows`` the contact stage's ``Rows``, ``u`` = D⁻¹ Σ Z λ. Returns (change, largest) with
+    this contact's impulse changes and impulses taken in."""
+    Z, row_dofs, row_ndof, inv_D, row_side, row_jb, row_mjb, body_dv = (rows.rows_Y, rows.row_dofs, rows.row_ndof,
+                                                                        rows.inv_D, rows.row_side, rows.row_jb,
+                                                                        rows.row_mjb, rows.body_dv)
+    W, W_off, vrow, target, lam, lo, row_mu = rows.W, rows.W_off, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu
     d0 = vrow[r] - target[r]
     d1 = vrow[r + 1] - target[r + 1]
     d2 = vrow[r + 2] - target[r + 2]
@@ -753,9 +757,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         change, largest = 0.0, 0.0
         stats[0] += 1.0
         for r in range(0, n_contact_rows, 3):
-            change, largest = _contact_sweep(r, n_contact_rows, rows_Y, row_dofs, row_ndof, inv_D, u, row_side, row_jb,
-                                             row_mjb, body_dv, W, W_off, vrow, target, lam, lo, row_mu, cone,
-                                             change, largest)
+            change, largest = _contact_sweep(r, rows, u, cone, change, largest)
         for r in range(n_contact_rows, n_rows):
             if W[r] <= 0.0:
                 continue
