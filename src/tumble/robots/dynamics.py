@@ -605,13 +605,16 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
         c[i, 3] = v1 * j5 - v2 * j4 + v4 * j2 - v5 * j1
         c[i, 4] = v2 * j3 - v0 * j5 + v5 * j0 - v3 * j2
         c[i, 5] = v0 * j4 - v1 * j3 + v3 * j1 - v4 * j0
+        # f = Iᵢ vᵢ by the rigid body's structure (tree.spatial_inertia, Featherstone (2.63)): Iᵢ = [[Ī, h×],
+        # [h×ᵀ, m 1]] with h = m c, so f = (Ī ω + h × v, m v − h × ω)
         Ii = spatial_inertia[i]
-        f0 = Ii[0, 0] * v0 + Ii[0, 1] * v1 + Ii[0, 2] * v2 + Ii[0, 3] * v3 + Ii[0, 4] * v4 + Ii[0, 5] * v5
-        f1 = Ii[1, 0] * v0 + Ii[1, 1] * v1 + Ii[1, 2] * v2 + Ii[1, 3] * v3 + Ii[1, 4] * v4 + Ii[1, 5] * v5
-        f2 = Ii[2, 0] * v0 + Ii[2, 1] * v1 + Ii[2, 2] * v2 + Ii[2, 3] * v3 + Ii[2, 4] * v4 + Ii[2, 5] * v5
-        f3 = Ii[3, 0] * v0 + Ii[3, 1] * v1 + Ii[3, 2] * v2 + Ii[3, 3] * v3 + Ii[3, 4] * v4 + Ii[3, 5] * v5
-        f4 = Ii[4, 0] * v0 + Ii[4, 1] * v1 + Ii[4, 2] * v2 + Ii[4, 3] * v3 + Ii[4, 4] * v4 + Ii[4, 5] * v5
-        f5 = Ii[5, 0] * v0 + Ii[5, 1] * v1 + Ii[5, 2] * v2 + Ii[5, 3] * v3 + Ii[5, 4] * v4 + Ii[5, 5] * v5
+        m, h0, h1, h2 = Ii[3, 3], Ii[2, 4], Ii[0, 5], Ii[1, 3]
+        f0 = Ii[0, 0] * v0 + Ii[0, 1] * v1 + Ii[0, 2] * v2 + (h1 * v5 - h2 * v4)
+        f1 = Ii[0, 1] * v0 + Ii[1, 1] * v1 + Ii[1, 2] * v2 + (h2 * v3 - h0 * v5)
+        f2 = Ii[0, 2] * v0 + Ii[1, 2] * v1 + Ii[2, 2] * v2 + (h0 * v4 - h1 * v3)
+        f3 = m * v3 - (h1 * v2 - h2 * v1)
+        f4 = m * v4 - (h2 * v0 - h0 * v2)
+        f5 = m * v5 - (h0 * v1 - h1 * v0)
         # p = v ×* f (Featherstone (2.32))
         pA[i, 0] = v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4
         pA[i, 1] = v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5

@@ -308,7 +308,8 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     FREE_STEP_LIMIT, having changed nothing, when a limit is in reach (the step then needs ``contact_stage``);
     or the coordinate that went non-finite (``_non_finite``), with the robots as before the step."""
     tree, link_body, st, work, sc = _unpack(buffers)
-    if limits_in_reach(tree, st.q, st.qd, h):
+    header = buffers[0]
+    if header[4] > 0 and limits_in_reach(tree, st.q, st.qd, h):   # (tree.HEADER: coordinates with a limit)
         return FREE_STEP_LIMIT
     _save(st, sc)
     if rk4:
@@ -321,7 +322,10 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     bad = _non_finite(st, sc, work)
     if bad >= 0:
         return bad
-    write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+    if header[3] > 0:   # links with a World body
+        write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+    else:
+        work.flags[0] = 0.0
     return FREE_STEP_DONE
 
 

@@ -152,15 +152,16 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
 _TREE_INT = ("parent", "jtype", "q_start", "v_start", "nv_link", "dof_parent", "dof_link")
 _TREE_FLOAT = ("axis", "origin_R", "origin_p", "S", "spatial_inertia", "armature", "damping", "friction", "lower",
                "upper", "effort", "velocity_limit", "mass", "com", "inertia", "origin_RK", "origin_RK2")
-HEADER = 4
-"""tree_i starts with (L, nv, nq, links with a body)."""
+HEADER = 5
+"""tree_i starts with (L, nv, nq, links with a body, coordinates with a position limit)."""
 
 
 def pack_tree(tree: Tree, nq: int, link_body: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(tree_i, tree_f): the ``Tree`` (and each link's World body) in one int64 and one float64 buffer, in the
     order ``tree_views`` reads them."""
     L, nv = tree.parent.shape[0], tree.S.shape[0]
-    ints = [np.array([L, nv, nq, int(np.count_nonzero(link_body >= 0))], dtype=np.int64)]
+    limited = int(np.count_nonzero(np.isfinite(tree.lower) | np.isfinite(tree.upper)))
+    ints = [np.array([L, nv, nq, int(np.count_nonzero(link_body >= 0)), limited], dtype=np.int64)]
     ints += [np.asarray(getattr(tree, name), dtype=np.int64).ravel() for name in _TREE_INT]
     ints.append(np.asarray(link_body, dtype=np.int64))
     floats = [np.asarray(getattr(tree, name), dtype=np.float64).ravel() for name in _TREE_FLOAT]
