@@ -180,18 +180,21 @@ def _cross_force_add(v, f, out):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _rotate_symmetric(E, s00, s01, s02, s11, s12, s22):
-    """The upper triangle of Eᵀ S E for a symmetric S (3, 3) given by its upper triangle."""
-    # T = S E, then (Eᵀ T)[a, b] = Σ_k E[k, a] T[k, b]
-    t00 = s00 * E[0, 0] + s01 * E[1, 0] + s02 * E[2, 0]
-    t01 = s00 * E[0, 1] + s01 * E[1, 1] + s02 * E[2, 1]
-    t02 = s00 * E[0, 2] + s01 * E[1, 2] + s02 * E[2, 2]
-    t10 = s01 * E[0, 0] + s11 * E[1, 0] + s12 * E[2, 0]
-    t11 = s01 * E[0, 1] + s11 * E[1, 1] + s12 * E[2, 1]
-    t12 = s01 * E[0, 2] + s11 * E[1, 2] + s12 * E[2, 2]
-    t20 = s02 * E[0, 0] + s12 * E[1, 0] + s22 * E[2, 0]
-    t21 = s02 * E[0, 1] + s12 * E[1, 1] + s22 * E[2, 1]
-    t22 = s02 * E[0, 2] + s12 * E[1, 2] + s22 * E[2, 2]
+def _times_E(E, m):
+    """M E for a 3 × 3 M given by its 9 entries row by row, returned the same way."""
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
+    return (m00 * E[0, 0] + m01 * E[1, 0] + m02 * E[2, 0], m00 * E[0, 1] + m01 * E[1, 1] + m02 * E[2, 1],
+            m00 * E[0, 2] + m01 * E[1, 2] + m02 * E[2, 2], m10 * E[0, 0] + m11 * E[1, 0] + m12 * E[2, 0],
+            m10 * E[0, 1] + m11 * E[1, 1] + m12 * E[2, 1], m10 * E[0, 2] + m11 * E[1, 2] + m12 * E[2, 2],
+            m20 * E[0, 0] + m21 * E[1, 0] + m22 * E[2, 0], m20 * E[0, 1] + m21 * E[1, 1] + m22 * E[2, 1],
+            m20 * E[0, 2] + m21 * E[1, 2] + m22 * E[2, 2])
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _rotate_symmetric(E, S):
+    """The upper triangle (s00, s01, s02, s11, s12, s22) of Eᵀ S E for a symmetric S given the same way."""
+    s00, s01, s02, s11, s12, s22 = S
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = _times_E(E, (s00, s01, s02, s01, s11, s12, s02, s12, s22))
     return (E[0, 0] * t00 + E[1, 0] * t10 + E[2, 0] * t20,
             E[0, 0] * t01 + E[1, 0] * t11 + E[2, 0] * t21,
             E[0, 0] * t02 + E[1, 0] * t12 + E[2, 0] * t22,
@@ -209,19 +212,10 @@ def _symmetric_to_parent(E, r, A, B, M, base, out):
         A' = A₁ − B₁ r× + r× B₁ᵀ − r× M₁ r×,   B' = B₁ + r× M₁,   M' = M₁
     in local variables, using the symmetry of A and M (about 200 multiplications instead of the 432 of two
     dense 6 × 6 products; no scratch rows, which the compiler would have to reload after every store)."""
-    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, A[0], A[1], A[2], A[3], A[4], A[5])
-    M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, M[0], M[1], M[2], M[3], M[4], M[5])
-    b00, b01, b02, b10, b11, b12, b20, b21, b22 = B
+    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, A)
+    M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, M)
     # B₁ = Eᵀ (B E)
-    t00 = b00 * E[0, 0] + b01 * E[1, 0] + b02 * E[2, 0]
-    t01 = b00 * E[0, 1] + b01 * E[1, 1] + b02 * E[2, 1]
-    t02 = b00 * E[0, 2] + b01 * E[1, 2] + b02 * E[2, 2]
-    t10 = b10 * E[0, 0] + b11 * E[1, 0] + b12 * E[2, 0]
-    t11 = b10 * E[0, 1] + b11 * E[1, 1] + b12 * E[2, 1]
-    t12 = b10 * E[0, 2] + b11 * E[1, 2] + b12 * E[2, 2]
-    t20 = b20 * E[0, 0] + b21 * E[1, 0] + b22 * E[2, 0]
-    t21 = b20 * E[0, 1] + b21 * E[1, 1] + b22 * E[2, 1]
-    t22 = b20 * E[0, 2] + b21 * E[1, 2] + b22 * E[2, 2]
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = _times_E(E, B)
     B00 = E[0, 0] * t00 + E[1, 0] * t10 + E[2, 0] * t20
     B01 = E[0, 0] * t01 + E[1, 0] * t11 + E[2, 0] * t21
     B02 = E[0, 0] * t02 + E[1, 0] * t12 + E[2, 0] * t22
