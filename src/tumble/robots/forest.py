@@ -92,15 +92,16 @@ class Forest:
         self.coupled = False
         """This step's robots touch something or reach a limit (robots/step.py ``before_contacts``)."""
         self.link_bodies = np.zeros(0, dtype=np.int64)
+        """The World bodies of all links."""
         self.n_link_bodies = 0
         """How many links have a World body (``link_bodies``' length, kept for ``World.step``'s quick test)."""
-        """The World bodies of all links."""
         self.last_rows = 0
         """Rows of the last step's link contact stage (contacts × 3 + limits)."""
         self._body_link: np.ndarray | None = None
         self.alone = False
         self.joint_friction = False
         self.free_step_entry: Any = None
+        """``free_step``'s compiled entry point for this forest's argument types (``World.step``)."""
         self.moves = 0
         """Counts the steps and every change of the joint state from outside a step (set q or q̇, restore, a robot
         added): ``Robot`` keeps its links' kinematics while it is unchanged."""
