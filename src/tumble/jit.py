@@ -52,7 +52,13 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["CallSite", "njit", "view"]
+__all__ = ["FMA", "CallSite", "njit", "view"]
+
+FMA = {"contract"}
+"""The fast-math flags a kernel may ask for (``fastmath=FMA``): only contraction of a * b + c into fused
+multiply-adds, which rounds once instead of twice (no reassociation, no finite-math assumptions). The free-body
+step kernels (integration/integrate.py: the five sub-rotations' dependency chain a third shorter, 143 → 94 ns a
+body) and the robots' dynamics (robots/dynamics.py: the ABA's block products) use it."""
 
 
 def _type_constants_by_type(dispatcher: Any) -> Any:

@@ -1309,12 +1309,12 @@ class World:
             self._before_first_step()
         model = self._model
         forest = model.robots
-        forest.moves += 1
         if (forest.alone and model.body._count == forest.n_link_bodies and not self._force_fns
                 and not model.springs and not model.joints.joints and not self._attachments):
             # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py), called
             # through its compiled entry point once the first call found it (``_first_free_robot_step``)
             b = self._state.body._view or self._state.bodies()
+            forest.moves += 1
             entry = forest.free_step_entry
             if entry is not None:
                 done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)

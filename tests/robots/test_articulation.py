@@ -131,12 +131,12 @@ def test_one_kernel_step_is_semi_implicit_euler_on_the_forward_dynamics():
         assert np.abs(robot.qd - qd_next).max() <= 1e-12 * np.abs(qd_next).max()
         assert np.abs(robot.q - (q + h * qd_next)).max() <= 1e-12 * np.abs(q).max()
         if k == 0:
-            assert w._model.robots.free_step_entry is not None
+            assert w.model.robots.free_step_entry is not None
 
 
 def test_link_reads_follow_every_change_of_the_joint_state():
-    """Link poses are the kinematics of the current q however it changed — set, stepped, restored, another robot
-    added, the dynamics evaluated at another q — against the closed form of a 3-link chain of x hinges
+    """Link poses are the kinematics of the current q however it changed — set, stepped (alone, and beside another
+    robot), restored, another robot added, the dynamics evaluated at another q — against the closed form of a 3-link chain of x hinges
     (to 1e-15 m): the robot keeps its links' kinematics between changes, never past one."""
     w = tb.World(gravity=(0, 0, -G))
     robot = w.add_robot(chain(3), position=(0, 0, 2))
@@ -172,6 +172,9 @@ def test_link_reads_follow_every_change_of_the_joint_state():
     check()
     w.add_robot(chain(2), position=(1, 0, 2), name="other")
     check()
+    for _ in range(5):   # two robots: the World's whole step (robots/step.py after_contacts), not the one kernel
+        w.step(1 / 240)
+        check()
 
 
 def test_mass_matrix_inverse_and_forward_dynamics_agree():

@@ -158,10 +158,6 @@ class Robot:
     def nv(self) -> int:
         return self._nv
 
-    def _slices(self) -> tuple[slice, slice]:
-        _, q0, v0 = self._world._model.robots.offsets[self._slot]
-        return slice(q0, q0 + self._nq), slice(v0, v0 + self._nv)
-
     def _state_array(self, field: str) -> np.ndarray:
         forest = self._world._model.robots
         _, q0, v0 = forest.offsets[self._slot]

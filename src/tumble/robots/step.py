@@ -920,6 +920,7 @@ def after_contacts(model, state, contacts, dt: float) -> int:
     ``before_contacts`` left alone is done here whole (``free_step``). Returns −1, or the coordinate of the
     forest that went non-finite (the robots are then as at the step's start; ``non_finite_error``)."""
     forest = model.robots
+    forest.moves += 1      # the joint state moved (Robot keeps its links' kinematics until it does)
     b = state.bodies()
     if forest.hidden:
         show_link_pairs(contacts.now.pairs.live("pair_contacts"), forest.kept_pairs)
