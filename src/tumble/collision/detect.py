@@ -94,7 +94,10 @@ class Contacts:
         return out
 
     def subset(self, keep: np.ndarray) -> Contacts:
-        """The contacts where the boolean or index array ``keep`` selects."""
+        """The contacts where the boolean or index array ``keep`` selects (these same contacts, not a copy,
+        when a boolean ``keep`` selects all of them)."""
+        if keep.dtype == np.bool_ and keep.all():
+            return self
         return Contacts(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
 
     def fixed_as_b(self, fixed: np.ndarray) -> Contacts:

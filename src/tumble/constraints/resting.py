@@ -39,13 +39,38 @@ _REFERENCE_ON_B = 1 << 51
 _EDGE_MASK = (1 << 26) - 1
 
 
+SMALL_LOOKUP = 4096
+"""``lookup`` compares every code with every entry when k · m is at most this (the event method's sets of a
+few contacts: a sort of records costs far more), and sorts the table otherwise."""
+
+
 def lookup(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """For each of ``codes`` (k,) its index in ``table`` (m,) (same dtype, unique entries), −1 if absent."""
+    """For each of ``codes`` (k,) its index in ``table`` (m,) (same dtype, unique entries), −1 if absent.
+    The dtype: int64 (pair codes) or ``CONTACT_CODE`` records (pair, feature)."""
     if table.shape[0] == 0:
         return np.full(codes.shape[0], -1, dtype=np.int64)
+    if codes.shape[0] * table.shape[0] <= SMALL_LOOKUP:
+        out = np.empty(codes.shape[0], dtype=np.int64)
+        width = 2 if codes.dtype.names else 1
+        _lookup_small(codes.view(np.int64).reshape(-1, width), table.view(np.int64).reshape(-1, width), out)
+        return out
     order = np.argsort(table)
     pos = np.minimum(np.searchsorted(table[order], codes), table.shape[0] - 1)
     return np.where(table[order][pos] == codes, order[pos], -1)
+
+
+@njit(cache=True)
+def _lookup_small(codes, table, out):
+    """``lookup`` by comparing all pairs: codes (k, w), table (m, w) int64 rows (w = 1 or 2 fields)."""
+    for i in range(codes.shape[0]):
+        out[i] = -1
+        for j in range(table.shape[0]):
+            same = True
+            for f in range(codes.shape[1]):
+                same = same and codes[i, f] == table[j, f]
+            if same:
+                out[i] = j
+                break
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -58,7 +83,22 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def world_inverse_inertia(q: np.ndarray, inv_inertia_body: np.ndarray) -> np.ndarray:
     """I⁻¹ = R I_body⁻¹ Rᵀ (n, 3, 3) for unit quaternions q (n, 4) (w, x, y, z) (Baraff I (2-39))."""
     R = rotation_matrices(q)
-    return np.einsum("nij,njk,nlk->nil", R, inv_inertia_body, R)
+    out = np.empty_like(R)
+    _rotate_inertias(R, np.ascontiguousarray(inv_inertia_body, dtype=np.float64), out)
+    return out
+
+
+@njit(cache=True)
+def _rotate_inertias(R, inertia, out):
+    """out_n = R_n I_n R_nᵀ for (n, 3, 3) arrays."""
+    for n in range(R.shape[0]):
+        for i in range(3):
+            for l in range(3):
+                s = 0.0
+                for j in range(3):
+                    row = R[n, i, 0] * inertia[n, 0, j] + R[n, i, 1] * inertia[n, 1, j] + R[n, i, 2] * inertia[n, 2, j]
+                    s += row * R[n, l, j]
+                out[n, i, l] = s
 
 
 def rotation_matrices(q: np.ndarray) -> np.ndarray:
@@ -73,27 +113,53 @@ def jacobian(cs: Contacts, x: np.ndarray, direction: np.ndarray | None = None) -
     """The contact Jacobian J (c, 6 n) of the normal rows: v_rel = J u for u = (v_0, ω_0, v_1, ω_1, …)
     (module docstring; (8-1), (8-2)); x (n, 3) the bodies' centres of mass. ``direction`` (c, 3): the rows
     of those directions at the contacts instead of the normals (friction)."""
-    d = cs.normal if direction is None else direction
-    c, n = len(cs), x.shape[0]
-    ra = cs.point - x[cs.body_a]
-    rb = cs.point - x[cs.body_b]
-    J = np.zeros((c, n, 6))
-    rows = np.arange(c)
-    J[rows, cs.body_a, :3] += d
-    J[rows, cs.body_a, 3:] += cross(ra, d)
-    J[rows, cs.body_b, :3] -= d
-    J[rows, cs.body_b, 3:] -= cross(rb, d)
-    return J.reshape(c, 6 * n)
+    return jacobian_rows(cs.body_a, cs.body_b, cs.point, cs.normal if direction is None else direction, x)
+
+
+def jacobian_rows(body_a: np.ndarray, body_b: np.ndarray, point: np.ndarray, direction: np.ndarray,
+                  x: np.ndarray) -> np.ndarray:
+    """``jacobian`` of contacts given by their bodies (c,), points (c, 3) [m] and row directions (c, 3)."""
+    J = np.zeros((body_a.shape[0], 6 * x.shape[0]))
+    _jacobian_rows(body_a, body_b, point, np.ascontiguousarray(direction, dtype=np.float64), x, J)
+    return J
+
+
+@njit(cache=True)
+def _jacobian_rows(body_a, body_b, point, direction, x, J):
+    """J (c, 6 n), zero on entry: row i gets (d, r_a × d) on A's columns and −(d, r_b × d) on B's (8-1, 8-2)."""
+    for i in range(body_a.shape[0]):
+        d0, d1, d2 = direction[i, 0], direction[i, 1], direction[i, 2]
+        for side in range(2):
+            body = body_a[i] if side == 0 else body_b[i]
+            sign = 1.0 if side == 0 else -1.0
+            rx, ry, rz = point[i, 0] - x[body, 0], point[i, 1] - x[body, 1], point[i, 2] - x[body, 2]
+            o = 6 * body
+            J[i, o] += sign * d0
+            J[i, o + 1] += sign * d1
+            J[i, o + 2] += sign * d2
+            J[i, o + 3] += sign * (ry * d2 - rz * d1)
+            J[i, o + 4] += sign * (rz * d0 - rx * d2)
+            J[i, o + 5] += sign * (rx * d1 - ry * d0)
 
 
 def apply_inverse_mass(inv_mass: np.ndarray, inv_inertia: np.ndarray, G: np.ndarray) -> np.ndarray:
     """M⁻¹ G for G (6 n, k): each body's block diag(m⁻¹ 1, I⁻¹) (Baraff II 8: fixed bodies have zeros)."""
-    n = inv_mass.shape[0]
-    Gb = G.reshape(n, 6, -1)
-    out = np.empty_like(Gb)
-    out[:, :3] = inv_mass[:, None, None] * Gb[:, :3]
-    out[:, 3:] = np.einsum("nij,njk->nik", inv_inertia, Gb[:, 3:])
-    return out.reshape(6 * n, -1)
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    out = np.empty((G.shape[0], G.size // max(G.shape[0], 1)))
+    _apply_inverse_mass(inv_mass, inv_inertia, G.reshape(out.shape), out)
+    return out
+
+
+@njit(cache=True)
+def _apply_inverse_mass(inv_mass, inv_inertia, G, out):
+    """out (6 n, k) = M⁻¹ G, body by body."""
+    for b in range(inv_mass.shape[0]):
+        o = 6 * b
+        for col in range(G.shape[1]):
+            for a in range(3):
+                out[o + a, col] = inv_mass[b] * G[o + a, col]
+                out[o + 3 + a, col] = (inv_inertia[b, a, 0] * G[o + 3, col] + inv_inertia[b, a, 1] * G[o + 4, col]
+                                       + inv_inertia[b, a, 2] * G[o + 5, col])
 
 
 def stacked_velocities(v: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -120,22 +186,20 @@ def normal_derivative(cs: Contacts, geom: dict[str, np.ndarray], polytopes: dict
     ndot = np.zeros((c, 3))
     if c == 0:
         return ndot
-    family = (cs.feature >> _FAMILY_SHIFT) & 7
-    n = cs.normal
-    a, b = cs.body_a, cs.body_b
-    # A feature id names the narrowphase's A and B, the shape of lower type first (collision/narrowphase.py
-    # _pair_setup), which may be the buffer pair's second shape.
     gt = geom["geom_type"]
-    flip = gt[cs.geom_a] > gt[cs.geom_b]
-    body_na, body_nb = np.where(flip, b, a), np.where(flip, a, b)
-    geom_na, geom_nb = np.where(flip, cs.geom_b, cs.geom_a), np.where(flip, cs.geom_a, cs.geom_b)
-    face = (family == ft.FACE_CLIP) | (family == ft.DEEPEST_VERTEX)
-    on_b = (cs.feature & _REFERENCE_ON_B) != 0
-    owner = np.where(face & ~on_b, body_na, body_nb)            # VERTEX: the plane is the narrowphase's B
-    vf = face | (family == ft.VERTEX)
-    ndot[vf] = cross(w[owner[vf]], n[vf])
+    family = np.empty(c, dtype=np.int64)
+    if _face_normal_derivative(cs.feature, cs.normal, cs.geom_a, cs.geom_b, cs.body_a, cs.body_b, gt, w, ndot,
+                               family) == 0:
+        return ndot
+    vf = (family == ft.FACE_CLIP) | (family == ft.DEEPEST_VERTEX) | (family == ft.VERTEX)
     ee = family == ft.EDGE_EDGE
     if np.any(ee):
+        n = cs.normal
+        # A feature id names the narrowphase's A and B, the shape of lower type first (collision/narrowphase.py
+        # _pair_setup), which may be the buffer pair's second shape.
+        flip = gt[cs.geom_a] > gt[cs.geom_b]
+        body_na, body_nb = np.where(flip, cs.body_b, cs.body_a), np.where(flip, cs.body_a, cs.body_b)
+        geom_na, geom_nb = np.where(flip, cs.geom_b, cs.geom_a), np.where(flip, cs.geom_a, cs.geom_b)
         # box–box contacts (collision/box_box.py) name an edge by 4 · (box axis) + 2 support bits; every
         # other polytope pair by its polytope-local edge index
         boxes = (gt[geom_na[ee]] == GeomType.BOX) & (gt[geom_nb[ee]] == GeomType.BOX)
@@ -157,6 +221,33 @@ def normal_derivative(cs: Contacts, geom: dict[str, np.ndarray], polytopes: dict
         raise ValueError(f"method='event' does not support contacts of kind {names} yet (capsules, "
                          f"cylinders and ellipsoids); supported: boxes, convex hulls, spheres and the ground")
     return ndot
+
+
+@njit(cache=True)
+def _face_normal_derivative(feature, normal, geom_a, geom_b, body_a, body_b, geom_type, w, ndot, family):
+    """Each contact's feature family (c,) into ``family``, and ṅ = ω_X × n (c, 3) into ``ndot`` for those whose
+    normal is a face's (a clipped face manifold, a deepest vertex, a vertex on a plane) of body X. A feature
+    id names the narrowphase's A and B, the shape of lower type first (collision/narrowphase.py _pair_setup),
+    which may be the buffer pair's second shape; the reference face is on its B where the id says so, and a
+    plane's (VERTEX) is always its B. Returns the number of the other contacts."""
+    others = 0
+    for i in range(feature.shape[0]):
+        kind = (feature[i] >> _FAMILY_SHIFT) & 7
+        family[i] = kind
+        face = kind == ft.FACE_CLIP or kind == ft.DEEPEST_VERTEX
+        if not (face or kind == ft.VERTEX):
+            others += 1
+            continue
+        flip = geom_type[geom_a[i]] > geom_type[geom_b[i]]
+        owner_is_na = face and (feature[i] & _REFERENCE_ON_B) == 0
+        # the narrowphase's A is the buffer's B when flipped
+        owner = body_a[i] if owner_is_na != flip else body_b[i]
+        w0, w1, w2 = w[owner, 0], w[owner, 1], w[owner, 2]
+        n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
+        ndot[i, 0] = w1 * n2 - w2 * n1
+        ndot[i, 1] = w2 * n0 - w0 * n2
+        ndot[i, 2] = w0 * n1 - w1 * n0
+    return others
 
 
 def _edge_direction(g: np.ndarray, edge: np.ndarray, box_code: np.ndarray, geom: dict[str, np.ndarray],
@@ -250,10 +341,22 @@ def core_points(cs: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     contact point itself (D then counts only the rounded side's offset). The time-stepping rows place the
     same core points (contact_rows.contact_from_core, which also handles ellipsoids; the event method takes
     none)."""
-    offset_a = np.where(cs.radius[:, 0] > 0.0, cs.radius[:, 0] - 0.5 * cs.depth, 0.0)
-    offset_b = np.where(cs.radius[:, 1] > 0.0, cs.radius[:, 1] - 0.5 * cs.depth, 0.0)
-    return (cs.point + offset_a[:, None] * cs.normal, cs.point - offset_b[:, None] * cs.normal,
-            offset_a + offset_b)
+    c = len(cs)
+    core_a, core_b, distance = np.empty((c, 3)), np.empty((c, 3)), np.empty(c)
+    _core_points(cs.point, cs.normal, cs.radius, cs.depth, core_a, core_b, distance)
+    return core_a, core_b, distance
+
+
+@njit(cache=True)
+def _core_points(point, normal, radius, depth, core_a, core_b, distance):
+    """``core_points`` into core_a, core_b (c, 3) and distance (c,)."""
+    for i in range(point.shape[0]):
+        offset_a = radius[i, 0] - 0.5 * depth[i] if radius[i, 0] > 0.0 else 0.0
+        offset_b = radius[i, 1] - 0.5 * depth[i] if radius[i, 1] > 0.0 else 0.0
+        for k in range(3):
+            core_a[i, k] = point[i, k] + offset_a * normal[i, k]
+            core_b[i, k] = point[i, k] - offset_b * normal[i, k]
+        distance[i] = offset_a + offset_b
 
 
 def resting_offset(cs: Contacts, ndot: np.ndarray, free: np.ndarray, x: np.ndarray, v: np.ndarray,
@@ -262,19 +365,63 @@ def resting_offset(cs: Contacts, ndot: np.ndarray, free: np.ndarray, x: np.ndarr
     forces (``free`` (c, 3), from ``free_acceleration``) plus 2 ṅ · (ċ_a − ċ_b) (9-4) − D |ṅ|², at the core
     points c of ``core_points`` (the contact point itself on a shape that is not rounded). (A = J M⁻¹ Jᵀ.)"""
     core_a, core_b, core_distance = core_points(cs)
-    velocity = (v[cs.body_a] + cross(w[cs.body_a], core_a - x[cs.body_a])
-                - v[cs.body_b] - cross(w[cs.body_b], core_b - x[cs.body_b]))
-    return (np.einsum("ij,ij->i", cs.normal, free) + 2.0 * np.einsum("ij,ij->i", ndot, velocity)
-            - core_distance * np.einsum("ij,ij->i", ndot, ndot))
+    velocity = np.empty((len(cs), 3))
+    _point_motions(cs.body_a, cs.body_b, core_a, core_b, x, v, w, w, False, velocity)
+    out = np.empty(len(cs))
+    _offsets(cs.normal, np.ascontiguousarray(free), np.ascontiguousarray(ndot), velocity, core_distance, out)
+    return out
+
+
+@njit(cache=True)
+def _offsets(normal, free, ndot, velocity, core_distance, out):
+    """out (c,) = n · free + 2 ṅ · velocity − D |ṅ|² (``resting_offset``)."""
+    for i in range(normal.shape[0]):
+        s = 0.0
+        for k in range(3):
+            s += normal[i, k] * free[i, k] + ndot[i, k] * (2.0 * velocity[i, k] - core_distance[i] * ndot[i, k])
+        out[i] = s
 
 
 def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndarray, force: np.ndarray,
                        torque: np.ndarray) -> np.ndarray:
     """(v̇, ω̇) (n, 6) of every body under ``force`` (with gravity) and ``torque`` alone: F/m and
     I⁻¹(τ + L × ω) (C-10), L = I ω; zero for fixed bodies."""
-    L = np.einsum("nij,nj->ni", np.linalg.pinv(inv_inertia), w)   # I ω; zero for fixed bodies
-    return np.concatenate([inv_mass[:, None] * force, np.einsum("nij,nj->ni", inv_inertia, torque + cross(L, w))],
-                          axis=1)
+    out = np.empty((inv_mass.shape[0], 6))
+    _body_accelerations(inv_mass, np.ascontiguousarray(inv_inertia, dtype=np.float64), w, force, torque, out)
+    return out
+
+
+@njit(cache=True)
+def _body_accelerations(inv_mass, inv_inertia, w, force, torque, out):
+    """``body_accelerations`` into out (n, 6). I = (I⁻¹)⁺: the inverse where I⁻¹ is invertible (cofactors), the
+    pseudo-inverse where it is not (a fixed body: zero)."""
+    inertia = np.empty((3, 3))
+    for b in range(inv_mass.shape[0]):
+        A = inv_inertia[b]
+        c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
+        c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
+        c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
+        det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
+        size = np.abs(A).max()
+        if size > 0.0 and abs(det) > 1e-12 * size * size * size:
+            inertia[0, 0], inertia[1, 0], inertia[2, 0] = c00 / det, c01 / det, c02 / det
+            inertia[0, 1] = (A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]) / det
+            inertia[1, 1] = (A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]) / det
+            inertia[2, 1] = (A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]) / det
+            inertia[0, 2] = (A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]) / det
+            inertia[1, 2] = (A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]) / det
+            inertia[2, 2] = (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]) / det
+        else:
+            inertia[:, :] = np.linalg.pinv(np.ascontiguousarray(A))
+        L0 = inertia[0, 0] * w[b, 0] + inertia[0, 1] * w[b, 1] + inertia[0, 2] * w[b, 2]
+        L1 = inertia[1, 0] * w[b, 0] + inertia[1, 1] * w[b, 1] + inertia[1, 2] * w[b, 2]
+        L2 = inertia[2, 0] * w[b, 0] + inertia[2, 1] * w[b, 1] + inertia[2, 2] * w[b, 2]
+        t0 = torque[b, 0] + L1 * w[b, 2] - L2 * w[b, 1]     # τ + L × ω
+        t1 = torque[b, 1] + L2 * w[b, 0] - L0 * w[b, 2]
+        t2 = torque[b, 2] + L0 * w[b, 1] - L1 * w[b, 0]
+        for k in range(3):
+            out[b, k] = inv_mass[b] * force[b, k]
+            out[b, 3 + k] = A[k, 0] * t0 + A[k, 1] * t1 + A[k, 2] * t2
 
 
 def free_acceleration(cs: Contacts, inv_mass: np.ndarray, inv_inertia: np.ndarray, x: np.ndarray,
@@ -287,27 +434,52 @@ def free_acceleration(cs: Contacts, inv_mass: np.ndarray, inv_inertia: np.ndarra
     du = body_accelerations(inv_mass, inv_inertia, w, force, torque)
     if extra is not None:
         du = du + extra
-    lin, alpha = du[:, :3], du[:, 3:]
-
-    def point_acceleration(body: np.ndarray, point: np.ndarray) -> np.ndarray:   # (C-12)
-        r = point - x[body]
-        return lin[body] + cross(alpha[body], r) + cross(w[body], cross(w[body], r))
-
     core_a, core_b, _ = core_points(cs)
-    return point_acceleration(cs.body_a, core_a) - point_acceleration(cs.body_b, core_b)
+    out = np.empty((len(cs), 3))
+    _point_motions(cs.body_a, cs.body_b, core_a, core_b, x, du[:, :3], du[:, 3:], w, True, out)
+    return out
+
+
+@njit(cache=True)
+def _point_motions(body_a, body_b, point_a, point_b, x, lin, ang, w, centripetal, out):
+    """out (c, 3) = the difference between A's point point_a and B's point_b of l + a × r (+ ω × (ω × r) with
+    ``centripetal``), r = p − x, for each body's (lin, ang) (n, 3): the velocity ṗ = v + ω × r (8-1) with
+    (v, ω), the acceleration p̈ = v̇ + ω̇ × r + ω × (ω × r) (C-12) with (v̇, ω̇) and ``centripetal``."""
+    for i in range(body_a.shape[0]):
+        for k in range(3):
+            out[i, k] = 0.0
+        for side in range(2):
+            body = body_a[i] if side == 0 else body_b[i]
+            p = point_a[i] if side == 0 else point_b[i]
+            sign = 1.0 if side == 0 else -1.0
+            rx, ry, rz = p[0] - x[body, 0], p[1] - x[body, 1], p[2] - x[body, 2]
+            a0 = lin[body, 0] + ang[body, 1] * rz - ang[body, 2] * ry
+            a1 = lin[body, 1] + ang[body, 2] * rx - ang[body, 0] * rz
+            a2 = lin[body, 2] + ang[body, 0] * ry - ang[body, 1] * rx
+            if centripetal:
+                w0, w1, w2 = w[body, 0], w[body, 1], w[body, 2]
+                c0, c1, c2 = w1 * rz - w2 * ry, w2 * rx - w0 * rz, w0 * ry - w1 * rx
+                a0 += w1 * c2 - w2 * c1
+                a1 += w2 * c0 - w0 * c2
+                a2 += w0 * c1 - w1 * c0
+            out[i, 0] += sign * a0
+            out[i, 1] += sign * a1
+            out[i, 2] += sign * a2
 
 
 def relative_velocity(cs: Contacts, x: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """ṗ_a − ṗ_b (c, 3) at each contact point (8-1)."""
-    return (v[cs.body_a] + cross(w[cs.body_a], cs.point - x[cs.body_a])
-            - v[cs.body_b] - cross(w[cs.body_b], cs.point - x[cs.body_b]))
+    out = np.empty((len(cs), 3))
+    _point_motions(cs.body_a, cs.body_b, cs.point, cs.point, x, v, w, w, False, out)
+    return out
 
 
 def relative_acceleration(cs: Contacts, x: np.ndarray, du: np.ndarray) -> np.ndarray:
     """p̈_a − p̈_b (c, 3) at the contact points from the bodies' accelerations du (n, 6) = (v̇, ω̇) alone
     (the rigid part of (C-12); the velocity terms are in ``free_acceleration``)."""
-    return (du[cs.body_a, :3] + cross(du[cs.body_a, 3:], cs.point - x[cs.body_a])
-            - du[cs.body_b, :3] - cross(du[cs.body_b, 3:], cs.point - x[cs.body_b]))
+    out = np.empty((len(cs), 3))
+    _point_motions(cs.body_a, cs.body_b, cs.point, cs.point, x, du[:, :3], du[:, 3:], x, False, out)
+    return out
 
 
 def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

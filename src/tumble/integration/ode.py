@@ -30,7 +30,8 @@ class _TooManyEvaluations(Exception):
 
 
 def ode(y0: np.ndarray, t0: float, t1: float, dydt: Derivative, *, method: str = "rk4",
-        max_step: float | None = None, rtol: float = 1e-10, atol: float = 1e-12) -> np.ndarray:
+        max_step: float | None = None, rtol: float = 1e-10, atol: float = 1e-12,
+        ydot0: np.ndarray | None = None) -> np.ndarray:
     """Integrate dy/dt = dydt(t, y) from t0 to t1 [s]; returns y(t1) (same shape as y0).
 
     Args:
@@ -41,6 +42,9 @@ def ode(y0: np.ndarray, t0: float, t1: float, dydt: Derivative, *, method: str =
             longer than ``max_step`` (one step over [t0, t1] if None); or "adaptive": SciPy's
             ``solve_ivp`` with DOP853 (order 8, error control by ``rtol``/``atol``).
         max_step: the longest substep [s] for "euler"/"rk4"; also an upper bound for "adaptive".
+        ydot0: dydt(t0, y0) (k,) when the caller has it already: "euler" and "rk4" take it as their first
+            substep's first stage instead of evaluating it (a caller integrating from one y0 over several
+            spans, as the event method's root searches do, evaluates it once); ignored by "adaptive".
     """
     _checks.choice("method", method, dict.fromkeys(METHODS))
     t0 = _checks.real("t0", t0)
@@ -73,12 +77,15 @@ def ode(y0: np.ndarray, t0: float, t1: float, dydt: Derivative, *, method: str =
         return sol.y[:, -1]
     steps = 1 if max_step is None else max(1, math.ceil(span / _checks.positive("max_step", max_step) - 1e-9))
     h = span / steps
+    if ydot0 is not None and np.shape(ydot0) != y.shape:
+        raise ValueError(f"ydot0 must have the shape of y0 {y.shape}, got {np.shape(ydot0)}")
     for k in range(steps):
         t = t0 + k * h
+        rate = ydot0 if k == 0 and ydot0 is not None else None
         if method == "euler":
-            y = y + h * dydt(t, y)
+            y = y + h * (dydt(t, y) if rate is None else rate)
         else:
-            k1 = dydt(t, y)
+            k1 = dydt(t, y) if rate is None else rate
             k2 = dydt(t + 0.5 * h, y + 0.5 * h * k1)
             k3 = dydt(t + 0.5 * h, y + 0.5 * h * k2)
             k4 = dydt(t + h, y + h * k3)
