@@ -80,6 +80,9 @@ along each of the 8 directions)."""
 STOP_TIME_RESOLUTION = 1e-6
 """The friction-stop search (``EventDriven._stop_time``) ends on a bracket narrower than this fraction of the
 step when the speed jumps across the stop band instead of crossing it."""
+JUMP_FRACTION = 1e-2
+"""... or sooner, on a bracket across which the speed's steady change (the step's mean rate times the width) is
+below this fraction of the jump between its ends: a narrower bracket moves the stop by less than the jump."""
 EVENT_ODES = ("rk4", "adaptive")
 SEPARATING_FRACTION = 1e-3
 """A touching contact whose v_rel is above this fraction of ``threshold`` (1 µm/s by default) separates: it
@@ -558,6 +561,8 @@ class EventDriven:
         self._set_state(y0)
         g_lo = self._slide_reversed(start) - goal
         illinois = self.settings.root == "illinois" and math.isfinite(g_lo)
+        rate = (g_lo - g_hi) / h if math.isfinite(g_lo) else math.inf   # the speed's mean fall [m/s²]
+        speed_lo = g_lo + goal        # the speed at lo (g_lo is Illinois-weighted)
         retained = 0
         for _ in range(self.settings.max_halvings):
             tau = 0.5 * (lo + hi)
@@ -570,17 +575,19 @@ class EventDriven:
             g = self._slide_reversed(start)
             if 0.0 <= g <= half:
                 return tau
-            if g < 0.0 and tau - lo <= STOP_TIME_RESOLUTION * h:
+            narrow = tau - lo <= STOP_TIME_RESOLUTION * h or rate * (tau - lo) <= JUMP_FRACTION * (speed_lo - g)
+            if g < 0.0 and narrow:
                 # The least speed over the contacts is not continuous where the slowest contact changes (a
-                # face spinning as it slides) or the LCP switches a contact's state: it can jump past the
-                # band. Within a bracket this narrow the sliding has stopped.
+                # face spinning as it slides) or the LCP switches a contact's state (within a stage of the
+                # one RK4 step to τ): it can jump past the band. Within a bracket this narrow the sliding has
+                # stopped; a narrower one would move the stop by less than the jump (``JUMP_FRACTION``).
                 return tau
             if g < 0.0:
                 hi, g_hi = tau, g - goal
                 g_lo = 0.5 * g_lo if retained == -1 else g_lo    # Illinois: halve the end that stays
                 retained = -1
             else:
-                lo, g_lo = tau, g - goal
+                lo, g_lo, speed_lo = tau, g - goal, g
                 g_hi = 0.5 * g_hi if retained == 1 else g_hi
                 retained = 1
         self.stats.stop_failures += 1
