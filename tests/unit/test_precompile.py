@@ -109,12 +109,20 @@ _CHILD = textwrap.dedent("""
             world.add_body(tb.Sphere(0.1), position=(0.3 * k, 0.0, 0.099))
         return world
 
+    def sliding_box():   # the event method: a box sliding on the ground (resting contacts, friction, impacts)
+        world = tb.World(method="event")
+        world.add_ground(friction=0.3)
+        world.add_body(tb.Box(0.2, 0.2, 0.2), position=(0.0, 0.0, 0.1), velocity=(1.0, 0.2, 0.0), friction=0.3)
+        return world
+
+    build = balls if sys.argv[1] == "balls" else sliding_box
+
     def compiled():
         return {f"{name}.{attr}": set(value.overloads)
                 for name, module in list(sys.modules.items()) if name.startswith("tumble")
                 for attr, value in vars(module).items() if isinstance(value, numba.core.dispatcher.Dispatcher)}
 
-    planned, stepped = balls(), balls()
+    planned, stepped = build(), build()
     shares = planned._compile_shares()
     for share in shares:        # here, not in children: what matters is which kernels the shares reach
         share.run()
@@ -122,25 +130,27 @@ _CHILD = textwrap.dedent("""
     for _ in range(3):
         stepped.step(1 / 240)
     missed = sorted(name for name, sigs in compiled().items() if sigs - before.get(name, set()))
-    print(json.dumps({"shares": [s.name for s in shares], "contacts": stepped.step_stats.contacts,
-                      "missed": missed}))
+    print(json.dumps({"shares": [s.name for s in shares], "contacts": len(stepped.contacts()), "missed": missed}))
 """)
 
 
-def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path):
-    """The share plan covers the steps: after a world of balls on the ground ran its shares, the first three
-    steps of a world like it need no kernel, or argument types of a kernel, that the shares did not reach (in
-    a fresh interpreter, whose kernels come from the suite's cache or compile). A stage that no share reaches
-    would compile alone, on one core, during the first step (this test found the broadphase's update, which
-    only the second detection calls)."""
+@pytest.mark.parametrize("scene, shares, contacts", [
+    ("balls", ["detection", "narrowphase: closed forms", "contact step", "free step"], 3),
+    ("sliding box", ["detection", "narrowphase: boxes", "event method"], 4)])
+def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path, scene, shares, contacts):
+    """The share plan covers the steps: after a world (balls on the ground; a box sliding on the ground with
+    the event method) ran its shares, the first three steps of a world like it need no kernel, or argument
+    types of a kernel, that the shares did not reach (in a fresh interpreter, whose kernels come from the
+    suite's cache or compile). A stage that no share reaches would compile alone, on one core, during the
+    first step (this test found the broadphase's update, which only the second detection calls)."""
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     env = dict(os.environ, TUMBLE_PRECOMPILE="0")
-    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600,
-                         check=True)
+    out = subprocess.run([sys.executable, str(script), scene.split()[0]], env=env, capture_output=True, text=True,
+                         timeout=600, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["shares"] == ["detection", "narrowphase: closed forms", "contact step", "free step"]
-    assert result["contacts"] == 3
+    assert result["shares"] == shares
+    assert result["contacts"] == contacts
     assert result["missed"] == []
 
 

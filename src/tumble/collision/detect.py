@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numba
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from ..jit import CallSite, njit
+from ..precompile import Share
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
@@ -235,6 +237,23 @@ class CollisionDetector:
         st[3], st[4] = self._broadphase.last_swaps, self._stats[nph.UNSUPPORTED]
         st[5], st[6], st[7] = t1 - t0, t2 - t1, t3 - t2
         st[8] = self._stats[nph.DEFERRED]
+
+    def compile_shares(self, model: Model, state: State, buffer: ContactBuffer, old: ContactBuffer,
+                       dt: float) -> list[Share]:
+        """The detection stage's kernels in shares that compile apart (precompile.py): AABBs, sweep and sort and
+        the pairs' merge (``update`` with ``dt`` [s], without its narrowphase, into ``buffer`` from ``old``), then
+        each narrowphase family the shapes can form. Costs: each share's cold compile seconds alone on an empty
+        cache on the 2-core development machine."""
+        def detection() -> None:
+            for now, last in ((buffer, old), (old, buffer)):   # the broadphase sorts at the first, updates after
+                self.update(model, state, now, last, dt, narrowphase=False)
+
+        shares = [Share("detection", 2.5, detection, (set_pairs,))]
+        for family in self.families:
+            shares.append(Share(f"narrowphase: {nph.FAMILY_NAMES[family]}", nph.FAMILY_COMPILE_SECONDS[family],
+                                partial(self.compile_family, family, model, state, buffer),
+                                (nph.FAMILY_KERNELS[family],)))
+        return shares
 
     def compile_family(self, family: int, model: Model, state: State, buffer: ContactBuffer) -> None:
         """Call the serial kernel of narrowphase ``family`` on no pairs (it compiles, and changes nothing), with

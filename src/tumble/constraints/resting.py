@@ -52,7 +52,8 @@ def lookup(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
     if codes.shape[0] * table.shape[0] <= SMALL_LOOKUP:
         out = np.empty(codes.shape[0], dtype=np.int64)
         width = 2 if codes.dtype.names else 1
-        _lookup_small(codes.view(np.int64).reshape(-1, width), table.view(np.int64).reshape(-1, width), out)
+        _lookup_small(np.ascontiguousarray(codes).view(np.int64).reshape(-1, width),
+                      np.ascontiguousarray(table).view(np.int64).reshape(-1, width), out)
         return out
     order = np.argsort(table)
     pos = np.minimum(np.searchsorted(table[order], codes), table.shape[0] - 1)
@@ -394,16 +395,21 @@ def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndar
 @njit(cache=True)
 def _body_accelerations(inv_mass, inv_inertia, w, force, torque, out):
     """``body_accelerations`` into out (n, 6). I = (I⁻¹)⁺: the inverse where I⁻¹ is invertible (cofactors), the
-    pseudo-inverse where it is not (a fixed body: zero)."""
+    pseudo-inverse where it is singular but not zero (zero: a fixed body, no angular acceleration)."""
     inertia = np.empty((3, 3))
     for b in range(inv_mass.shape[0]):
         A = inv_inertia[b]
+        size = np.abs(A).max()
+        if size == 0.0:    # a fixed body, or one that does not turn: no angular acceleration
+            for k in range(3):
+                out[b, k] = inv_mass[b] * force[b, k]
+                out[b, 3 + k] = 0.0
+            continue
         c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
         c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
         c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
         det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
-        size = np.abs(A).max()
-        if size > 0.0 and abs(det) > 1e-12 * size * size * size:
+        if abs(det) > 1e-12 * size * size * size:
             inertia[0, 0], inertia[1, 0], inertia[2, 0] = c00 / det, c01 / det, c02 / det
             inertia[0, 1] = (A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]) / det
             inertia[1, 1] = (A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]) / det

@@ -56,8 +56,10 @@ from ..constraints import resting as rc
 from ..constraints.joint_dense import DenseJoints
 from ..integration import ode as _ode
 from ..integration import state_vector as _state
+from ..integration.guard import first_non_finite, save_bodies
 from ..jit import njit
 from ..model import body_arrays
+from ..precompile import Share
 from ..shapes import Box, ConvexHull, Sphere
 from ..solvers.pivoting import LEMKE_ACCEPT, lemke_retried
 from ..solvers.result import CONVERGED, STATUS_NAMES
@@ -171,6 +173,63 @@ class EventDriven:
         self._start_rate: np.ndarray | None = None   # dydt at the start of the current step (``_integrate``)
         self._arrays: dict[str, np.ndarray] | None = None   # the body fields' live rows, during a step
         self._version = model.version
+
+    # ------------------------------------------------------------------ compiling
+    def compile_shares(self, model: Model, state: State, contacts: Any) -> list[Share]:
+        """The kernels of this method's steps in shares that compile apart (precompile.py): the detection stage
+        and each narrowphase family the shapes can form (``CollisionDetector.compile_shares``, into this
+        method's own buffers), and the method's own kernels (``_compile_kernels``)."""
+        self._refresh()
+        if self._detector is None:
+            self._detector = CollisionDetector(model)
+        shares = [] if self._detector.idle else self._detector.compile_shares(model, state, *self._buffers, 0.0)
+        shares.append(Share("event method", EVENT_COMPILE_SECONDS, self._compile_kernels, _EVENT_KERNELS))
+        return shares
+
+    def _compile_kernels(self) -> None:
+        """Call each kernel of the method once with the argument types of a step (a forked child does, for
+        ``compile_shares``; what it changes dies with it): on one made-up contact of the first two bodies,
+        whose fields have the dtypes and shapes of a detection's (read from a buffer, not detected: the
+        detection's kernels are the other shares'). The values do not matter: a kernel compiles for its
+        arguments' types."""
+        self._arrays = body_arrays(self.model, self.state)
+        try:
+            self._call_kernels()
+        finally:
+            self._arrays = None
+
+    def _call_kernels(self) -> None:
+        a = self._arrays
+        seen = gather(self._buffers[0])
+        cs = Contacts(*(np.zeros((1,) + getattr(seen, f).shape[1:], getattr(seen, f).dtype)
+                        for f in seen.__dataclass_fields__))
+        cs.body_b[0] = min(1, a["x"].shape[0] - 1)
+        x, v, w, inv_mass = a["x"], a["v"], a["w"], a["inv_mass"]
+        inv_inertia = rc.world_inverse_inertia(a["q"], a["inv_inertia_body"])
+        J = rc.jacobian(cs, x)
+        rc.apply_inverse_mass(inv_mass, inv_inertia, J.T)
+        du = rc.body_accelerations(inv_mass, inv_inertia, w, a["force"], a["torque"])
+        free = rc.free_acceleration(cs, inv_mass, inv_inertia, x, w, a["force"], a["torque"])
+        rc.resting_offset(cs, free, free, x, v, w)
+        rc.relative_acceleration(cs, x, du)
+        dv = rc.relative_velocity(cs, x, v, w)
+        rc._face_normal_derivative(cs.feature, cs.normal, cs.geom_a, cs.geom_b, cs.body_a, cs.body_b,
+                                   self._geom()["geom_type"], w, free, np.empty(1, dtype=np.int64))
+        index = rc.lookup(cs.contact_codes(), cs.contact_codes())
+        rc.lookup(cs.pair_codes(), cs.pair_codes())
+        _sliding_directions(dv, cs.normal, True, index, free, 0.0, free.copy(), np.empty(1, dtype=np.bool_))
+        _deepest_of_pair(cs.pair_codes(), cs.depth, cs.depth >= 0.0, cs.depth.copy())
+        solve_lcp(np.ones((1, 1)), -np.ones(1))
+        self._contact_loads(cs, free, free)
+        rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, cs.restitution, x, inv_mass,
+                               inv_inertia, v, w, self.settings.threshold, 1)
+        bodies = self.state.bodies()    # step.py's guard around an event step
+        save_bodies(bodies)
+        first_non_finite(bodies)
+        y = self._get_state()
+        self._set_state(y)
+        _state.state_derivative_serial(a["mass"], inv_mass, a["inv_inertia_body"], a["force"], a["torque"],
+                                       self.model.gravity, y, y.copy())
 
     # ------------------------------------------------------------------ detection
     def detect(self) -> Contacts:
@@ -1192,3 +1251,14 @@ def _least_norm_polish(A, b, f, scale):
         if polished.min() >= -tol / scale and w2.min() >= -tol and abs(polished @ w2) <= tol * (1.0 + f.sum()):
             return np.maximum(polished, 0.0)
     return f
+
+
+EVENT_COMPILE_SECONDS = 17.5
+"""[s] The cold compile time of ``EventDriven._compile_kernels`` alone on an empty cache on the 2-core development
+machine (precompile.py balances the shares by it)."""
+_EVENT_KERNELS = (rc._rotate_inertias, rc._jacobian_rows, rc._apply_inverse_mass, rc._body_accelerations,
+                  rc._core_points, rc._point_motions, rc._offsets, rc._face_normal_derivative, rc._lookup_small,
+                  rc.find_all_collisions, _sliding_directions, _deepest_of_pair, _least_norm_polish,
+                  _add_contact_loads, _state.bodies_to_array_serial, _state.array_to_bodies_serial,
+                  _state.state_derivative_serial, save_bodies, first_non_finite)
+"""The kernels ``_compile_kernels`` compiles (precompile.py: the share is cold while one has no cache entry)."""

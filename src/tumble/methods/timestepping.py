@@ -33,14 +33,12 @@ from __future__ import annotations
 
 import time
 from collections import namedtuple
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..collision.contacts import ContactBuffers, set_pairs, slot
+from ..collision.contacts import ContactBuffers, slot
 from ..collision.detect import CollisionDetector
-from ..collision.narrowphase import FAMILY_COMPILE_SECONDS, FAMILY_KERNELS, FAMILY_NAMES
 from ..constraints.contact_rows import prepare_rows, refresh_rows
 from ..constraints.islands import clear_sleeping_loads, update_islands
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
@@ -144,16 +142,7 @@ class TimeStepping:
         detector = self.detector(model) if model.geom.count > 1 else None
         detects = detector is not None and not detector.idle
         if detects:
-            def detection() -> None:
-                for _ in range(2):  # the broadphase starts its sorted lists at the first, updates them after
-                    contacts.swap()
-                    detector.update(model, state, contacts.now, contacts.last, 1.0 / 240.0, narrowphase=False)
-
-            shares.append(Share("detection", 2.5, detection, (set_pairs,)))
-            for family in detector.families:
-                shares.append(Share(f"narrowphase: {FAMILY_NAMES[family]}", FAMILY_COMPILE_SECONDS[family],
-                                    partial(detector.compile_family, family, model, state, contacts.now),
-                                    (FAMILY_KERNELS[family],)))
+            shares += detector.compile_shares(model, state, contacts.now, contacts.last, 1.0 / 240.0)
         if type(self).advance is TimeStepping.advance and (detects or len(model.joints)):
             def contact_stages() -> None:
                 run_contact_step(model, state, contacts, 1.0 / 240.0, self.free_scheme, True, StepStats())
