@@ -33,7 +33,7 @@ def _bodies(rng, n=4):
     """n bodies, the last fixed (zero inverse mass and inertia)."""
     inv_mass = rng.uniform(0.5, 2.0, n)
     inertia_body = np.array([np.diag(rng.uniform(0.1, 1.0, 3)) for _ in range(n)])
-    q, R = zip(*(_rotation(rng) for _ in range(n)))
+    q, R = zip(*(_rotation(rng) for _ in range(n)), strict=True)
     q, R = np.array(q), np.array(R)
     inv_inertia = np.array([R[i] @ np.linalg.inv(inertia_body[i]) @ R[i].T for i in range(n)])
     inv_mass[-1] = 0.0
@@ -66,7 +66,8 @@ def test_jacobian_rows_give_the_relative_normal_velocity():
     J = rc.jacobian(cs, bd["x"])
     for i in range(len(cs)):
         a, b, p, n = cs.body_a[i], cs.body_b[i], cs.point[i], cs.normal[i]
-        vrel = n @ (bd["v"][a] + np.cross(bd["w"][a], p - bd["x"][a]) - bd["v"][b] - np.cross(bd["w"][b], p - bd["x"][b]))
+        vrel = n @ (bd["v"][a] + np.cross(bd["w"][a], p - bd["x"][a])
+                    - bd["v"][b] - np.cross(bd["w"][b], p - bd["x"][b]))
         assert J[i] @ u == pytest.approx(vrel, rel=1e-12, abs=1e-12)
     # relative_velocity: the whole vector
     dv = rc.relative_velocity(cs, bd["x"], bd["v"], bd["w"])

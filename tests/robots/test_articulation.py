@@ -136,8 +136,8 @@ def test_one_kernel_step_is_semi_implicit_euler_on_the_forward_dynamics():
 
 def test_link_reads_follow_every_change_of_the_joint_state():
     """Link poses are the kinematics of the current q however it changed — set, stepped (alone, and beside another
-    robot), restored, another robot added, the dynamics evaluated at another q — against the closed form of a 3-link chain of x hinges
-    (to 1e-15 m): the robot keeps its links' kinematics between changes, never past one."""
+    robot), restored, another robot added, the dynamics evaluated at another q — against the closed form of a
+    3-link chain of x hinges (to 1e-15 m): the robot keeps its links' kinematics between changes, never past one."""
     w = tb.World(gravity=(0, 0, -G))
     robot = w.add_robot(chain(3), position=(0, 0, 2))
 

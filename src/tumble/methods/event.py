@@ -699,8 +699,8 @@ class EventDriven:
         return cf + wrench[:, :3], ct + wrench[:, 3:]
 
     def _get_state(self) -> np.ndarray:
-        """Y = (x, q, P, L) (13 n,) of the world's bodies (Baraff I section 3; NumPy: the method's scenes
-        are small, and the parallel kernels' start-up would cost more than the work)."""
+        """Y = (x, q, P, L) (13 n,) of the world's bodies (Baraff I section 3; the one-thread kernels: the
+        method's scenes are small, and a parallel region's start would cost more than the work)."""
         a = self._live()
         y = np.empty(_state.STATE_SIZE * a["x"].shape[0])
         _state.bodies_to_array_serial(a["mass"], a["inertia_body"], a["x"], a["q"], a["v"], a["w"], y)
