@@ -251,6 +251,19 @@ def report(rows: list[tuple[Toss, list[TossResult]]]) -> str:
         lines.append(f"| {CONFIGS[a][0]} vs {CONFIGS[b][0]} | {agree.sum()}/{len(rows)} ({100 * agree.mean():.0f} %) | "
                      + " | ".join(cells) + f" | {poses[agree, 0].mean() * 1e3:.1f} mm, "
                      f"{math.degrees(poses[agree, 1].mean()):.1f}° |")
+    lines += ["", "Final faces counted over the tosses (in distribution, not toss by toss): the 2:1 box on one of its "
+              "four long faces or on an end (0.1 × 0.1 m; its body x axis vertical), the cube by the body axis that "
+              "points down (its faces are alike: a fair toss gives a third each).", "",
+              "| run | 2:1 box: long face | 2:1 box: end | cube: x | cube: y | cube: z | on no face |",
+              "|---|---|---|---|---|---|---|"]
+    for c, (label, _, _) in enumerate(CONFIGS):
+        box = [r[1][c].face for r in rows if r[0].shape == "box 2:1"]
+        cube = [r[1][c].face for r in rows if r[0].shape == "cube"]
+        none = sum(f is None for f in box + cube)
+        lines.append(f"| {label} | {sum(f is not None and f[0] != 0 for f in box)}/{len(box)} | "
+                     f"{sum(f is not None and f[0] == 0 for f in box)}/{len(box)} | "
+                     + " | ".join(f"{sum(f is not None and f[0] == k for f in cube)}/{len(cube)}" for k in range(3))
+                     + f" | {none} |")
     lines.append("")
     return "\n".join(lines)
 
