@@ -172,6 +172,7 @@ class EventDriven:
         self._joint_multipliers: tuple[DenseJoints, np.ndarray] | None = None   # of the last dydt
         self._start_rate: np.ndarray | None = None   # dydt at the start of the current step (``_integrate``)
         self._arrays: dict[str, np.ndarray] | None = None   # the body fields' live rows, during a step
+        self._shape_rows: dict[str, np.ndarray] | None = None   # ``_geom``'s, during a step
         self._version = model.version
 
     # ------------------------------------------------------------------ compiling
@@ -280,6 +281,9 @@ class EventDriven:
         return self._arrays if self._arrays is not None else body_arrays(self.model, self.state)
 
     def _geom(self) -> dict[str, np.ndarray]:
+        """The shape rows ``normal_derivative`` reads, by name: gathered once per step, like ``_live``."""
+        if self._shape_rows is not None:
+            return self._shape_rows
         g = self.model.geom
         return {f: g.live(f) for f in ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size",
                                        "geom_vert_start", "geom_edge_start")}
@@ -343,7 +347,7 @@ class EventDriven:
         free = rc.free_acceleration(cs_r, a["inv_mass"], inv_inertia, a["x"], a["w"], loads, torque, extra)
         b = rc.resting_offset(cs_r, ndot, free, a["x"], a["v"], a["w"])
         free_turn = None
-        if np.any(cs_r.rolling_friction > 0.0) or np.any(cs_r.torsional_friction > 0.0):
+        if _turning_friction(cs_r):
             du = rc.body_accelerations(a["inv_mass"], inv_inertia, a["w"], loads, torque)
             if extra is not None:
                 du = du + extra
@@ -404,7 +408,7 @@ class EventDriven:
         sticking = (mu > 0.0) & ~moving
         G_n = J - mu[:, None] * rc.jacobian(cs, a["x"], t_hat)      # the force direction of each f
         torque_hat, turn = np.zeros((c, 3)), _no_turning_rows(c, J.shape[1])
-        if np.any(cs.rolling_friction > 0.0) or np.any(cs.torsional_friction > 0.0):
+        if _turning_friction(cs):
             torque_hat, turn = self._turning_lcp_parts(cs, a, free_turn)
             G_n = G_n + _angular_rows(cs, torque_hat, J.shape[1])
         k = FRICTION_DIRECTIONS
@@ -557,7 +561,7 @@ class EventDriven:
         spin, at the start of a step (relative angular speed above 10⁻⁶ ``threshold``, read in rad/s): their
         contact codes (k,), rolling axes (k, 3) (unit, in the tangent plane; zero where it does not roll or
         has μ_r = 0) and spin signs (k,) (±1, 0 where it does not spin or has μ_s = 0)."""
-        if not (np.any(cs.rolling_friction > 0.0) or np.any(cs.torsional_friction > 0.0)):
+        if not _turning_friction(cs):
             return np.zeros(0, dtype=CONTACT_CODE), np.zeros((0, 3)), np.zeros(0)
         codes, roll, spin, mu_r, mu_s = self._angular_velocities(cs)
         stop = STOP_SPEED_FRACTION * self.settings.threshold
@@ -903,10 +907,11 @@ class EventDriven:
         """Advance the bodies by ``dt`` [s] (module docstring); their loads are held over ``dt``."""
         self._refresh()
         self._arrays = body_arrays(self.model, self.state)
+        self._shape_rows = self._geom()
         try:
             self._advance_by(dt)
         finally:
-            self._arrays = None
+            self._arrays = self._shape_rows = None
             self._start_rate = None
 
     def _advance_by(self, dt: float) -> None:
@@ -1061,6 +1066,11 @@ Jacobian rows (D, 6 n), their unit directions (D, 3) and the contact carrying ea
 (D,) [rad/s²]."""
 
 
+def _turning_friction(cs: Contacts) -> bool:
+    """Whether any of the contacts has rolling resistance or torsional friction."""
+    return bool((cs.rolling_friction > 0.0).any() or (cs.torsional_friction > 0.0).any())
+
+
 def _no_turning_rows(c: int, width: int) -> TurningRows:
     """``TurningRows`` with no rows, for c contacts and Jacobian rows ``width`` wide."""
     return TurningRows(np.zeros((0, width)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64),
@@ -1210,7 +1220,7 @@ def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     k = b.shape[0]
     if k == 0:
         return np.zeros(0)
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+    if not (np.isfinite(A).all() and np.isfinite(b).all()):
         raise FloatingPointError(f"the contact LCP ({k} contacts) has non-finite entries: the state, the loads "
                                  f"or the step overflowed")
     scale = max(float(np.abs(A).max()), 1e-300)
