@@ -136,7 +136,8 @@ _CHILD = textwrap.dedent("""
 
 @pytest.mark.parametrize("scene, shares, contacts", [
     ("balls", ["detection", "narrowphase: closed forms", "contact step", "free step"], 3),
-    ("sliding box", ["detection", "narrowphase: boxes", "event method"], 4)])
+    ("sliding box", ["detection", "narrowphase: boxes", "event method: forces", "event method: LCP",
+                     "event method: state"], 4)])
 def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path, scene, shares, contacts):
     """The share plan covers the steps: after a world (balls on the ground; a box sliding on the ground with
     the event method) ran its shares, the first three steps of a world like it need no kernel, or argument

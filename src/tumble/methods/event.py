@@ -46,6 +46,7 @@ import math
 import time
 from collections import namedtuple
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -179,32 +180,41 @@ class EventDriven:
     def compile_shares(self, model: Model, state: State, contacts: Any) -> list[Share]:
         """The kernels of this method's steps in shares that compile apart (precompile.py): the detection stage
         and each narrowphase family the shapes can form (``CollisionDetector.compile_shares``, into this
-        method's own buffers), and the method's own kernels (``_compile_kernels``)."""
+        method's own buffers), and the method's own kernels in three parts (``_compile_kernels``). Costs: each
+        share's cold compile seconds alone on an empty cache on the 2-core development machine."""
         self._refresh()
         if self._detector is None:
             self._detector = CollisionDetector(model)
         shares = [] if self._detector.idle else self._detector.compile_shares(model, state, *self._buffers, 0.0)
-        shares.append(Share("event method", EVENT_COMPILE_SECONDS, self._compile_kernels, _EVENT_KERNELS))
+        for part, cost, kernels in (("forces", 3.7, _FORCE_KERNELS), ("LCP", 9.9, (lemke_retried, _least_norm_polish)),
+                                    ("state", 4.4, _STATE_KERNELS)):
+            shares.append(Share(f"event method: {part}", cost, partial(self._compile_kernels, part), kernels))
         return shares
 
-    def _compile_kernels(self) -> None:
-        """Call each kernel of the method once with the argument types of a step (a forked child does, for
-        ``compile_shares``; what it changes dies with it): on one made-up contact of the first two bodies,
-        whose fields have the dtypes and shapes of a detection's (read from a buffer, not detected: the
-        detection's kernels are the other shares'). The values do not matter: a kernel compiles for its
-        arguments' types."""
-        self._arrays = body_arrays(self.model, self.state)
+    def _compile_kernels(self, part: str) -> None:
+        """Call each kernel of one ``part`` of the method once with the argument types of a step (a forked child
+        does, for ``compile_shares``; what it changes dies with it): "forces", the resting-contact forces'
+        kernels; "LCP", Lemke's and the polish's; "state", the state vector's, the impacts', the bookkeeping's.
+        On one made-up
+        contact of the first two bodies, whose fields have the dtypes and shapes of a detection's (read from a
+        buffer, not detected: the detection's kernels are the other shares'). The values do not matter: a
+        kernel compiles for its arguments' types."""
+        self._arrays = a = body_arrays(self.model, self.state)
         try:
-            self._call_kernels()
+            seen = gather(self._buffers[0])
+            cs = Contacts(*(np.zeros((1,) + getattr(seen, f).shape[1:], getattr(seen, f).dtype)
+                            for f in seen.__dataclass_fields__))
+            cs.body_b[0] = min(1, a["x"].shape[0] - 1)
+            if part == "forces":
+                self._force_kernels(cs, a)
+            elif part == "LCP":
+                solve_lcp(np.ones((1, 1)), -np.ones(1))
+            else:
+                self._state_kernels(cs, a)
         finally:
             self._arrays = None
 
-    def _call_kernels(self) -> None:
-        a = self._arrays
-        seen = gather(self._buffers[0])
-        cs = Contacts(*(np.zeros((1,) + getattr(seen, f).shape[1:], getattr(seen, f).dtype)
-                        for f in seen.__dataclass_fields__))
-        cs.body_b[0] = min(1, a["x"].shape[0] - 1)
+    def _force_kernels(self, cs: Contacts, a: dict[str, np.ndarray]) -> None:
         x, v, w, inv_mass = a["x"], a["v"], a["w"], a["inv_mass"]
         inv_inertia = rc.world_inverse_inertia(a["q"], a["inv_inertia_body"])
         J = rc.jacobian(cs, x)
@@ -213,17 +223,20 @@ class EventDriven:
         free = rc.free_acceleration(cs, inv_mass, inv_inertia, x, w, a["force"], a["torque"])
         rc.resting_offset(cs, free, free, x, v, w)
         rc.relative_acceleration(cs, x, du)
-        dv = rc.relative_velocity(cs, x, v, w)
+        rc.relative_velocity(cs, x, v, w)
         rc._face_normal_derivative(cs.feature, cs.normal, cs.geom_a, cs.geom_b, cs.body_a, cs.body_b,
                                    self._geom()["geom_type"], w, free, np.empty(1, dtype=np.int64))
+
+    def _state_kernels(self, cs: Contacts, a: dict[str, np.ndarray]) -> None:
+        x, v, w, inv_mass = a["x"], a["v"], a["w"], a["inv_mass"]
+        vectors = np.zeros((1, 3))
         index = rc.lookup(cs.contact_codes(), cs.contact_codes())
         rc.lookup(cs.pair_codes(), cs.pair_codes())
-        _sliding_directions(dv, cs.normal, True, index, free, 0.0, free.copy(), np.empty(1, dtype=np.bool_))
+        _sliding_directions(vectors, cs.normal, True, index, vectors, 0.0, vectors.copy(), np.empty(1, dtype=np.bool_))
         _deepest_of_pair(cs.pair_codes(), cs.depth, cs.depth >= 0.0, cs.depth.copy())
-        solve_lcp(np.ones((1, 1)), -np.ones(1))
-        self._contact_loads(cs, free, free)
+        self._contact_loads(cs, vectors, vectors)
         rc.find_all_collisions(cs.body_a, cs.body_b, cs.point, cs.normal, cs.restitution, x, inv_mass,
-                               inv_inertia, v, w, self.settings.threshold, 1)
+                               np.zeros((x.shape[0], 3, 3)), v, w, self.settings.threshold, 1)
         bodies = self.state.bodies()    # step.py's guard around an event step
         save_bodies(bodies)
         first_non_finite(bodies)
@@ -1263,12 +1276,10 @@ def _least_norm_polish(A, b, f, scale):
     return f
 
 
-EVENT_COMPILE_SECONDS = 17.5
-"""[s] The cold compile time of ``EventDriven._compile_kernels`` alone on an empty cache on the 2-core development
-machine (precompile.py balances the shares by it)."""
-_EVENT_KERNELS = (rc._rotate_inertias, rc._jacobian_rows, rc._apply_inverse_mass, rc._body_accelerations,
-                  rc._core_points, rc._point_motions, rc._offsets, rc._face_normal_derivative, rc._lookup_small,
-                  rc.find_all_collisions, _sliding_directions, _deepest_of_pair, _least_norm_polish,
-                  _add_contact_loads, _state.bodies_to_array_serial, _state.array_to_bodies_serial,
-                  _state.state_derivative_serial, save_bodies, first_non_finite)
-"""The kernels ``_compile_kernels`` compiles (precompile.py: the share is cold while one has no cache entry)."""
+_FORCE_KERNELS = (rc._rotate_inertias, rc._jacobian_rows, rc._apply_inverse_mass, rc._body_accelerations,
+                  rc._core_points, rc._point_motions, rc._offsets, rc._face_normal_derivative)
+_STATE_KERNELS = (rc._lookup_small, rc.find_all_collisions, _sliding_directions, _deepest_of_pair, _add_contact_loads,
+                  _state.bodies_to_array_serial, _state.array_to_bodies_serial, _state.state_derivative_serial,
+                  save_bodies, first_non_finite)
+"""The kernels of ``EventDriven._compile_kernels``' parts "forces" and "state" (precompile.py: a share is cold while
+one of its kernels has no cache entry)."""
