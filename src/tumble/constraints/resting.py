@@ -394,31 +394,27 @@ def body_accelerations(inv_mass: np.ndarray, inv_inertia: np.ndarray, w: np.ndar
 
 @njit(cache=True)
 def _body_accelerations(inv_mass, inv_inertia, w, force, torque, out):
-    """``body_accelerations`` into out (n, 6). I = (I⁻¹)⁺: the inverse where I⁻¹ is invertible (cofactors), the
-    pseudo-inverse where it is singular but not zero (zero: a fixed body, no angular acceleration)."""
+    """``body_accelerations`` into out (n, 6). I = (I⁻¹)⁻¹ by cofactors: a body's I⁻¹ is the inverse of its
+    inertia or, fixed, zero (World.add_body), which turns nothing."""
     inertia = np.empty((3, 3))
     for b in range(inv_mass.shape[0]):
         A = inv_inertia[b]
-        size = np.abs(A).max()
-        if size == 0.0:    # a fixed body, or one that does not turn: no angular acceleration
-            for k in range(3):
-                out[b, k] = inv_mass[b] * force[b, k]
-                out[b, 3 + k] = 0.0
-            continue
         c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
         c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
         c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
         det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
-        if abs(det) > 1e-12 * size * size * size:
-            inertia[0, 0], inertia[1, 0], inertia[2, 0] = c00 / det, c01 / det, c02 / det
-            inertia[0, 1] = (A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]) / det
-            inertia[1, 1] = (A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]) / det
-            inertia[2, 1] = (A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]) / det
-            inertia[0, 2] = (A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]) / det
-            inertia[1, 2] = (A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]) / det
-            inertia[2, 2] = (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]) / det
-        else:
-            inertia[:, :] = np.linalg.pinv(np.ascontiguousarray(A))
+        if det == 0.0:    # a fixed body: no angular acceleration
+            for k in range(3):
+                out[b, k] = inv_mass[b] * force[b, k]
+                out[b, 3 + k] = 0.0
+            continue
+        inertia[0, 0], inertia[1, 0], inertia[2, 0] = c00 / det, c01 / det, c02 / det
+        inertia[0, 1] = (A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]) / det
+        inertia[1, 1] = (A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]) / det
+        inertia[2, 1] = (A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]) / det
+        inertia[0, 2] = (A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]) / det
+        inertia[1, 2] = (A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]) / det
+        inertia[2, 2] = (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]) / det
         L0 = inertia[0, 0] * w[b, 0] + inertia[0, 1] * w[b, 1] + inertia[0, 2] * w[b, 2]
         L1 = inertia[1, 0] * w[b, 0] + inertia[1, 1] * w[b, 1] + inertia[1, 2] * w[b, 2]
         L2 = inertia[2, 0] * w[b, 0] + inertia[2, 1] * w[b, 1] + inertia[2, 2] * w[b, 2]
