@@ -1141,7 +1141,7 @@ class World:
             self._model.joints.restore(snapshot["joints"])
         if "robots" in snapshot and len(self._model.robots):
             forest = self._model.robots
-            forest.buffers[2][:] = snapshot["robots"]     # q, q̇, τ and the motors' targets and gains
+            forest.buffers[2][:] = snapshot["robots"]     # q, q̇, τ, motor targets and gains, joint impulses
             forest.work.flags[0] = 0.0                     # the kinematics are of another q
             forest.moves += 1
         if self.method == "event":

@@ -309,6 +309,25 @@ def test_joint_limit_stops_the_fall():
     assert lowest < -0.49   # it did reach the limit
 
 
+def test_a_rod_resting_on_its_limit_holds_gravity_with_a_warm_started_row():
+    """A rod held horizontal by its lower limit (gravity pulls it into the limit): the limit's impulse each step is
+    gravity's torque about the hinge times the step, m g d h (closed form: the rod does not move). The row starts
+    from the last step's impulse (kept in the joint state), so at rest one sweep confirms it; from zero it
+    would take a second sweep."""
+    h = 1 / 240
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_robot(chain(1, lower=math.pi / 2, upper=math.pi), position=(0, 0, 1))
+    robot.q = [math.pi / 2]
+    for _ in range(120):
+        w.step(h)
+    forest = w._model.robots
+    m, d = 0.5, 0.1
+    assert robot.q[0] == pytest.approx(math.pi / 2, abs=1e-9)
+    assert forest.state.lower_impulse[0] == pytest.approx(m * G * d * h, rel=1e-9)
+    assert forest.state.upper_impulse[0] == 0.0
+    assert forest.rows.stats[0] == 1.0
+
+
 def test_every_joint_of_a_chain_keeps_its_limits():
     """A 4-link chain with limits ±0.5 rad on every hinge, thrown with joint speeds up to 8 rad/s: no joint
     passes its limits by more than 2 mrad over 2 s (each limit's row acts on its own coordinate — a row put on
@@ -510,6 +529,10 @@ def test_a_link_sliding_diagonally_feels_the_friction_model(friction, ratio):
     for _ in range(24):
         w.step(1 / 240)
     v1 = robot.link("slab").velocity[:2]
+    # the sweeps end by their tolerance while the slab slides (a change measured before the cone's projection
+    # never did: every sliding step ran to the cap)
+    forest = w._model.robots
+    assert forest.rows.stats[0] < forest.iterations
     decel = (np.linalg.norm(v0) - np.linalg.norm(v1)) / 0.1
     assert decel == pytest.approx(ratio * 0.4 * G, rel=0.02)
     assert abs(v1[0] - v1[1]) < 1e-6   # still along the diagonal

@@ -17,10 +17,13 @@ from ..jit import njit, view
 from .dynamics import Work, work_size, work_views
 from .tree import Tree, pack_tree, tree_views
 
-JointState = namedtuple("JointState", ["q", "qd", "tau", "q_target", "qd_target", "kp", "kd"])
+JointState = namedtuple("JointState", ["q", "qd", "tau", "q_target", "qd_target", "kp", "kd", "lower_impulse",
+                                       "upper_impulse", "friction_impulse"])
 """The forest's joint-space state and controls: q (nq,), qd (nv,) [rad, m, rad/s, m/s], tau (nv,) [N m, N]
 applied each step, position and velocity targets (nv,) (q_target of a revolute or prismatic coordinate; 0
-elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] (0: no motor)."""
+elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] (0: no motor); the last
+step's impulses (nv,) [N m s, N s] of each coordinate's lower and upper limit rows and its dry friction row
+(robots/step.py ``contact_stage``), which warm-start the next step's (0: no row)."""
 
 
 Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage",
@@ -31,14 +34,15 @@ state at the step's start, put back if the step goes non-finite."""
 
 
 def state_size(nq: int, nv: int) -> int:
-    return nq + 6 * nv
+    return nq + 9 * nv
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def state_views(sf, nq, nv):
     """The ``JointState`` as views into its float buffer (robots/tree.py, "packed storage")."""
     return JointState(sf[:nq], sf[nq:nq + nv], sf[nq + nv:nq + 2 * nv], sf[nq + 2 * nv:nq + 3 * nv],
-                      sf[nq + 3 * nv:nq + 4 * nv], sf[nq + 4 * nv:nq + 5 * nv], sf[nq + 5 * nv:nq + 6 * nv])
+                      sf[nq + 3 * nv:nq + 4 * nv], sf[nq + 4 * nv:nq + 5 * nv], sf[nq + 5 * nv:nq + 6 * nv],
+                      sf[nq + 6 * nv:nq + 7 * nv], sf[nq + 7 * nv:nq + 8 * nv], sf[nq + 8 * nv:nq + 9 * nv])
 
 
 def scratch_size(nq: int, nv: int) -> int:

@@ -451,14 +451,16 @@ def _contact_sweep(r, rows, u, cone, change, largest):
     if W[r + 2] > 0.0:
         n2 = min(max(l2 - (d2 + w02 * c0 + w12 * c1) / W[r + 2], -bound), bound)
     c2 = n2 - l2
-    change = max(change, abs(c0), abs(c1), abs(c2))
-    largest = max(largest, abs(n0), abs(n1), abs(n2))
     if cone:
         norm = np.sqrt(n1 * n1 + n2 * n2)
         if norm > bound:
             scale = bound / norm
             n1, n2 = n1 * scale, n2 * scale
             c1, c2 = n1 - l1, n2 - l2
+    # measured after the cone's projection: a sliding contact's rows leave the disc in every sweep and the
+    # projection brings them back to the same point, a change that never ends the sweeps
+    change = max(change, abs(c0), abs(c1), abs(c2))
+    largest = max(largest, abs(n0), abs(n1), abs(n2))
     lam[r], lam[r + 1], lam[r + 2] = n0, n1, n2
     if c0 != 0.0 or c1 != 0.0 or c2 != 0.0:
         for t in range(row_ndof[r]):
@@ -471,6 +473,25 @@ def _contact_sweep(r, rows, u, cone, change, largest):
                     body_dv[body, a] += (c0 * row_mjb[r, side, a] + c1 * row_mjb[r + 1, side, a]
                                          + c2 * row_mjb[r + 2, side, a])
     return change, largest
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _keep_joint_impulses(st, rows, first, n_rows):
+    """The impulses of this stage's limit and dry friction rows (rows first … n_rows − 1; ``row_slot`` 2 d + side
+    of a limit on coordinate d, d of a friction row) into the joint state, 0 for a coordinate without one."""
+    nv = st.qd.shape[0]
+    for d in range(nv):
+        st.lower_impulse[d] = 0.0
+        st.upper_impulse[d] = 0.0
+        st.friction_impulse[d] = 0.0
+    for r in range(first, n_rows):
+        k = rows.row_slot[r]
+        if rows.row_normal[r] < 0:
+            st.friction_impulse[k] = rows.lam[r]
+        elif k % 2 == 0:
+            st.lower_impulse[k // 2] = rows.lam[r]
+        else:
+            st.upper_impulse[k // 2] = rows.lam[r]
 
 
 @njit(cache=True, refcount=False)
@@ -592,7 +613,10 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             # approach up to the limit within the step; beyond it, a Baumgarte push of at most max_push [rad/s
             # or m/s] (a robot started outside its limits is brought back, not flung)
             target[row] = -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
-            lam[row] = 0.0
+            # warm start: this limit's impulse in the last contact stage (a robot resting on a limit needs the same
+            # impulse step after step; from zero the sweeps must rebuild it against the contacts coupled to it)
+            row_slot[row] = 2 * d + side
+            lam[row] = st.lower_impulse[d] if side == 0 else st.upper_impulse[d]
     # joint dry friction (URDF <dynamics friction>, MJCF frictionloss): a row holding the coordinate still with
     # an impulse of at most friction · h either way (Coulomb friction in the joint)
     for i in range(tree.parent.shape[0]):
@@ -613,10 +637,12 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         row_mu[row] = tree.friction[d] * h   # the bound on |λ| itself
         lo[row] = -row_mu[row]
         target[row] = 0.0
-        lam[row] = 0.0
+        row_slot[row] = d
+        lam[row] = min(max(st.friction_impulse[d], -row_mu[row]), row_mu[row])
     if n_rows == 0:
         for d in range(nv):
             st.qd[d] = qd_free[d]
+        _keep_joint_impulses(st, rows, 0, 0)
         return 0
     # M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L; each row's Z = L⁻ᵀ Jᵀ (in
     # rows_Y), nonzero only on the ancestors of the coordinates its J touches (Featherstone §6.5), so that
@@ -794,6 +820,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     ltdl_solve(tree.dof_parent, M, g)
     for d in range(nv):
         st.qd[d] = qd_free[d] + g[d]
+    _keep_joint_impulses(st, rows, n_contact_rows, n_rows)
     # a free body gets its impulses as the loads λ J / h of this step, which the World's velocity stage applies
     # with gravity in each of its sub-steps: its velocity at the end is the one solved for here, and its
     # position moves as the World's sub-stepped scheme moves a body under a steady load (an impulse added to v
