@@ -7,7 +7,7 @@
     contact stage    the contacts that touch a link, the joint limits about to be passed and joints' dry
                      friction, as velocity-level
                      rows: each contact's normal and two friction rows through the link Jacobian
-                     (``_point_row``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
+                     (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
                      joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
                      a free body on the other side; projected Gauss–Seidel in joint space with λ_n >= 0 and
                      the World's friction model: Coulomb's cone (the default) or a box |λ_t| <= μ λ_n per
@@ -368,38 +368,67 @@ def count_link_contacts(pair_body, pair_contacts, body_link):
     return m
 
 
-@njit(cache=True, refcount=False)
-def _point_row(tree, work, link, point, direction, sign, row):
-    """row (nv,) += sign · dᵀ J_v(point): the generalized row of the velocity of a point moving with ``link``
-    along ``direction`` (dynamics.point_jacobian's linear rows, one direction)."""
+@njit(cache=True, forceinline=True, refcount=False)
+def _point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2):
+    """J_a (nv,) += sign · d_aᵀ J_v(point) for the directions d = normal, t1, t2 (3-vectors): the generalized rows
+    of the velocity of a point moving with ``link`` along them (dynamics.point_jacobian's linear rows), written on
+    the link's path to the root only. A coordinate's column of J_v is R s_v + (R s_ω) × r (r from the link's
+    origin to the point, world frame), formed once for the three directions."""
     k = link
     while k >= 0:
         R = work.R_world[k]
         dx = point[0] - work.p_world[k, 0]
         dy = point[1] - work.p_world[k, 1]
         dz = point[2] - work.p_world[k, 2]
-        # d·(R s_v + (R s_ω) × r) = (R ᵀd)·s_v + (r × d)·(R s_ω)
-        cx = dy * direction[2] - dz * direction[1]
-        cy = dz * direction[0] - dx * direction[2]
-        cz = dx * direction[1] - dy * direction[0]
         for j in range(tree.nv_link[k]):
             d = tree.v_start[k] + j
             s = tree.S[d]
-            val = 0.0
-            for a in range(3):
-                val += direction[a] * (R[a, 0] * s[3] + R[a, 1] * s[4] + R[a, 2] * s[5])
-                val += (cx if a == 0 else cy if a == 1 else cz) * (R[a, 0] * s[0] + R[a, 1] * s[1] + R[a, 2] * s[2])
-            row[d] += sign * val
+            ax = R[0, 0] * s[0] + R[0, 1] * s[1] + R[0, 2] * s[2]
+            ay = R[1, 0] * s[0] + R[1, 1] * s[1] + R[1, 2] * s[2]
+            az = R[2, 0] * s[0] + R[2, 1] * s[1] + R[2, 2] * s[2]
+            vx = R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5] + ay * dz - az * dy
+            vy = R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5] + az * dx - ax * dz
+            vz = R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5] + ax * dy - ay * dx
+            J0[d] += sign * (normal[0] * vx + normal[1] * vy + normal[2] * vz)
+            J1[d] += sign * (t1[0] * vx + t1[1] * vy + t1[2] * vz)
+            J2[d] += sign * (t2[0] * vx + t2[1] * vy + t2[2] * vz)
         k = tree.parent[k]
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _apply_row(r, delta, n_contact_rows, Z, row_dofs, row_ndof, inv_D, u, row_side, row_mjb, body_dv):
-    """An impulse change ``delta`` on row r: u += D⁻¹ Z_r δ along its path, and each free body on it
-    Δv_b += δ M_b⁻¹ J_bᵀ."""
+def _contact_path(tree, link_a, link_b, stamp, mark, out):
+    """The coordinates a contact between links ``link_a`` and ``link_b`` (−1: not a link) moves: every joint
+    coordinate from either link to its root, into ``out`` deepest first (descending: a parent's coordinates
+    are numbered below its child's), each once (``stamp`` (nv,) marked with ``mark``). Returns their count.
+    Z = L⁻ᵀ Jᵀ of the contact's rows is nonzero on these only (Featherstone §6.5)."""
+    n = 0
+    for side in range(2):
+        k = link_a if side == 0 else link_b
+        while k >= 0:
+            for j in range(tree.nv_link[k] - 1, -1, -1):
+                d = tree.v_start[k] + j
+                if stamp[d] != mark:
+                    stamp[d] = mark
+                    out[n] = d
+                    n += 1
+            k = tree.parent[k]
+    if link_a >= 0 and link_b >= 0:   # two paths joined: back in descending order
+        for i in range(1, n):
+            d = out[i]
+            j = i - 1
+            while j >= 0 and out[j] < d:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = d
+    return n
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv):
+    """An impulse change ``delta`` on row r: u += D⁻¹ Z_r δ along its path (``zd``: D⁻¹ Z by path position), and
+    each free body on it Δv_b += δ M_b⁻¹ J_bᵀ."""
     for t in range(row_ndof[r]):
-        d = row_dofs[r, t]
-        u[d] += Z[r, d] * delta * inv_D[d]
+        u[row_dofs[r, t]] += zd[r, t] * delta
     if r < n_contact_rows:
         for side in range(2):
             body = row_side[r, side]
@@ -416,19 +445,18 @@ def _contact_sweep(r, rows, u, cone, change, largest):
     Normal λ >= lo; friction within μ λ_n, each row (box) and, with ``cone``, the pair radially onto the disc
     (Coulomb's circle). ``rows`` the contact stage's ``Rows``, ``u`` = D⁻¹ Σ Z λ. Returns (change, largest) with
     this contact's impulse changes and impulses taken in."""
-    Z, row_dofs, row_ndof, inv_D, row_side, row_jb, row_mjb, body_dv = (rows.rows_Y, rows.row_dofs, rows.row_ndof,
-                                                                        rows.inv_D, rows.row_side, rows.row_jb,
-                                                                        rows.row_mjb, rows.body_dv)
+    zc, zd, row_dofs, row_ndof, row_side, row_jb, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
+                                                                      rows.row_side, rows.row_jb, rows.row_mjb,
+                                                                      rows.body_dv)
     W, W_off, vrow, target, lam, lo, row_mu = rows.W, rows.W_off, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu
     d0 = vrow[r] - target[r]
     d1 = vrow[r + 1] - target[r + 1]
     d2 = vrow[r + 2] - target[r + 2]
     for t in range(row_ndof[r]):
-        d = row_dofs[r, t]
-        ud = u[d]
-        d0 += Z[r, d] * ud
-        d1 += Z[r + 1, d] * ud
-        d2 += Z[r + 2, d] * ud
+        ud = u[row_dofs[r, t]]
+        d0 += zc[r, t] * ud
+        d1 += zc[r + 1, t] * ud
+        d2 += zc[r + 2, t] * ud
     for side in range(2):
         body = row_side[r, side]
         if body >= 0:
@@ -464,8 +492,7 @@ def _contact_sweep(r, rows, u, cone, change, largest):
     lam[r], lam[r + 1], lam[r + 2] = n0, n1, n2
     if c0 != 0.0 or c1 != 0.0 or c2 != 0.0:
         for t in range(row_ndof[r]):
-            d = row_dofs[r, t]
-            u[d] += (Z[r, d] * c0 + Z[r + 1, d] * c1 + Z[r + 2, d] * c2) * inv_D[d]
+            u[row_dofs[r, t]] += zd[r, t] * c0 + zd[r + 1, t] * c1 + zd[r + 2, t] * c2
         for side in range(2):
             body = row_side[r, side]
             if body >= 0:
@@ -494,6 +521,21 @@ def _keep_joint_impulses(st, rows, first, n_rows):
             st.upper_impulse[k // 2] = rows.lam[r]
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _coordinate_row(dof_parent, d, sign, row, rows_J, row_dofs, row_ndof):
+    """Row ``row`` of J = sign on coordinate d alone (a limit or a joint's dry friction); its path is d and the
+    coordinates above it."""
+    count = 0
+    j = d
+    while j >= 0:
+        row_dofs[row, count] = j
+        rows_J[row, j] = 0.0
+        count += 1
+        j = dof_parent[j]
+    row_ndof[row] = count
+    rows_J[row, d] = sign
+
+
 @njit(cache=True, refcount=False)
 def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, rows, M):
     """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
@@ -510,11 +552,13 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd) = rows
     tree, _, st, work, sc = _unpack(buffers)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
     qd_free, armature = sc.qd_free, sc.armature
     nv = qd_free.shape[0]
+    for d in range(nv):
+        dof_stamp[d] = -1
     n_rows = 0
     for k in range(pairs.pair_key.shape[0]):
         a, b = pairs.pair_body[k, 0], pairs.pair_body[k, 1]
@@ -528,25 +572,32 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             nx, ny, nz = slots.normal[s, 0], slots.normal[s, 1], slots.normal[s, 2]
             t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(nx, ny, nz)
             first = n_rows
+            n_rows += 3
+            # the three rows share one path (the union of theirs): the sweeps take the contact as a block
+            count = _contact_path(tree, body_link[a], body_link[b], dof_stamp, first, row_dofs[first])
+            for r in range(first, first + 3):
+                row_ndof[r] = count
+                for t in range(count):
+                    d = row_dofs[first, t]
+                    row_dofs[r, t] = d
+                    rows_J[r, d] = 0.0
+            nrm, tg1, tg2 = work.vecs[0], work.vecs[1], work.vecs[2]
+            nrm[0], nrm[1], nrm[2] = nx, ny, nz
+            tg1[0], tg1[1], tg1[2] = t1x, t1y, t1z
+            tg2[0], tg2[1], tg2[2] = t2x, t2y, t2z
+            for side in range(2):
+                body = a if side == 0 else b
+                if body_link[body] >= 0:
+                    _point_rows(tree, work, body_link[body], p, nrm, tg1, tg2, 1.0 if side == 0 else -1.0,
+                                rows_J[first], rows_J[first + 1], rows_J[first + 2])
             for r in range(3):
-                row = n_rows
-                n_rows += 1
-                dirn = work.tmp6   # (its first three entries)
-                if r == 0:
-                    dirn[0], dirn[1], dirn[2] = nx, ny, nz
-                elif r == 1:
-                    dirn[0], dirn[1], dirn[2] = t1x, t1y, t1z
-                else:
-                    dirn[0], dirn[1], dirn[2] = t2x, t2y, t2z
-                for d in range(nv):
-                    rows_J[row, d] = 0.0
+                row = first + r
+                dirn = nrm if r == 0 else tg1 if r == 1 else tg2
                 for side in range(2):
                     body = a if side == 0 else b
                     sign = 1.0 if side == 0 else -1.0
                     row_side[row, side] = -1
-                    if body_link[body] >= 0:
-                        _point_row(tree, work, body_link[body], p, dirn, sign, rows_J[row])
-                    elif inv_mass[body] > 0.0:
+                    if body_link[body] < 0 and inv_mass[body] > 0.0:
                         row_side[row, side] = body
                         rx, ry, rz = p[0] - x[body, 0], p[1] - x[body, 1], p[2] - x[body, 2]
                         row_jb[row, side, 0] = sign * dirn[0]
@@ -602,9 +653,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 break
             row = n_rows
             n_rows += 1
-            for dd in range(nv):
-                rows_J[row, dd] = 0.0
-            rows_J[row, d] = sign
+            _coordinate_row(tree.dof_parent, d, sign, row, rows_J, row_dofs, row_ndof)
             row_side[row, 0] = -1
             row_side[row, 1] = -1
             row_normal[row] = row
@@ -628,9 +677,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             continue
         row = n_rows
         n_rows += 1
-        for dd in range(nv):
-            rows_J[row, dd] = 0.0
-        rows_J[row, d] = 1.0
+        _coordinate_row(tree.dof_parent, d, 1.0, row, rows_J, row_dofs, row_ndof)
         row_side[row, 0] = -1
         row_side[row, 1] = -1
         row_normal[row] = -1
@@ -645,49 +692,30 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         _keep_joint_impulses(st, rows, 0, 0)
         return 0
     # M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L; each row's Z = L⁻ᵀ Jᵀ (in
-    # rows_Y), nonzero only on the ancestors of the coordinates its J touches (Featherstone §6.5), so that
-    # J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
+    # rows_Y), nonzero only on its path, the ancestors of the coordinates its J touches (Featherstone §6.5), so
+    # that J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
     crba(tree, work, M)
     for d in range(nv):
         M[d, d] += armature[d]
     ltdl_factor(tree.dof_parent, M)
     for d in range(nv):
         inv_D[d] = 1.0 / M[d, d]
-    for d in range(nv):
-        dof_stamp[d] = -1
     for r in range(n_rows):
-        for d in range(nv):
-            rows_Y[r, d] = rows_J[r, d]
-        # a contact's three rows share one path, the union of theirs (Z is zero off a row's own path), so that
-        # the sweeps take each contact as a block: found for its first row, copied to the other two
-        first = r - r % 3 if r < n_contact_rows else r
-        if first != r:
-            count = row_ndof[first]
-            for t in range(count):
-                row_dofs[r, t] = row_dofs[first, t]
-        else:
-            last = first + 3 if r < n_contact_rows else r + 1
-            for d in range(nv - 1, -1, -1):
-                touched = False
-                for rr in range(first, last):
-                    touched = touched or rows_J[rr, d] != 0.0
-                if touched and dof_stamp[d] != r:
-                    j = d
-                    while j >= 0 and dof_stamp[j] != r:
-                        dof_stamp[j] = r
-                        j = tree.dof_parent[j]
-            count = 0
-            for d in range(nv - 1, -1, -1):   # the path, deepest first (a parent's index is below its child's)
-                if dof_stamp[d] == r:
-                    row_dofs[r, count] = d
-                    count += 1
-        row_ndof[r] = count
+        count = row_ndof[r]
         for t in range(count):
+            d = row_dofs[r, t]
+            rows_Y[r, d] = rows_J[r, d]
+        for t in range(count):   # deepest first: a coordinate is final before it passes its share up
             i = row_dofs[r, t]
             j = tree.dof_parent[i]
             while j >= 0:
                 rows_Y[r, j] -= M[i, j] * rows_Y[r, i]
                 j = tree.dof_parent[j]
+        # by path position for the sweeps: Z and D⁻¹ Z
+        for t in range(count):
+            d = row_dofs[r, t]
+            zc[r, t] = rows_Y[r, d]
+            zd[r, t] = rows_Y[r, d] * inv_D[d]
     # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
     for r in range(n_contact_rows):
         for side in range(2):
@@ -714,8 +742,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     for r in range(n_rows):
         s = 0.0
         for t in range(row_ndof[r]):
-            d = row_dofs[r, t]
-            s += rows_Y[r, d] * rows_Y[r, d] * inv_D[d]
+            s += zc[r, t] * zd[r, t]
         if r < n_contact_rows:
             for side in range(2):
                 if row_side[r, side] >= 0:
@@ -727,8 +754,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         for k, (ra, rb) in enumerate(((r, r + 1), (r, r + 2), (r + 1, r + 2))):
             s = 0.0
             for t in range(row_ndof[r]):
-                d = row_dofs[r, t]
-                s += rows_Y[ra, d] * rows_Y[rb, d] * inv_D[d]
+                s += zc[ra, t] * zd[rb, t]
             for side in range(2):
                 if row_side[r, side] >= 0:
                     ja, mj = row_jb[ra, side], row_mjb[rb, side]
@@ -739,7 +765,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     # that the impulses found here are the ones its step needs), and the normal rows' targets
     for r in range(n_rows):
         s = 0.0
-        for d in range(nv):
+        for t in range(row_ndof[r]):
+            d = row_dofs[r, t]
             s += rows_J[r, d] * qd_free[d]
         if r < n_contact_rows:
             for side in range(2):
@@ -781,7 +808,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 for a in range(6):
                     body_dv[body, a] = 0.0
     for r in range(n_rows):
-        _apply_row(r, lam[r], n_contact_rows, rows_Y, row_dofs, row_ndof, inv_D, u, row_side, row_mjb, body_dv)
+        _apply_row(r, lam[r], n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
     stats[0], stats[1] = 0.0, 0.0
     for _ in range(iterations):
         change, largest = 0.0, 0.0
@@ -793,8 +820,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 continue
             s = vrow[r] - target[r]
             for t in range(row_ndof[r]):
-                d = row_dofs[r, t]
-                s += rows_Y[r, d] * u[d]
+                s += zc[r, t] * u[row_dofs[r, t]]
             new = lam[r] - s / W[r]
             if row_normal[r] < 0:    # a joint's dry friction: |λ| <= friction h
                 new = min(max(new, -row_mu[r]), row_mu[r])
@@ -802,7 +828,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 new = max(new, lo[r])
             delta = new - lam[r]
             if delta != 0.0:
-                _apply_row(r, delta, n_contact_rows, rows_Y, row_dofs, row_ndof, inv_D, u, row_side, row_mjb, body_dv)
+                _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
             change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
@@ -873,10 +899,13 @@ def show_link_pairs(pair_contacts, kept):
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats", "W_off", "inv_D"])
+                           "stats", "W_off", "inv_D", "zc", "zd"])
 """The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
 W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]; inv_D (nv,)
-the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications)."""
+the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications);
+row r's path (the coordinates its Z can touch, deepest first) is row_dofs[r, :row_ndof[r]], and rows_J, rows_Y
+(dense, by coordinate) are written on it only; zc, zd (R, nv) hold Z and D⁻¹ Z by path position, so that a
+sweep reads them in order."""
 
 
 def _row_capacity(forest, rows: int, bodies: int) -> Rows:
@@ -891,7 +920,7 @@ def _row_capacity(forest, rows: int, bodies: int) -> Rows:
                            np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
                            np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
                            np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2), np.zeros(R),
-                           np.zeros(nv))
+                           np.zeros(nv), np.zeros((R, nv)), np.zeros((R, nv)))
     return forest.rows
 
 
