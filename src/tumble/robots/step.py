@@ -337,16 +337,9 @@ def place_links(buffers, x, qb, v, w):
 
 
 @njit(cache=True, refcount=False)
-def save_state(buffers):
-    """Keep q and q̇ as at the step's start (before the contact stage), for ``finish_coupled``."""
-    _, _, st, _, sc = _unpack(buffers)
-    _save(st, sc)
-
-
-@njit(cache=True, refcount=False)
 def finish_coupled(buffers, h, x, qb, v, w):
     """After a step's contact stage: the position stage and the links' bodies. Returns −1, or the coordinate
-    that went non-finite (``_non_finite``), with the robots as at the step's start (``save_state``)."""
+    that went non-finite (``_non_finite``), with the robots as at the step's start (``contact_stage`` keeps it)."""
     tree, link_body, st, work, sc = _unpack(buffers)
     position_stage(tree, st.q, st.qd, h)
     bad = _non_finite(st, sc, work)
@@ -537,7 +530,7 @@ def _coordinate_row(dof_parent, d, sign, row, rows_J, row_dofs, row_ndof):
 
 
 @njit(cache=True, refcount=False)
-def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, rows, M):
+def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, rows, M, kept):
     """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
     together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their
     loads (force, torque), and each contact's impulses to its slot (normal_impulse, friction_impulse). Row
@@ -546,14 +539,17 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
     baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps, max_push_velocity [m/s] of a limit's
     push, the sweeps' relative tolerance, the friction model: FRICTION_CONE, FRICTION_BOX (also for "pyramid")
-    or FRICTION_NONE); ``old`` the last step's (pair_key, pair_contacts, feature,
-    normal_impulse, friction_impulse), which warm-start the contacts found again. Returns the number of rows."""
+    or FRICTION_NONE); ``old`` the last step's ``WarmStart`` (collision/contacts.py): its contacts warm-start
+    those found again. q and q̇ are kept as at the step's start first (``finish_coupled``); at the end the pairs
+    that touch a link leave the World's solve (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the
+    contacts left to the World's solve)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd) = rows
     tree, _, st, work, sc = _unpack(buffers)
+    _save(st, sc)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
     qd_free, armature = sc.qd_free, sc.armature
     nv = qd_free.shape[0]
@@ -619,7 +615,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             target[first + 1] = e
             # warm start: the impulses of the same contact (pair key and feature id) in the last step
             lam[first] = lam[first + 1] = lam[first + 2] = 0.0
-            old_key, old_count, old_feature, old_normal, old_friction = old
+            old_key, old_count, old_feature = old.pair_key, old.pair_contacts, old.feature
+            old_normal, old_friction = old.normal_impulse, old.friction_impulse
             k_old = np.searchsorted(old_key, pairs.pair_key[k])
             if k_old < old_key.shape[0] and old_key[k_old] == pairs.pair_key[k]:
                 for j_old in range(old_count[k_old]):
@@ -690,7 +687,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         for d in range(nv):
             st.qd[d] = qd_free[d]
         _keep_joint_impulses(st, rows, 0, 0)
-        return 0
+        return 0, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept)
     # M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L; each row's Z = L⁻ᵀ Jᵀ (in
     # rows_Y), nonzero only on its path, the ancestors of the coordinates its J touches (Featherstone §6.5), so
     # that J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
@@ -869,7 +866,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         slots.friction_impulse[s, 0] = lam[r + 1] * t1x + lam[r + 2] * t2x
         slots.friction_impulse[s, 1] = lam[r + 1] * t1y + lam[r + 2] * t2y
         slots.friction_impulse[s, 2] = lam[r + 1] * t1z + lam[r + 2] * t2z
-    return n_rows
+    return n_rows, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept)
 
 
 @njit(cache=True, refcount=False)
@@ -938,34 +935,29 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     forest = model.robots
     body_link = forest.body_link(model.body.count)
     now = contacts.now
-    link_contacts = 0
-    if now.pair_count:
-        link_contacts = count_link_contacts(now.pairs.live("pair_body"), now.pairs.live("pair_contacts"), body_link)
+    m = now.pair_count
+    pairs = now.pairs.view()
+    link_contacts = count_link_contacts(pairs.pair_body, pairs.pair_contacts, body_link) if m else 0
     forest.coupled = link_contacts > 0 or forest.joint_friction or any_limit_in_reach(forest.buffers, dt)
     forest.last_rows = 0
     forest.contacts_left = -1
     if not forest.coupled:
         return True
-    save_state(forest.buffers)
     b = state.bodies()
     s = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, model.body.count)
+    if forest.kept_pairs.shape[0] < m:
+        forest.kept_pairs = np.zeros(2 * m, dtype=np.int64)
     settings = model.settings
     bm = model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
                       settings.max_push_velocity, forest.tolerance,
                       FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
-    last = contacts.last
-    old = (last.pairs.live("pair_key"), last.pairs.live("pair_contacts"), last.slots.live("feature"),
-           last.slots.live("normal_impulse"), last.slots.live("friction_impulse"))
-    forest.last_rows = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, now.pairs.view(), now.slots.view(),
-                                      old, bodies, stage_settings, s, forest.M)
+    forest.last_rows, left = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, pairs, now.slots.view(),
+                                            contacts.last.warm_start(), bodies, stage_settings, s, forest.M,
+                                            forest.kept_pairs)
     if link_contacts:
-        m = now.pair_count
-        if forest.kept_pairs.shape[0] < m:
-            forest.kept_pairs = np.zeros(2 * m, dtype=np.int64)
-        forest.contacts_left = hide_link_pairs(now.pairs.live("pair_body"), now.pairs.live("pair_contacts"),
-                                               body_link, forest.kept_pairs)
+        forest.contacts_left = left
         forest.hidden = m
     return forest.contacts_left != 0
 
