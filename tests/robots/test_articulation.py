@@ -574,3 +574,27 @@ def test_joint_dry_friction_holds_or_slips_by_the_closed_form(friction):
             w.step(1e-3)
         alpha = (m * G * d - friction) / I_O
         assert abs(robot.qd[0]) == pytest.approx(alpha * 0.05, rel=0.01)
+
+
+@pytest.mark.parametrize("touching", [False, True])
+def test_a_robot_step_that_goes_non_finite_leaves_no_trace(touching):
+    """A step of 1e200 s overflows a floating slab robot's q: the step is refused naming the joint, and the
+    robot and its link's body are as before it — in a world of the robot and the ground alone, where no World
+    step moves or saves the link bodies (robots/step.py ``after_contacts``), resting on the ground or in flight."""
+    links = [LinkSpec("slab", 2.0, np.zeros(3), np.diag([0.02, 0.02, 0.03]), [GeomSpec(tb.Box(0.3, 0.3, 0.05))])]
+    w = tb.World(gravity=(0, 0, -G))
+    w.add_ground(friction=0.8)
+    robot = w.add_robot(RobotDescription("slab", links, []), position=(0, 0, 0.025 if touching else 2.0),
+                        fixed_base=False)
+    for _ in range(30):
+        w.step(1 / 240)
+    assert (len(w.contacts()) > 0) == touching
+    q, qd = robot.q.copy(), robot.qd.copy()
+    body = robot.link("slab").body
+    pose = (body.position.copy(), body.orientation.copy(), body.velocity.copy(), body.angular_velocity.copy())
+    with pytest.raises(tb.NonFiniteStep, match="joint"):
+        w.step(1e200)   # q̇ = 1e201 m/s, then q overflows
+    assert np.array_equal(robot.q, q) and np.array_equal(robot.qd, qd)
+    after = (body.position, body.orientation, body.velocity, body.angular_velocity)
+    for a, b in zip(after, pose, strict=True):
+        assert np.allclose(a, b, rtol=0, atol=1e-12)

@@ -102,6 +102,7 @@ class TimeStepping:
         self._version = -1
         self._detector: CollisionDetector | None = None
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._links_only: bool | None = None
         self.free_scheme = int(model.integrator)
         """The Integrator code of the free-motion and contact stages (the implicit integrators use SPLITTING)."""
         self._keep_loads = model.settings.solver == "lemke"
@@ -132,6 +133,7 @@ class TimeStepping:
             self._version = model.version
             self._detector = None
             self._islands = None
+            self._links_only = None
 
     def compile_shares(self, model: Model, state: State, contacts: ContactBuffers) -> list[Share]:
         """The kernels of this method's steps in shares that compile apart (precompile.py): the detection
@@ -157,6 +159,17 @@ class TimeStepping:
                                 (free_step_site(model, self.free_scheme).kernel,)))
         return shares
 
+    def links_only(self, model: Model) -> bool:
+        """Every moving body of the world is a robot link's: the robots' stages move them all (after_contacts
+        places them from the joint state), and nothing is left for the World's own free step or its islands
+        (links never sleep). Cached until the bodies change (``refresh``)."""
+        if self._links_only is None:
+            forest = model.robots
+            n = model.body.count
+            moving = model.body.live("inv_mass") > 0.0
+            self._links_only = bool(forest.n_link_bodies and not np.any(moving & (forest.body_link(n) < 0)))
+        return self._links_only
+
     def detector(self, model: Model) -> CollisionDetector:
         self.refresh(model)
         if self._detector is None:
@@ -178,19 +191,21 @@ class TimeStepping:
         if loads is not None:
             self.check_lemke_size(model, state, contacts, loads)
         t1 = time.perf_counter()
-        if pairs and model.settings.sleep:
+        robots = len(model.robots) > 0
+        # a world of robots alone (and fixed bodies): the robots' stages move every body
+        links_only = robots and not model.springs and not joints and self.links_only(model)
+        if pairs and model.settings.sleep and not links_only:
             self.islands(model, state, contacts, dt)
         elif state.sleeping:
             wake_all(model, state, contacts)
         if model.springs:
             self.spring_stage(model, state, dt)
-        robots = len(model.robots) > 0
         solve = pairs > 0
         if robots:
             # every contact touching a link is the robots' (robots/step.py); none left: no World solve
             solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
         if not solve and not joints:
-            if free_step(model, state, dt, self.free_scheme):
+            if not links_only and free_step(model, state, dt, self.free_scheme):
                 self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
         else:
             self.contact_step(model, state, contacts, dt, stats)
@@ -200,6 +215,9 @@ class TimeStepping:
             bad = robot_stages.after_contacts(model, state, contacts, dt)
             if bad >= 0:   # the robots are back at the step's start; the bodies go back too
                 restore_bodies(state.bodies())
+                if links_only:   # no World step saved the link bodies' start: placed from the joints again
+                    b = state.bodies()
+                    robot_stages.place_links(model.robots.buffers, b.x, b.q, b.v, b.w)
                 self.after_undo(model, contacts)
                 raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)

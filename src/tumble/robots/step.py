@@ -337,6 +337,19 @@ def place_links(buffers, x, qb, v, w):
 
 
 @njit(cache=True, refcount=False)
+def _wake_links(link_bodies, awake, sleep_timer, force, torque):
+    """The links' bodies awake (a robot never sleeps) and without loads: the robots' stages do not read a link
+    body's loads, and the World's free step, which would clear them, may not run (a world of robots alone)."""
+    for i in range(link_bodies.shape[0]):
+        b = link_bodies[i]
+        awake[b] = True
+        sleep_timer[b] = 0.0
+        for k in range(3):
+            force[b, k] = 0.0
+            torque[b, k] = 0.0
+
+
+@njit(cache=True, refcount=False)
 def finish_coupled(buffers, h, x, qb, v, w):
     """After a step's contact stage: the position stage and the links' bodies. Returns −1, or the coordinate
     that went non-finite (``_non_finite``), with the robots as at the step's start (``contact_stage`` keeps it)."""
@@ -977,10 +990,7 @@ def after_contacts(model, state, contacts, dt: float) -> int:
         bad = finish_coupled(forest.buffers, dt, b.x, b.q, b.v, b.w)
     else:
         bad = free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
-    awake = forest.link_bodies
-    if awake.shape[0]:
-        b.awake[awake] = True
-        b.sleep_timer[awake] = 0.0
+    _wake_links(forest.link_bodies, b.awake, b.sleep_timer, b.force, b.torque)
     return max(bad, -1)
 
 
