@@ -23,7 +23,7 @@ from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
 from .broadphase import SweepAndSort, drop_body_pairs
-from .contacts import ContactBuffer, set_pairs, slot
+from .contacts import CarriedPairs, ContactBuffer, PairMaterials, PairShapes, set_pairs, slot
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE
 
@@ -131,8 +131,10 @@ class CollisionDetector:
     """Coherent collision detection for one Model (made anew when its bodies or shapes change)."""
 
     def __init__(self, model: Model) -> None:
-        self._broadphase = SweepAndSort()
         g = model.geom.count
+        # the pair table is scanned whole by each step's collect: sized by the shapes (it grows when they overlap
+        # more), not 1024 pairs for a handful of shapes (2048 slots scanned: ~1 µs a step)
+        self._broadphase = SweepAndSort(pair_capacity=max(16, 4 * g))
         self._aabb_lo = np.empty((g, 3))
         self._aabb_hi = np.empty((g, 3))
         self._sweep = np.zeros(g)
@@ -162,6 +164,7 @@ class CollisionDetector:
         tables = model.polytopes.arrays()
         self._gl, self._poly_vertices = gl, tables["vertices"]
         self._geom, self._poly = model.geometry(), model.polytope_tables()
+        self._pair_shapes = model.geom.subview(PairShapes)
         inv_mass, collide = model.body.live("inv_mass"), model.body.live("collide")
         # only these families' kernels run (and compile)
         self._families = nph.families_present(gl["geom_type"], inv_mass[gl["geom_body"]] > 0.0)
@@ -211,9 +214,10 @@ class CollisionDetector:
             pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
         m = pairs.shape[0]
         buffer.resize(m)
-        p = buffer.pairs.view()
         out = narrowphase_out(buffer)
-        _SET_PAIRS(pairs, g, self._geom, body, st.awake, old.pairs.view(), narrowphase_out(old), p, out)
+        _SET_PAIRS(pairs, g, self._pair_shapes, model.body.subview(PairMaterials), st.awake,
+                   old.pairs.subview(CarriedPairs), narrowphase_out(old), buffer.pairs.view(), out)
+        p = buffer.pairs.subview(nph.NarrowPairs)
         t2 = time.perf_counter()
         if not narrowphase:
             return
@@ -260,8 +264,8 @@ class CollisionDetector:
         the arguments ``update`` gives it, and its parallel driver too when the shapes are many enough for
         PARALLEL_MIN_PAIRS pairs (two per shape) (precompile.py)."""
         st = state.bodies()
-        p, out, poses, margins = buffer.pairs.view(), narrowphase_out(buffer), (st.x, st.q), (model.contact_margin,
-                                                                                          self._sweep)
+        p, out = buffer.pairs.subview(nph.NarrowPairs), narrowphase_out(buffer)
+        poses, margins = (st.x, st.q), (model.contact_margin, self._sweep)
         nph.narrowphase_range(0, 0, p, self._geom, self._poly, poses, margins, self._serial_scratch, out, self._stats,
                               (family,))
         if 2 * model.geom.count >= PARALLEL_MIN_PAIRS:

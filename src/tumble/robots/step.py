@@ -907,6 +907,14 @@ def show_link_pairs(pair_contacts, kept):
             pair_contacts[k] = kept[k]
 
 
+StagePairs = namedtuple("StagePairs", ["pair_key", "pair_body", "pair_friction", "pair_restitution",
+                                       "pair_contacts"])
+"""The contact pair fields the contact stage reads (``fields.ContactPairs``): passing these alone saves the
+unboxing of the others at each call (``ArrayGroup.subview``)."""
+
+StageSlots = namedtuple("StageSlots", ["point", "normal", "depth", "feature", "normal_impulse", "friction_impulse"])
+"""The contact slot fields the contact stage reads and writes (``fields.ContactSlots``)."""
+
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
                            "stats", "W_off", "inv_D", "zc", "zd"])
@@ -949,7 +957,7 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     body_link = forest.body_link(model.body.count)
     now = contacts.now
     m = now.pair_count
-    pairs = now.pairs.view()
+    pairs = now.pairs.subview(StagePairs)
     link_contacts = count_link_contacts(pairs.pair_body, pairs.pair_contacts, body_link) if m else 0
     forest.coupled = link_contacts > 0 or forest.joint_friction or any_limit_in_reach(forest.buffers, dt)
     forest.last_rows = 0
@@ -966,7 +974,8 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
                       settings.max_push_velocity, forest.tolerance,
                       FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
-    forest.last_rows, left = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, pairs, now.slots.view(),
+    forest.last_rows, left = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, pairs,
+                                            now.slots.subview(StageSlots),
                                             contacts.last.warm_start(), bodies, stage_settings, s, forest.M,
                                             forest.kept_pairs)
     if link_contacts:
