@@ -458,34 +458,44 @@ def crba(tree, work, M):
         p = parent[i]
         if p >= 0:
             _inertia_to_parent(E[i], r[i], composite[i], composite[p], composite[p])
-    f, g = work.vecs[0], work.vecs[1]
     for i in range(L):
         for j in range(nv_link[i]):
             di = v_start[i] + j
-            # F = Icᵢ Sᵢ (one column)
-            for a in range(6):
-                s = 0.0
-                for b in range(6):
-                    s += composite[i, a, b] * S[di, b]
-                f[a] = s
+            # F = Icᵢ Sᵢ (one column), carried to the root in registers (Xᵀ F: ``_force_to_parent_add``)
+            Ic, Sd = composite[i], S[di]
+            f0 = Ic[0, 0] * Sd[0] + Ic[0, 1] * Sd[1] + Ic[0, 2] * Sd[2] + Ic[0, 3] * Sd[3] + Ic[0, 4] * Sd[4] \
+                + Ic[0, 5] * Sd[5]
+            f1 = Ic[1, 0] * Sd[0] + Ic[1, 1] * Sd[1] + Ic[1, 2] * Sd[2] + Ic[1, 3] * Sd[3] + Ic[1, 4] * Sd[4] \
+                + Ic[1, 5] * Sd[5]
+            f2 = Ic[2, 0] * Sd[0] + Ic[2, 1] * Sd[1] + Ic[2, 2] * Sd[2] + Ic[2, 3] * Sd[3] + Ic[2, 4] * Sd[4] \
+                + Ic[2, 5] * Sd[5]
+            f3 = Ic[3, 0] * Sd[0] + Ic[3, 1] * Sd[1] + Ic[3, 2] * Sd[2] + Ic[3, 3] * Sd[3] + Ic[3, 4] * Sd[4] \
+                + Ic[3, 5] * Sd[5]
+            f4 = Ic[4, 0] * Sd[0] + Ic[4, 1] * Sd[1] + Ic[4, 2] * Sd[2] + Ic[4, 3] * Sd[3] + Ic[4, 4] * Sd[4] \
+                + Ic[4, 5] * Sd[5]
+            f5 = Ic[5, 0] * Sd[0] + Ic[5, 1] * Sd[1] + Ic[5, 2] * Sd[2] + Ic[5, 3] * Sd[3] + Ic[5, 4] * Sd[4] \
+                + Ic[5, 5] * Sd[5]
             for jj in range(nv_link[i]):
-                dj = v_start[i] + jj
-                s = 0.0
-                for a in range(6):
-                    s += S[dj, a] * f[a]
-                M[di, dj] = s
+                Sj = S[v_start[i] + jj]
+                M[di, v_start[i] + jj] = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
             k = i
             while parent[k] >= 0:
-                g[:] = 0.0
-                _force_to_parent_add(E[k], r[k], f, g)
-                for a in range(6):
-                    f[a] = g[a]
+                Ek, rk = E[k], r[k]
+                n0 = Ek[0, 0] * f0 + Ek[1, 0] * f1 + Ek[2, 0] * f2
+                n1 = Ek[0, 1] * f0 + Ek[1, 1] * f1 + Ek[2, 1] * f2
+                n2 = Ek[0, 2] * f0 + Ek[1, 2] * f1 + Ek[2, 2] * f2
+                g0 = Ek[0, 0] * f3 + Ek[1, 0] * f4 + Ek[2, 0] * f5
+                g1 = Ek[0, 1] * f3 + Ek[1, 1] * f4 + Ek[2, 1] * f5
+                g2 = Ek[0, 2] * f3 + Ek[1, 2] * f4 + Ek[2, 2] * f5
+                f0 = n0 + rk[1] * g2 - rk[2] * g1
+                f1 = n1 + rk[2] * g0 - rk[0] * g2
+                f2 = n2 + rk[0] * g1 - rk[1] * g0
+                f3, f4, f5 = g0, g1, g2
                 k = parent[k]
                 for jj in range(nv_link[k]):
                     dj = v_start[k] + jj
-                    s = 0.0
-                    for a in range(6):
-                        s += S[dj, a] * f[a]
+                    Sj = S[dj]
+                    s = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
                     M[di, dj] = s
                     M[dj, di] = s
 

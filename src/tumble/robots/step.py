@@ -710,22 +710,37 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     ltdl_factor(tree.dof_parent, M)
     for d in range(nv):
         inv_D[d] = 1.0 / M[d, d]
-    for r in range(n_rows):
+    r = 0
+    while r < n_rows:
+        k = 3 if r < n_contact_rows else 1   # a contact's three rows share their path: one walk for the three
         count = row_ndof[r]
-        for t in range(count):
-            d = row_dofs[r, t]
-            rows_Y[r, d] = rows_J[r, d]
+        for rr in range(r, r + k):
+            for t in range(count):
+                d = row_dofs[r, t]
+                rows_Y[rr, d] = rows_J[rr, d]
         for t in range(count):   # deepest first: a coordinate is final before it passes its share up
             i = row_dofs[r, t]
             j = tree.dof_parent[i]
-            while j >= 0:
-                rows_Y[r, j] -= M[i, j] * rows_Y[r, i]
-                j = tree.dof_parent[j]
+            if k == 3:
+                y0, y1, y2 = rows_Y[r, i], rows_Y[r + 1, i], rows_Y[r + 2, i]
+                while j >= 0:
+                    m_ij = M[i, j]
+                    rows_Y[r, j] -= m_ij * y0
+                    rows_Y[r + 1, j] -= m_ij * y1
+                    rows_Y[r + 2, j] -= m_ij * y2
+                    j = tree.dof_parent[j]
+            else:
+                y0 = rows_Y[r, i]
+                while j >= 0:
+                    rows_Y[r, j] -= M[i, j] * y0
+                    j = tree.dof_parent[j]
         # by path position for the sweeps: Z and D⁻¹ Z
-        for t in range(count):
-            d = row_dofs[r, t]
-            zc[r, t] = rows_Y[r, d]
-            zd[r, t] = rows_Y[r, d] * inv_D[d]
+        for rr in range(r, r + k):
+            for t in range(count):
+                d = row_dofs[r, t]
+                zc[rr, t] = rows_Y[rr, d]
+                zd[rr, t] = rows_Y[rr, d] * inv_D[d]
+        r += k
     # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
     for r in range(n_contact_rows):
         for side in range(2):
