@@ -441,6 +441,25 @@ def rnea(tree, work, qd, qdd, gravity, tau):
             _force_to_parent_add(E[i], r[i], force[i], force[p])
 
 
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _times6(A, x):
+    """A x for A (6, 6) and x (6,), as six numbers (kept in registers by the caller)."""
+    out0 = 0.0
+    out1 = 0.0
+    out2 = 0.0
+    out3 = 0.0
+    out4 = 0.0
+    out5 = 0.0
+    for b in range(6):
+        out0 += A[0, b] * x[b]
+        out1 += A[1, b] * x[b]
+        out2 += A[2, b] * x[b]
+        out3 += A[3, b] * x[b]
+        out4 += A[4, b] * x[b]
+        out5 += A[5, b] * x[b]
+    return out0, out1, out2, out3, out4, out5
+
+
 @njit(cache=True, refcount=False, fastmath=_FMA)
 def crba(tree, work, M):
     """The joint-space mass matrix M (nv, nv) by the composite-rigid-body algorithm (Featherstone Table 6.2),
@@ -463,18 +482,7 @@ def crba(tree, work, M):
             di = v_start[i] + j
             # F = Icᵢ Sᵢ (one column), carried to the root in registers (Xᵀ F: ``_force_to_parent_add``)
             Ic, Sd = composite[i], S[di]
-            f0 = Ic[0, 0] * Sd[0] + Ic[0, 1] * Sd[1] + Ic[0, 2] * Sd[2] + Ic[0, 3] * Sd[3] + Ic[0, 4] * Sd[4] \
-                + Ic[0, 5] * Sd[5]
-            f1 = Ic[1, 0] * Sd[0] + Ic[1, 1] * Sd[1] + Ic[1, 2] * Sd[2] + Ic[1, 3] * Sd[3] + Ic[1, 4] * Sd[4] \
-                + Ic[1, 5] * Sd[5]
-            f2 = Ic[2, 0] * Sd[0] + Ic[2, 1] * Sd[1] + Ic[2, 2] * Sd[2] + Ic[2, 3] * Sd[3] + Ic[2, 4] * Sd[4] \
-                + Ic[2, 5] * Sd[5]
-            f3 = Ic[3, 0] * Sd[0] + Ic[3, 1] * Sd[1] + Ic[3, 2] * Sd[2] + Ic[3, 3] * Sd[3] + Ic[3, 4] * Sd[4] \
-                + Ic[3, 5] * Sd[5]
-            f4 = Ic[4, 0] * Sd[0] + Ic[4, 1] * Sd[1] + Ic[4, 2] * Sd[2] + Ic[4, 3] * Sd[3] + Ic[4, 4] * Sd[4] \
-                + Ic[4, 5] * Sd[5]
-            f5 = Ic[5, 0] * Sd[0] + Ic[5, 1] * Sd[1] + Ic[5, 2] * Sd[2] + Ic[5, 3] * Sd[3] + Ic[5, 4] * Sd[4] \
-                + Ic[5, 5] * Sd[5]
+            f0, f1, f2, f3, f4, f5 = _times6(Ic, Sd)
             for jj in range(nv_link[i]):
                 Sj = S[v_start[i] + jj]
                 M[di, v_start[i] + jj] = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
