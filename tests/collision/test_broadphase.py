@@ -87,6 +87,42 @@ def test_moving_lattice_boxes_match_brute_force(seed, planes):
     assert touching > 0
 
 
+def test_update_pairs_in_one_call_matches_brute_force_without_the_excluded_bodies():
+    """``update_pairs`` (sort, collect and drop in one kernel call, as a step runs it): 200 lattice boxes over 30
+    steps with jumps, a table that must grow, and every pair of bodies 3k, 3k + 1 excluded (a joint without
+    collision): the pair list equals brute force without the excluded pairs after every step; a NaN box is
+    refused naming its row, and the next call with good boxes goes on as if it had not been made."""
+    scene = LatticeScene(200, 1, 11)
+    g = scene.g + 1
+    filt = no_filter(g)
+    body = filt["geom_body"]
+    excluded = np.array(sorted((k << 32) | (k + 1) for k in range(0, scene.g - 1, 3)), dtype=np.int64)
+    lo, hi = scene.boxes()
+    sap = SweepAndSort(pair_capacity=8)
+    sap.reset(lo, hi)
+    dropped = 0
+    for t in range(30):
+        scene.step(teleport=5 if t % 7 == 3 else 0)
+        lo, hi = scene.boxes()
+        got = sap.update_pairs(lo, hi, **filt, excluded=excluded).copy()
+        want = brute_force_pairs(lo, hi, **filt)
+        a, b = body[want[:, 0]].astype(np.int64), body[want[:, 1]].astype(np.int64)
+        keep = ~np.isin((np.minimum(a, b) << 32) | np.maximum(a, b), excluded)
+        dropped += int((~keep).sum())
+        np.testing.assert_array_equal(got, want[keep])
+    assert dropped > 0 and sap._table_keys.shape[0] > 16
+    bad = lo.copy()
+    bad[7, 1] = np.nan
+    with pytest.raises(ValueError, match="geometry row 7"):
+        sap.update_pairs(bad, hi, **filt, excluded=excluded)
+    scene.step()
+    lo, hi = scene.boxes()
+    got = sap.update_pairs(lo, hi, **filt, excluded=excluded)
+    want = brute_force_pairs(lo, hi, **filt)
+    a, b = body[want[:, 0]].astype(np.int64), body[want[:, 1]].astype(np.int64)
+    np.testing.assert_array_equal(got, want[~np.isin((np.minimum(a, b) << 32) | np.maximum(a, b), excluded)])
+
+
 def world_scene(n: int, seed: int) -> tuple[World, np.random.Generator]:
     """n bodies: boxes and spheres in random orientations in a 6 m cube, a tenth of them fixed, a ground."""
     rng = np.random.default_rng(seed)

@@ -153,6 +153,14 @@ def geom_aabbs_serial(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_h
         _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
 
 
+@njit(cache=True, refcount=False)
+def swept_aabbs_serial(geom, polytope_vertices, x, q, v, w, margin, dt, aabb_lo_out, aabb_hi_out, sweep_out):
+    """``geom_aabbs_serial`` and then ``motion_sweep`` over a step of dt [s] in one call (for a few shapes the
+    calls cost more than the boxes)."""
+    geom_aabbs_serial(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
+    motion_sweep(geom.geom_body, x, v, w, dt, aabb_lo_out, aabb_hi_out, sweep_out)
+
+
 @njit(cache=True, parallel=True)
 def geom_aabbs(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out):
     """Tight world AABB of every geometry row of ``geom`` (``Geometry``), inflated by ``margin`` [m] (Baraff II

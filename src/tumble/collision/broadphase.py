@@ -301,6 +301,25 @@ def drop_body_pairs(pairs, geom_body, excluded):
 
 
 @njit(cache=True)
+def sap_step(aabb_lo, aabb_hi, end_count, end_value, end_id, table_keys, table_state, geom_body, inv_mass,
+             body_collide, geom_group, geom_mask, count_scratch, keys_scratch, pairs_out, excluded):
+    """``sap_update``, ``sap_collect`` and ``drop_body_pairs`` in one call: the step's candidate pairs into
+    pairs_out, m rows. Returns (m, the exchanges of the sort), or (nothing collected) m = −1 when the table must
+    grow first (call again after growing: the sort resumes where it stopped) or −2 − i when box i is NaN or
+    inverted (nothing changed)."""
+    s = sap_update(aabb_lo, aabb_hi, end_count, end_value, end_id, table_keys, table_state)
+    if s < 0:
+        return -1 + s, 0
+    if table_state[0] >= table_state[1]:
+        return -1, s
+    m = sap_collect(table_keys, geom_body, inv_mass, body_collide, geom_group, geom_mask, count_scratch,
+                    keys_scratch, pairs_out)
+    if excluded.shape[0]:
+        m = drop_body_pairs(pairs_out[:m], geom_body, excluded)
+    return m, s
+
+
+@njit(cache=True)
 def brute_force_fill(aabb_lo, aabb_hi, geom_body, inv_mass, body_collide, geom_group, geom_mask, pairs_out):
     """O(g²) reference: every pair a < b whose closed boxes overlap and that passes the filter, in (a, b) order.
     Writes the first pairs_out.shape[0] of them; returns how many there are."""
@@ -458,6 +477,31 @@ class SweepAndSort:
                 break
             self._grow_table()
         self.last_swaps = swaps
+
+    def update_pairs(self, aabb_lo: np.ndarray, aabb_hi: np.ndarray, geom_body: np.ndarray, inv_mass: np.ndarray,
+                     body_collide: np.ndarray, geom_group: np.ndarray, geom_mask: np.ndarray,
+                     excluded: np.ndarray) -> np.ndarray:
+        """``update`` then ``pairs``, without the pairs of bodies in ``excluded`` (k,) (sorted body-pair keys,
+        ``drop_body_pairs``), in one kernel call: for C-contiguous float64 boxes (g, 3) of the same g rows as
+        the last call; anything else goes the way of ``update``. The result is a view, as ``pairs``'."""
+        g = aabb_lo.shape[0]
+        if g != self.geom_count or aabb_lo.dtype != np.float64 or aabb_hi.dtype != np.float64:
+            self.update(aabb_lo, aabb_hi)
+            pairs = self.pairs(geom_body, inv_mass, body_collide, geom_group, geom_mask)
+            return pairs[:drop_body_pairs(pairs, geom_body, excluded)] if excluded.shape[0] else pairs
+        swaps = 0
+        while True:
+            m, s = sap_step(aabb_lo, aabb_hi, 2 * g, self._end_value, self._end_id, self._table_keys,
+                            self._table_state, geom_body, inv_mass, body_collide, geom_group, geom_mask,
+                            self._count_scratch, self._keys_scratch, self._pairs, excluded)
+            swaps += s
+            if m >= 0:
+                break
+            if m < -1:
+                raise _bad_box_error(-2 - m, aabb_lo, aabb_hi)
+            self._grow_table()
+        self.last_swaps = swaps
+        return self._pairs[:m]
 
     def pairs(self, geom_body, inv_mass, body_collide, geom_group, geom_mask) -> np.ndarray:
         """Candidate pairs (m, 2) int64 of geometry rows a < b, sorted by (a, b), that overlap and pass the

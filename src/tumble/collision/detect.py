@@ -21,7 +21,7 @@ from ..jit import CallSite, njit
 from ..precompile import Share
 from . import gjk
 from . import narrowphase as nph
-from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep
+from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep, swept_aabbs_serial
 from .broadphase import SweepAndSort, drop_body_pairs
 from .contacts import CarriedPairs, ContactBuffer, PairMaterials, PairShapes, set_pairs, slot
 from .ellipsoid import KIND_ELLIPSOID
@@ -125,6 +125,7 @@ CONTACT_CODE = np.dtype([("pair", np.int64), ("feature", np.int64)])
 # The detection stage's kernels, called through call sites (jit.CallSite: no type dispatch per step).
 _AABBS, _AABBS_SERIAL, _MOTION_SWEEP = CallSite(geom_aabbs), CallSite(geom_aabbs_serial), CallSite(motion_sweep)
 _SET_PAIRS = CallSite(set_pairs)
+_SWEPT_AABBS_SERIAL = CallSite(swept_aabbs_serial)
 
 
 class CollisionDetector:
@@ -195,23 +196,28 @@ class CollisionDetector:
         body, st, gl = model.bodies(), state.bodies(), self._gl
         margin = model.contact_margin
         g = gl["geom_type"].shape[0]
-        aabbs = _AABBS if g >= PARALLEL_MIN_GEOMS_AABB else _AABBS_SERIAL
-        aabbs(self._geom, self._poly_vertices, st.x, st.q, margin, self._aabb_lo, self._aabb_hi)
-        if dt > 0.0:
-            _MOTION_SWEEP(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
+        if dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB:
+            _SWEPT_AABBS_SERIAL(self._geom, self._poly_vertices, st.x, st.q, st.v, st.w, margin, dt, self._aabb_lo,
+                                self._aabb_hi, self._sweep)
         else:
-            self._sweep[:] = 0.0
+            aabbs = _AABBS if g >= PARALLEL_MIN_GEOMS_AABB else _AABBS_SERIAL
+            aabbs(self._geom, self._poly_vertices, st.x, st.q, margin, self._aabb_lo, self._aabb_hi)
+            if dt > 0.0:
+                _MOTION_SWEEP(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
+            else:
+                self._sweep[:] = 0.0
         t1 = time.perf_counter()
+        excluded = model.excluded_pairs()
         if self._first:
             self._broadphase.reset(self._aabb_lo, self._aabb_hi)
             self._first = False
+            pairs = self._broadphase.pairs(gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"],
+                                           gl["geom_mask"])
+            if excluded.shape[0]:
+                pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
         else:
-            self._broadphase.update(self._aabb_lo, self._aabb_hi)
-        pairs = self._broadphase.pairs(gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"],
-                                       gl["geom_mask"])
-        excluded = model.excluded_pairs()
-        if excluded.shape[0]:
-            pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
+            pairs = self._broadphase.update_pairs(self._aabb_lo, self._aabb_hi, gl["geom_body"], body.inv_mass,
+                                                  body.collide, gl["geom_group"], gl["geom_mask"], excluded)
         m = pairs.shape[0]
         buffer.resize(m)
         out = narrowphase_out(buffer)
