@@ -474,16 +474,17 @@ def _contact_sweep(r, rows, u, cone, change, largest):
     w01, w02, w12 = W_off[r], W_off[r + 1], W_off[r + 2]
     l0, l1, l2 = lam[r], lam[r + 1], lam[r + 2]
     n0, n1, n2 = l0, l1, l2
+    inv_W = rows.inv_W   # 1 / W (0 for a row that moves nothing): three divisions a contact were a third of a sweep
     if W[r] > 0.0:
-        n0 = max(l0 - d0 / W[r], lo[r])
+        n0 = max(l0 - d0 * inv_W[r], lo[r])
     c0 = n0 - l0
     bound = row_mu[r + 1] * n0
     if W[r + 1] > 0.0:
-        n1 = min(max(l1 - (d1 + w01 * c0) / W[r + 1], -bound), bound)
+        n1 = min(max(l1 - (d1 + w01 * c0) * inv_W[r + 1], -bound), bound)
     c1 = n1 - l1
     bound = row_mu[r + 2] * n0
     if W[r + 2] > 0.0:
-        n2 = min(max(l2 - (d2 + w02 * c0 + w12 * c1) / W[r + 2], -bound), bound)
+        n2 = min(max(l2 - (d2 + w02 * c0 + w12 * c1) * inv_W[r + 2], -bound), bound)
     c2 = n2 - l2
     if cone:
         norm = np.sqrt(n1 * n1 + n2 * n2)
@@ -560,7 +561,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _) = rows
     tree, _, st, work, sc = _unpack(buffers)
     _save(st, sc)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
@@ -775,6 +776,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                     for a in range(6):
                         s += ja[a] * mj[a]
         W[r] = s
+        rows.inv_W[r] = 1.0 / s if s > 0.0 else 0.0
     for r in range(0, n_contact_rows, 3):
         for k, (ra, rb) in enumerate(((r, r + 1), (r, r + 2), (r + 1, r + 2))):
             s = 0.0
@@ -846,7 +848,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             s = vrow[r] - target[r]
             for t in range(row_ndof[r]):
                 s += zc[r, t] * u[row_dofs[r, t]]
-            new = lam[r] - s / W[r]
+            new = lam[r] - s * rows.inv_W[r]
             if row_normal[r] < 0:    # a joint's dry friction: |λ| <= friction h
                 new = min(max(new, -row_mu[r]), row_mu[r])
             else:
@@ -932,7 +934,7 @@ StageSlots = namedtuple("StageSlots", ["point", "normal", "depth", "feature", "n
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats", "W_off", "inv_D", "zc", "zd"])
+                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W"])
 """The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
 W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]; inv_D (nv,)
 the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications);
@@ -953,7 +955,7 @@ def _row_capacity(forest, rows: int, bodies: int) -> Rows:
                            np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
                            np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
                            np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2), np.zeros(R),
-                           np.zeros(nv), np.zeros((R, nv)), np.zeros((R, nv)))
+                           np.zeros(nv), np.zeros((R, nv)), np.zeros((R, nv)), np.zeros(R))
     return forest.rows
 
 
