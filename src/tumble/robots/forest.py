@@ -86,7 +86,9 @@ class Forest:
         """Sorted body-pair keys min(a, b) << 32 | max(a, b) that detection skips (a robot's own links)."""
         self.scratch: Scratch | None = None
         self.rows: Any = None
-        """The link contact stage's row scratch (robots/step.py ``_row_capacity``)."""
+        """The link contact stage's row scratch (robots/step.py ``_row_capacity``): its ``Rows`` views, for reading;
+        ``packed_rows`` the buffers the stage takes."""
+        self.packed_rows: Any = None
         self.integrator = "euler"
         """How (q, q̇) advance: "euler" (semi-implicit Euler, the default) or "rk4" (robots/step.py)."""
         self.iterations = 20
@@ -212,5 +214,6 @@ class Forest:
         self.free_step_entry = None
         """``free_step``'s compiled entry point for this forest's argument types, once the first call found it."""
         self.rows = None
+        self.packed_rows = None
         n = self.nv
         self.M = np.zeros((n, n))

@@ -31,7 +31,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
 from ..integration.guard import NonFiniteStep
-from ..jit import CallSite, njit
+from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
 from .dynamics import (
     FLOATING,
@@ -544,25 +544,27 @@ def _coordinate_row(dof_parent, d, sign, row, rows_J, row_dofs, row_ndof):
 
 
 @njit(cache=True, refcount=False)
-def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, rows, M, kept):
+def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, packed_rows, M, kept):
     """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
-    together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their
-    loads (force, torque), and each contact's impulses to its slot (normal_impulse, friction_impulse). Row
-    scratch (capacity R rows; ``Rows``): rows_J, rows_Y (R, nv), W (R,) the diagonal, row_side (R, 2) int,
-    row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,) int (``Rows``); M (nv, nv). ``bodies`` is
-    (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's bodies, ``settings`` (h [s],
-    baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps, max_push_velocity [m/s] of a limit's
-    push, the sweeps' relative tolerance, the friction model: FRICTION_CONE, FRICTION_BOX (also for "pyramid")
-    or FRICTION_NONE); ``old`` the last step's ``WarmStart`` (collision/contacts.py): its contacts warm-start
-    those found again. q and q̇ are kept as at the step's start first (``finish_coupled``); at the end the pairs
-    that touch a link leave the World's solve (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the
-    contacts left to the World's solve)."""
+    together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their loads
+    (force, torque), and each contact's impulses to its slot (normal_impulse, friction_impulse). Row scratch
+    ``packed_rows`` = (floats, ints, R, B), R rows and B bodies of capacity (``rows_views``): rows_J, rows_Y (R,
+    nv), W (R,) the diagonal, row_side (R, 2) int, row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,)
+    int (``Rows``); M (nv, nv). ``bodies`` is (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's
+    bodies, ``settings`` (h [s], baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps,
+    max_push_velocity [m/s] of a limit's push, the sweeps' relative tolerance, the friction model: FRICTION_CONE,
+    FRICTION_BOX (also for "pyramid") or FRICTION_NONE); ``old`` the last step's ``WarmStart``
+    (collision/contacts.py): its contacts warm-start those found again. q and q̇ are kept as at the step's start
+    first (``finish_coupled``); at the end the pairs that touch a link leave the World's solve (``hide_link_pairs``
+    into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's solve)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
+    tree, _, st, work, sc = _unpack(buffers)
+    rf, ri, R_cap, B_cap = packed_rows
+    rows = rows_views(rf, ri, R_cap, st.qd.shape[0], B_cap)
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _) = rows
-    tree, _, st, work, sc = _unpack(buffers)
     _save(st, sc)
     velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
     qd_free, armature = sc.qd_free, sc.armature
@@ -943,20 +945,58 @@ row r's path (the coordinates its Z can touch, deepest first) is row_dofs[r, :ro
 sweep reads them in order."""
 
 
-def _row_capacity(forest, rows: int, bodies: int) -> Rows:
-    """The contact stage's row scratch, grown by doubling to hold ``rows`` rows and ``bodies`` World bodies
-    (allocates only on growth)."""
-    have = forest.rows
-    if have is None or have.rows_J.shape[0] < rows or have.body_dv.shape[0] < bodies:
-        R = max(rows, 2 * (0 if have is None else have.rows_J.shape[0]), 16)
+def rows_size(R: int, nv: int, B: int) -> tuple[int, int]:
+    """(floats, ints) in the packed buffers of a ``Rows`` of R rows, nv coordinates and B World bodies."""
+    return 4 * R * nv + 8 * R + 24 * R + 6 * B + 2 + nv, R * nv + 5 * R + nv
+
+
+@njit(cache=True, inline="always")   # returns views (tree.tree_views)
+def rows_views(rf, ri, R, nv, B):
+    """The ``Rows`` as views into its float and int buffers (``rows_size``): the contact stage takes two arrays
+    for the 23 (a call unboxes each array it is given, ~35 ns)."""
+    o = 0
+    rows_J = view(rf, o, (R, nv))
+    o += R * nv
+    rows_Y = view(rf, o, (R, nv))
+    o += R * nv
+    zc = view(rf, o, (R, nv))
+    o += R * nv
+    zd = view(rf, o, (R, nv))
+    o += R * nv
+    row_jb = view(rf, o, (R, 2, 6))
+    o += 12 * R
+    row_mjb = view(rf, o, (R, 2, 6))
+    o += 12 * R
+    W, target, lam, lo = view(rf, o, R), view(rf, o + R, R), view(rf, o + 2 * R, R), view(rf, o + 3 * R, R)
+    o += 4 * R
+    row_mu, vrow, W_off, inv_W = view(rf, o, R), view(rf, o + R, R), view(rf, o + 2 * R, R), view(rf, o + 3 * R, R)
+    o += 4 * R
+    body_dv = view(rf, o, (B, 6))
+    o += 6 * B
+    stats = view(rf, o, 2)
+    inv_D = view(rf, o + 2, nv)
+    row_dofs = view(ri, 0, (R, nv))
+    o = R * nv
+    row_side = view(ri, o, (R, 2))
+    row_normal, row_slot, row_ndof = view(ri, o + 2 * R, R), view(ri, o + 3 * R, R), view(ri, o + 4 * R, R)
+    dof_stamp = view(ri, o + 5 * R, nv)
+    return Rows(rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow,
+                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W)
+
+
+def _row_capacity(forest, rows: int, bodies: int) -> tuple:
+    """The contact stage's row scratch, packed (rows_f, rows_i, R, B) (``rows_views``), grown by doubling to hold
+    ``rows`` rows and ``bodies`` World bodies (allocates only on growth); ``forest.rows`` its ``Rows``."""
+    have = forest.packed_rows
+    if have is None or have[2] < rows or have[3] < bodies:
+        R = max(rows, 2 * (0 if have is None else have[2]), 16)
+        B = max(bodies, 1)
         nv = forest.nv
-        forest.rows = Rows(np.zeros((R, nv)), np.zeros((R, nv)), np.zeros(R), np.zeros((R, 2), dtype=np.int64),
-                           np.zeros((R, 2, 6)), np.zeros(R), np.zeros(R), np.zeros(R), np.zeros(R, dtype=np.int64),
-                           np.zeros(R), np.zeros(R, dtype=np.int64), np.zeros((R, 2, 6)), np.zeros(R),
-                           np.zeros((R, nv), dtype=np.int64), np.zeros(R, dtype=np.int64),
-                           np.zeros(nv, dtype=np.int64), np.zeros((max(bodies, 1), 6)), np.zeros(2), np.zeros(R),
-                           np.zeros(nv), np.zeros((R, nv)), np.zeros((R, nv)), np.zeros(R))
-    return forest.rows
+        floats, ints = rows_size(R, nv, B)
+        rf, ri = np.zeros(floats), np.zeros(ints, dtype=np.int64)
+        forest.packed_rows = (rf, ri, R, B)
+        forest.rows = rows_views(rf, ri, R, nv, B)
+    return forest.packed_rows
 
 
 _CONTACT_STAGE = CallSite(contact_stage)
