@@ -157,7 +157,9 @@ class CollisionDetector:
         self._bounds = {k: np.empty(k + 1, dtype=np.int64) for k in range(1, t + 1)}
         self._bounds_scale = {k: np.arange(k + 1, dtype=np.int64) for k in range(1, t + 1)}
         self._stats = np.zeros(nph.STATS_SIZE, dtype=np.int64)
-        self._stat_values = np.full(9, -1.0)
+        self._last: tuple[int, int, float, float, float] | None = None
+        """(pairs, broadphase swaps, seconds of the AABB, broadphase and narrowphase stages) of the last detection,
+        None before any; its narrowphase counters stay in ``_stats`` (``stats`` reads both)."""
         self._first = True
         # Geometry rows and polytope tables change only when bodies are added, which rebuilds the detector:
         # their views and the kernels' argument tuples are bound once here.
@@ -191,7 +193,8 @@ class CollisionDetector:
         t0 = time.perf_counter()
         if self.idle:
             buffer.resize(0)
-            self._stat_values[:] = 0.0
+            self._stats[:] = 0
+            self._last = (0, 0, 0.0, 0.0, 0.0)
             return
         body, st, gl = model.bodies(), state.bodies(), self._gl
         margin = model.contact_margin
@@ -241,12 +244,8 @@ class CollisionDetector:
         else:
             nph.narrowphase_range(0, m, p, geom, poly, poses, margins, self._serial_scratch, out, self._stats,
                                   self._families)
-        t3 = time.perf_counter()
-        st = self._stat_values
-        st[0], st[1], st[2] = m, self._stats[nph.POLYTOPE_TESTS], self._stats[nph.WITNESS_DECIDED]
-        st[3], st[4] = self._broadphase.last_swaps, self._stats[nph.UNSUPPORTED]
-        st[5], st[6], st[7] = t1 - t0, t2 - t1, t3 - t2
-        st[8] = self._stats[nph.DEFERRED]
+        # kept as they are: the figures are made only when asked for (``stats``), not in every step
+        self._last = (m, self._broadphase.last_swaps, t1 - t0, t2 - t1, time.perf_counter() - t2)
 
     def compile_shares(self, model: Model, state: State, buffer: ContactBuffer, old: ContactBuffer,
                        dt: float) -> list[Share]:
@@ -285,14 +284,15 @@ class CollisionDetector:
         separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0: every pair of
         shapes has one), the wall time [s] of the AABB, broadphase and narrowphase stages, and the box pairs
         box_box left to the general test (narrowphase.FAMILY_BOXES)."""
-        st = self._stat_values
-        if st[0] < 0:
+        if self._last is None:
             return {}
-        names = ("pairs", "polytope_tests", "witness_decided", "broadphase_swaps", "unsupported_pairs")
-        out: dict[str, float] = {name: int(st[i]) for i, name in enumerate(names)}
-        out["deferred_box_pairs"] = int(st[8])
-        out.update(seconds_aabb=float(st[5]), seconds_broadphase=float(st[6]), seconds_narrowphase=float(st[7]))
-        return out
+        m, swaps, seconds_aabb, seconds_broadphase, seconds_narrowphase = self._last
+        counts = self._stats
+        return {"pairs": int(m), "polytope_tests": int(counts[nph.POLYTOPE_TESTS]),
+                "witness_decided": int(counts[nph.WITNESS_DECIDED]), "broadphase_swaps": int(swaps),
+                "unsupported_pairs": int(counts[nph.UNSUPPORTED]), "deferred_box_pairs": int(counts[nph.DEFERRED]),
+                "seconds_aabb": float(seconds_aabb), "seconds_broadphase": float(seconds_broadphase),
+                "seconds_narrowphase": float(seconds_narrowphase)}
 
 
 def narrowphase_out(buffer: ContactBuffer) -> tuple[np.ndarray, ...]:
