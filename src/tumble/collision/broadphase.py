@@ -301,12 +301,17 @@ def drop_body_pairs(pairs, geom_body, excluded):
 
 
 @njit(cache=True)
-def sap_step(aabb_lo, aabb_hi, end_count, end_value, end_id, table_keys, table_state, geom_body, inv_mass,
-             body_collide, geom_group, geom_mask, count_scratch, keys_scratch, pairs_out, excluded):
+def sap_step(aabb_lo, aabb_hi, lists, table, pair_filter, scratch, excluded):
     """``sap_update``, ``sap_collect`` and ``drop_body_pairs`` in one call: the step's candidate pairs into
-    pairs_out, m rows. Returns (m, the exchanges of the sort), or (nothing collected) m = −1 when the table must
-    grow first (call again after growing: the sort resumes where it stopped) or −2 − i when box i is NaN or
+    pairs_out, m rows, with lists = (end_count, end_value, end_id), table = (table_keys, table_state), pair_filter =
+    (geom_body, inv_mass, body_collide, geom_group, geom_mask), scratch = (count_scratch, keys_scratch, pairs_out)
+    (those kernels' arguments). Returns (m, the exchanges of the sort), or (nothing collected) m = −1 when the table
+    must grow first (call again after growing: the sort resumes where it stopped) or −2 − i when box i is NaN or
     inverted (nothing changed)."""
+    end_count, end_value, end_id = lists
+    table_keys, table_state = table
+    geom_body, inv_mass, body_collide, geom_group, geom_mask = pair_filter
+    count_scratch, keys_scratch, pairs_out = scratch
     s = sap_update(aabb_lo, aabb_hi, end_count, end_value, end_id, table_keys, table_state)
     if s < 0:
         return -1 + s, 0
@@ -491,9 +496,10 @@ class SweepAndSort:
             return pairs[:drop_body_pairs(pairs, geom_body, excluded)] if excluded.shape[0] else pairs
         swaps = 0
         while True:
-            m, s = sap_step(aabb_lo, aabb_hi, 2 * g, self._end_value, self._end_id, self._table_keys,
-                            self._table_state, geom_body, inv_mass, body_collide, geom_group, geom_mask,
-                            self._count_scratch, self._keys_scratch, self._pairs, excluded)
+            m, s = sap_step(aabb_lo, aabb_hi, (2 * g, self._end_value, self._end_id),
+                            (self._table_keys, self._table_state),
+                            (geom_body, inv_mass, body_collide, geom_group, geom_mask),
+                            (self._count_scratch, self._keys_scratch, self._pairs), excluded)
             swaps += s
             if m >= 0:
                 break

@@ -931,9 +931,6 @@ StagePairs = namedtuple("StagePairs", ["pair_key", "pair_body", "pair_friction",
 """The contact pair fields the contact stage reads (``fields.ContactPairs``): passing these alone saves the
 unboxing of the others at each call (``ArrayGroup.subview``)."""
 
-StageSlots = namedtuple("StageSlots", ["point", "normal", "depth", "feature", "normal_impulse", "friction_impulse"])
-"""The contact slot fields the contact stage reads and writes (``fields.ContactSlots``)."""
-
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
                            "stats", "W_off", "inv_D", "zc", "zd", "inv_W"])
@@ -1032,7 +1029,7 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
                       settings.max_push_velocity, forest.tolerance,
                       FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
     forest.last_rows, left = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, pairs,
-                                            now.slots.subview(StageSlots),
+                                            now.slots.view(),
                                             contacts.last.warm_start(), bodies, stage_settings, s, forest.M,
                                             forest.kept_pairs)
     if link_contacts:
