@@ -474,7 +474,7 @@ def _contact_sweep(r, rows, u, cone, change, largest):
     w01, w02, w12 = W_off[r], W_off[r + 1], W_off[r + 2]
     l0, l1, l2 = lam[r], lam[r + 1], lam[r + 2]
     n0, n1, n2 = l0, l1, l2
-    inv_W = rows.inv_W   # 1 / W (0 for a row that moves nothing): three divisions a contact were a third of a sweep
+    inv_W = rows.inv_W   # 1 / W (0 for a row that moves nothing): three divisions a contact were a fifth of a sweep
     if W[r] > 0.0:
         n0 = max(l0 - d0 * inv_W[r], lo[r])
     c0 = n0 - l0
