@@ -137,20 +137,31 @@ def _motion_to_child_t(E, r, m0, m1, m2, m3, m4, m5):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _transpose_times(E, x0, x1, x2):
+    """Eᵀ x for a 3 × 3 E and x = (x0, x1, x2), as three numbers."""
+    return (E[0, 0] * x0 + E[1, 0] * x1 + E[2, 0] * x2, E[0, 1] * x0 + E[1, 1] * x1 + E[2, 1] * x2,
+            E[0, 2] * x0 + E[1, 2] * x1 + E[2, 2] * x2)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _force_to_parent_t(E, r, f0, f1, f2, f3, f4, f5):
+    """Xᵀ f for a force (f0 … f5) of the child (module docstring), returned as a 6-tuple (kept in registers by
+    a caller that carries a force up several links: ``crba``)."""
+    n0, n1, n2 = _transpose_times(E, f0, f1, f2)
+    g0, g1, g2 = _transpose_times(E, f3, f4, f5)
+    return (n0 + r[1] * g2 - r[2] * g1, n1 + r[2] * g0 - r[0] * g2, n2 + r[0] * g1 - r[1] * g0, g0, g1, g2)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def _force_to_parent_add(E, r, f, out):
     """out += Xᵀ f for a force f (6,) of the child (module docstring)."""
-    n0 = E[0, 0] * f[0] + E[1, 0] * f[1] + E[2, 0] * f[2]
-    n1 = E[0, 1] * f[0] + E[1, 1] * f[1] + E[2, 1] * f[2]
-    n2 = E[0, 2] * f[0] + E[1, 2] * f[1] + E[2, 2] * f[2]
-    g0 = E[0, 0] * f[3] + E[1, 0] * f[4] + E[2, 0] * f[5]
-    g1 = E[0, 1] * f[3] + E[1, 1] * f[4] + E[2, 1] * f[5]
-    g2 = E[0, 2] * f[3] + E[1, 2] * f[4] + E[2, 2] * f[5]
-    out[0] += n0 + r[1] * g2 - r[2] * g1
-    out[1] += n1 + r[2] * g0 - r[0] * g2
-    out[2] += n2 + r[0] * g1 - r[1] * g0
-    out[3] += g0
-    out[4] += g1
-    out[5] += g2
+    p0, p1, p2, p3, p4, p5 = _force_to_parent_t(E, r, f[0], f[1], f[2], f[3], f[4], f[5])
+    out[0] += p0
+    out[1] += p1
+    out[2] += p2
+    out[3] += p3
+    out[4] += p4
+    out[5] += p5
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -212,15 +223,9 @@ def _symmetric_to_parent(E, r, A, B, M, base, out):
     M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, M)
     # B₁ = Eᵀ (B E)
     t00, t01, t02, t10, t11, t12, t20, t21, t22 = _times_E(E, B)
-    B00 = E[0, 0] * t00 + E[1, 0] * t10 + E[2, 0] * t20
-    B01 = E[0, 0] * t01 + E[1, 0] * t11 + E[2, 0] * t21
-    B02 = E[0, 0] * t02 + E[1, 0] * t12 + E[2, 0] * t22
-    B10 = E[0, 1] * t00 + E[1, 1] * t10 + E[2, 1] * t20
-    B11 = E[0, 1] * t01 + E[1, 1] * t11 + E[2, 1] * t21
-    B12 = E[0, 1] * t02 + E[1, 1] * t12 + E[2, 1] * t22
-    B20 = E[0, 2] * t00 + E[1, 2] * t10 + E[2, 2] * t20
-    B21 = E[0, 2] * t01 + E[1, 2] * t11 + E[2, 2] * t21
-    B22 = E[0, 2] * t02 + E[1, 2] * t12 + E[2, 2] * t22
+    B00, B10, B20 = _transpose_times(E, t00, t10, t20)   # column by column
+    B01, B11, B21 = _transpose_times(E, t01, t11, t21)
+    B02, B12, B22 = _transpose_times(E, t02, t12, t22)
     r0, r1, r2 = r[0], r[1], r[2]
     # D = r× M₁ (column b is r × M₁[:, b])
     D00 = r1 * M02 - r2 * M01
@@ -480,7 +485,7 @@ def crba(tree, work, M):
     for i in range(L):
         for j in range(nv_link[i]):
             di = v_start[i] + j
-            # F = Icᵢ Sᵢ (one column), carried to the root in registers (Xᵀ F: ``_force_to_parent_add``)
+            # F = Icᵢ Sᵢ (one column), carried to the root in registers
             Ic, Sd = composite[i], S[di]
             f0, f1, f2, f3, f4, f5 = _times6(Ic, Sd)
             for jj in range(nv_link[i]):
@@ -488,17 +493,7 @@ def crba(tree, work, M):
                 M[di, v_start[i] + jj] = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
             k = i
             while parent[k] >= 0:
-                Ek, rk = E[k], r[k]
-                n0 = Ek[0, 0] * f0 + Ek[1, 0] * f1 + Ek[2, 0] * f2
-                n1 = Ek[0, 1] * f0 + Ek[1, 1] * f1 + Ek[2, 1] * f2
-                n2 = Ek[0, 2] * f0 + Ek[1, 2] * f1 + Ek[2, 2] * f2
-                g0 = Ek[0, 0] * f3 + Ek[1, 0] * f4 + Ek[2, 0] * f5
-                g1 = Ek[0, 1] * f3 + Ek[1, 1] * f4 + Ek[2, 1] * f5
-                g2 = Ek[0, 2] * f3 + Ek[1, 2] * f4 + Ek[2, 2] * f5
-                f0 = n0 + rk[1] * g2 - rk[2] * g1
-                f1 = n1 + rk[2] * g0 - rk[0] * g2
-                f2 = n2 + rk[0] * g1 - rk[1] * g0
-                f3, f4, f5 = g0, g1, g2
+                f0, f1, f2, f3, f4, f5 = _force_to_parent_t(E[k], r[k], f0, f1, f2, f3, f4, f5)
                 k = parent[k]
                 for jj in range(nv_link[k]):
                     dj = v_start[k] + jj
