@@ -22,7 +22,7 @@ from ..precompile import Share
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep, swept_aabbs_serial
-from .broadphase import SweepAndSort, drop_body_pairs
+from .broadphase import SweepAndSort
 from .contacts import CarriedPairs, ContactBuffer, PairMaterials, PairShapes, set_pairs, slot
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE
@@ -160,7 +160,6 @@ class CollisionDetector:
         self._last: tuple[int, int, float, float, float] | None = None
         """(pairs, broadphase swaps, seconds of the AABB, broadphase and narrowphase stages) of the last detection,
         None before any; its narrowphase counters stay in ``_stats`` (``stats`` reads both)."""
-        self._first = True
         # Geometry rows and polytope tables change only when bodies are added, which rebuilds the detector:
         # their views and the kernels' argument tuples are bound once here.
         gl = {f.name: model.geom.live(f.name) for f in model.geom.fields}
@@ -210,17 +209,9 @@ class CollisionDetector:
             else:
                 self._sweep[:] = 0.0
         t1 = time.perf_counter()
-        excluded = model.excluded_pairs()
-        if self._first:
-            self._broadphase.reset(self._aabb_lo, self._aabb_hi)
-            self._first = False
-            pairs = self._broadphase.pairs(gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"],
-                                           gl["geom_mask"])
-            if excluded.shape[0]:
-                pairs = pairs[:drop_body_pairs(pairs, gl["geom_body"], excluded)]
-        else:
-            pairs = self._broadphase.update_pairs(self._aabb_lo, self._aabb_hi, gl["geom_body"], body.inv_mass,
-                                                  body.collide, gl["geom_group"], gl["geom_mask"], excluded)
+        # (the first call sorts from scratch: the broadphase has no rows yet, and a change of rows is a reset)
+        pairs = self._broadphase.update_pairs(self._aabb_lo, self._aabb_hi, gl["geom_body"], body.inv_mass,
+                                              body.collide, gl["geom_group"], gl["geom_mask"], model.excluded_pairs())
         m = pairs.shape[0]
         buffer.resize(m)
         out = narrowphase_out(buffer)
