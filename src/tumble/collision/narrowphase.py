@@ -349,7 +349,7 @@ def convex_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_
 
 NarrowPairs = namedtuple("NarrowPairs", ["pair_geom", "pair_awake", "pair_witness", "pair_contacts"])
 """What the narrowphase reads and writes of the pairs (``ContactPairs``): a call unboxes every array it is given
-(~40 ns each), so the detection passes these alone (``ArrayGroup.subview``)."""
+(~35 ns each), so the detection passes these alone (``ArrayGroup.subview``)."""
 
 FAMILY_KERNELS = (closed_form_pairs, capsule_polytope_pairs, box_pairs, polytope_pairs, convex_pairs)
 """The serial kernel of each family, indexed by family. Each takes (k0, k1, pairs, geom, poly, poses, margins,

@@ -21,9 +21,10 @@ JointState = namedtuple("JointState", ["q", "qd", "tau", "q_target", "qd_target"
                                        "upper_impulse", "friction_impulse"])
 """The forest's joint-space state and controls: q (nq,), qd (nv,) [rad, m, rad/s, m/s], tau (nv,) [N m, N]
 applied each step, position and velocity targets (nv,) (q_target of a revolute or prismatic coordinate; 0
-elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] (0: no motor); the last
-step's impulses (nv,) [N m s, N s] of each coordinate's lower and upper limit rows and its dry friction row
-(robots/step.py ``contact_stage``), which warm-start the next step's (0: no row)."""
+elsewhere) and their gains kp (nv,) [N m/rad, N/m], kd (nv,) [N m s/rad, N s/m] (0: no motor); the impulses
+(nv,) [N m s, N s] of each coordinate's lower and upper limit rows and its dry friction row in the last contact
+stage (robots/step.py ``contact_stage``; 0: no row there), which warm-start the next stage's (a step without
+a contact stage leaves them)."""
 
 
 Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage",
