@@ -320,7 +320,7 @@ def test_a_rod_resting_on_its_limit_holds_gravity_with_a_warm_started_row():
     robot.q = [math.pi / 2]
     for _ in range(120):
         w.step(h)
-    forest = w._model.robots
+    forest = w.model.robots
     m, d = 0.5, 0.1
     assert robot.q[0] == pytest.approx(math.pi / 2, abs=1e-9)
     assert forest.state.lower_impulse[0] == pytest.approx(m * G * d * h, rel=1e-9)
@@ -531,7 +531,7 @@ def test_a_link_sliding_diagonally_feels_the_friction_model(friction, ratio):
     v1 = robot.link("slab").velocity[:2]
     # the sweeps end by their tolerance while the slab slides (a change measured before the cone's projection
     # never did: every sliding step ran to the cap)
-    forest = w._model.robots
+    forest = w.model.robots
     assert forest.rows.stats[0] < forest.iterations
     decel = (np.linalg.norm(v0) - np.linalg.norm(v1)) / 0.1
     assert decel == pytest.approx(ratio * 0.4 * G, rel=0.02)
