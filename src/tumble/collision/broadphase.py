@@ -151,7 +151,7 @@ def _table_remove(a, b, table_keys, table_state):
 # ------------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def sap_build(aabb_lo, aabb_hi, end_count, end_id, sweep_axis, active, active_slot, table_keys, table_state):
     """Fill the empty pair table from scratch: sweep the sorted endpoints of ``sweep_axis`` with an active list
     (Baraff II 7.2.1, figure 18) and test the full boxes of each interval pair met (7.2.2).
@@ -183,7 +183,7 @@ def sap_build(aabb_lo, aabb_hi, end_count, end_id, sweep_axis, active, active_sl
     return table_state[0]
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def sap_update(aabb_lo, aabb_hi, end_count, end_value, end_id, table_keys, table_state):
     """One incremental step: refresh the endpoint values from the boxes, re-sort each axis by insertion sort
     from the previous order, and update the pair table at each min/max exchange (Baraff II 7.2.1, 7.2.2).
@@ -238,7 +238,7 @@ def sap_update(aabb_lo, aabb_hi, end_count, end_value, end_id, table_keys, table
     return swaps
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def table_rehash(table_keys, new_keys, new_state):
     """Insert every key of ``table_keys`` into the empty table ``new_keys`` (power-of-two size)."""
     for s in range(table_keys.shape[0]):
@@ -247,7 +247,7 @@ def table_rehash(table_keys, new_keys, new_state):
             _table_insert(key >> 32, key & 0xFFFFFFFF, new_keys, new_state)
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def sap_collect(table_keys, geom_body, inv_mass, body_collide, geom_group, geom_mask, count_scratch, keys_scratch,
                 pairs_out):
     """Write the table's pairs that pass the filter into pairs_out (≥ m, 2) int64, sorted by (a, b). Returns m.
@@ -300,7 +300,7 @@ def drop_body_pairs(pairs, geom_body, excluded):
     return kept
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def sap_step(aabb_lo, aabb_hi, lists, table, pair_filter, scratch, excluded):
     """``sap_update``, ``sap_collect`` and ``drop_body_pairs`` in one call: the step's candidate pairs into
     pairs_out, m rows, with lists = (end_count, end_value, end_id), table = (table_keys, table_state), pair_filter =
@@ -324,7 +324,7 @@ def sap_step(aabb_lo, aabb_hi, lists, table, pair_filter, scratch, excluded):
     return m, s
 
 
-@njit(cache=True)
+@njit(cache=True, refcount=False)
 def brute_force_fill(aabb_lo, aabb_hi, geom_body, inv_mass, body_collide, geom_group, geom_mask, pairs_out):
     """O(g²) reference: every pair a < b whose closed boxes overlap and that passes the filter, in (a, b) order.
     Writes the first pairs_out.shape[0] of them; returns how many there are."""
