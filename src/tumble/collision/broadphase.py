@@ -496,10 +496,8 @@ class SweepAndSort:
             return pairs[:drop_body_pairs(pairs, geom_body, excluded)] if excluded.shape[0] else pairs
         swaps = 0
         while True:
-            m, s = sap_step(aabb_lo, aabb_hi, (2 * g, self._end_value, self._end_id),
-                            (self._table_keys, self._table_state),
-                            (geom_body, inv_mass, body_collide, geom_group, geom_mask),
-                            (self._count_scratch, self._keys_scratch, self._pairs), excluded)
+            m, s = sap_step(aabb_lo, aabb_hi, *self.step_args((geom_body, inv_mass, body_collide, geom_group,
+                                                                 geom_mask)), excluded)
             swaps += s
             if m >= 0:
                 break
@@ -508,6 +506,12 @@ class SweepAndSort:
             self._grow_table()
         self.last_swaps = swaps
         return self._pairs[:m]
+
+    def step_args(self, pair_filter: tuple) -> tuple:
+        """``sap_step``'s (lists, table, pair_filter, scratch) for this table and the filter's arrays
+        (geom_body, inv_mass, body_collide, geom_group, geom_mask)."""
+        return ((2 * self.geom_count, self._end_value, self._end_id), (self._table_keys, self._table_state),
+                pair_filter, (self._count_scratch, self._keys_scratch, self._pairs))
 
     def pairs(self, geom_body, inv_mass, body_collide, geom_group, geom_mask) -> np.ndarray:
         """Candidate pairs (m, 2) int64 of geometry rows a < b, sorted by (a, b), that overlap and pass the

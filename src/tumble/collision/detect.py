@@ -18,11 +18,12 @@ import numpy as np
 
 from ..conventions import PARALLEL_MIN_GEOMS_AABB, PARALLEL_MIN_PAIRS
 from ..jit import CallSite, njit
+from ..model.fields import ContactPairs, ContactSlots
 from ..precompile import Share
 from . import gjk
 from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep, swept_aabbs_serial
-from .broadphase import SweepAndSort
+from .broadphase import SweepAndSort, sap_step
 from .contacts import CarriedPairs, ContactBuffer, PairMaterials, PairShapes, set_pairs, slot
 from .ellipsoid import KIND_ELLIPSOID
 from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE
@@ -122,10 +123,36 @@ CONTACT_CODE = np.dtype([("pair", np.int64), ("feature", np.int64)])
 """A contact's name while the same features touch: (pair code, feature id) (``Contacts.contact_codes``)."""
 
 
+@njit(cache=True, refcount=False)
+def serial_pairs(geom, polytope_vertices, bodies, margins, boxes, sweep_and_sort, excluded, merge, new_pairs,
+                 new_slots):
+    """A detection's stages before the narrowphase in one call, for a few shapes: the swept AABBs
+    (``aabb.swept_aabbs_serial``), the sweep and sort's candidate pairs (``broadphase.sap_step``) and their rows
+    (``contacts.set_pairs``). bodies = (x, q, v, w, awake) of the World's bodies; margins = (margin [m], dt [s]);
+    boxes = (aabb_lo, aabb_hi, sweep) outputs (g, 3), (g, 3), (g,); sweep_and_sort = ``SweepAndSort.step_args``;
+    excluded the sorted body-pair keys to drop; merge = (the shapes ``PairShapes``, the bodies' ``PairMaterials``,
+    the last step's ``CarriedPairs`` and its slots (point, normal, depth, kind, feature)); new_pairs
+    (``ContactPairs``) and new_slots (the five slot arrays) every row of this step's buffer (``ArrayGroup.whole``).
+    Returns (m, the sort's exchanges): ``sap_step``'s m < 0 (a table to grow, a bad box) with no pair rows
+    written, or the m candidate pairs, whose rows are written if m is within new_pairs' rows."""
+    x, q, v, w, awake = bodies
+    margin, dt = margins
+    aabb_lo, aabb_hi, sweep = boxes
+    lists, table, pair_filter, scratch = sweep_and_sort
+    swept_aabbs_serial(geom, polytope_vertices, x, q, v, w, margin, dt, aabb_lo, aabb_hi, sweep)
+    m, swaps = sap_step(aabb_lo, aabb_hi, lists, table, pair_filter, scratch, excluded)
+    if 0 <= m <= new_pairs.pair_key.shape[0]:
+        pair_shapes, materials, old_pairs, old_slots = merge
+        set_pairs(scratch[2][:m], aabb_lo.shape[0], pair_shapes, materials, awake, old_pairs, old_slots, new_pairs,
+                  new_slots)
+    return m, swaps
+
+
 # The detection stage's kernels, called through call sites (jit.CallSite: no type dispatch per step).
 _AABBS, _AABBS_SERIAL, _MOTION_SWEEP = CallSite(geom_aabbs), CallSite(geom_aabbs_serial), CallSite(motion_sweep)
 _SET_PAIRS = CallSite(set_pairs)
 _SWEPT_AABBS_SERIAL = CallSite(swept_aabbs_serial)
+_SERIAL_PAIRS = CallSite(serial_pairs)
 
 
 class CollisionDetector:
@@ -198,7 +225,25 @@ class CollisionDetector:
         body, st, gl = model.bodies(), state.bodies(), self._gl
         margin = model.contact_margin
         g = gl["geom_type"].shape[0]
-        if dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB:
+        broadphase = self._broadphase
+        pair_filter = (gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"], gl["geom_mask"])
+        merge = (self._pair_shapes, model.body.subview(PairMaterials), old.pairs.subview(CarriedPairs),
+                 narrowphase_out(old))
+        m = -1
+        if dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB and broadphase.geom_count == g:
+            # a few shapes: boxes, sweep and sort and the pair rows in one call (each call costs ~1 µs around it)
+            whole = buffer.slots.whole(ContactSlots)
+            m, swaps = _SERIAL_PAIRS(self._geom, self._poly_vertices, (st.x, st.q, st.v, st.w, st.awake),
+                                     (margin, dt), (self._aabb_lo, self._aabb_hi, self._sweep),
+                                     broadphase.step_args(pair_filter), model.excluded_pairs(), merge,
+                                     buffer.pairs.whole(ContactPairs),
+                                     (whole.point, whole.normal, whole.depth, whole.kind, whole.feature))
+            if 0 <= m <= buffer.pairs.capacity:
+                broadphase.last_swaps = swaps
+                buffer.resize(m)   # within the capacity: the rows written stay
+            else:   # a table or buffer to grow or a bad box: the same stages one by one (the sort resumes)
+                m = -1
+        elif dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB:
             _SWEPT_AABBS_SERIAL(self._geom, self._poly_vertices, st.x, st.q, st.v, st.w, margin, dt, self._aabb_lo,
                                 self._aabb_hi, self._sweep)
         else:
@@ -208,15 +253,14 @@ class CollisionDetector:
                 _MOTION_SWEEP(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
             else:
                 self._sweep[:] = 0.0
-        t1 = time.perf_counter()
-        # (the first call sorts from scratch: the broadphase has no rows yet, and a change of rows is a reset)
-        pairs = self._broadphase.update_pairs(self._aabb_lo, self._aabb_hi, gl["geom_body"], body.inv_mass,
-                                              body.collide, gl["geom_group"], gl["geom_mask"], model.excluded_pairs())
-        m = pairs.shape[0]
-        buffer.resize(m)
+        t1 = t0 if m >= 0 else time.perf_counter()   # (one call: its AABBs are counted with the broadphase)
+        if m < 0:
+            # (the first call sorts from scratch: the broadphase has no rows yet, and a change of rows is a reset)
+            pairs = broadphase.update_pairs(self._aabb_lo, self._aabb_hi, *pair_filter, model.excluded_pairs())
+            m = pairs.shape[0]
+            buffer.resize(m)
+            _SET_PAIRS(pairs, g, *merge[:2], st.awake, *merge[2:], buffer.pairs.view(), narrowphase_out(buffer))
         out = narrowphase_out(buffer)
-        _SET_PAIRS(pairs, g, self._pair_shapes, model.body.subview(PairMaterials), st.awake,
-                   old.pairs.subview(CarriedPairs), narrowphase_out(old), buffer.pairs.view(), out)
         p = buffer.pairs.subview(nph.NarrowPairs)
         t2 = time.perf_counter()
         if not narrowphase:
@@ -248,7 +292,8 @@ class CollisionDetector:
             for now, last in ((buffer, old), (old, buffer)):   # the broadphase sorts at the first, updates after
                 self.update(model, state, now, last, dt, narrowphase=False)
 
-        shares = [Share("detection", 2.5, detection, (set_pairs,))]
+        few = dt > 0.0 and model.geom.count < PARALLEL_MIN_GEOMS_AABB   # the second call goes in one (``update``)
+        shares = [Share("detection", 2.5, detection, (set_pairs, serial_pairs) if few else (set_pairs,))]
         for family in self.families:
             shares.append(Share(f"narrowphase: {nph.FAMILY_NAMES[family]}", nph.FAMILY_COMPILE_SECONDS[family],
                                 partial(self.compile_family, family, model, state, buffer),
@@ -273,8 +318,9 @@ class CollisionDetector:
     def stats(self) -> dict[str, float]:
         """Figures of the last detection: candidate pairs, polytope pair tests, tests decided by the cached
         separating axis alone, broadphase swaps, pairs with no narrowphase test (always 0: every pair of
-        shapes has one), the wall time [s] of the AABB, broadphase and narrowphase stages, and the box pairs
-        box_box left to the general test (narrowphase.FAMILY_BOXES)."""
+        shapes has one), the wall time [s] of the AABB, broadphase and narrowphase stages (with fewer than
+        PARALLEL_MIN_GEOMS_AABB shapes the AABBs are found in the broadphase's call and counted there), and the
+        box pairs box_box left to the general test (narrowphase.FAMILY_BOXES)."""
         if self._last is None:
             return {}
         m, swaps, seconds_aabb, seconds_broadphase, seconds_narrowphase = self._last

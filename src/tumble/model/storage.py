@@ -23,6 +23,7 @@ class ArrayGroup:
         self._count = 0
         self._view: Any = None
         self._subviews: dict[Any, Any] = {}
+        self._wholes: dict[Any, Any] = {}
         self.capacity = max(1, capacity)
         for f in fields:
             setattr(self, f.name, np.zeros((self.capacity, *f.shape), dtype=f.dtype))
@@ -60,6 +61,15 @@ class ArrayGroup:
             out = self._subviews[container] = container(*(self.live(name) for name in container._fields))
         return out
 
+    def whole(self, container: Any) -> Any:
+        """Every row of capacity (live or not) of the fields that the namedtuple class ``container`` names, as
+        one: for a kernel that writes rows before their number is known (the caller then sets ``count``, which
+        keeps the rows when it does not pass the capacity). Made once per capacity."""
+        out = self._wholes.get(container)
+        if out is None:
+            out = self._wholes[container] = container(*(getattr(self, name) for name in container._fields))
+        return out
+
     def resize(self, count: int) -> None:
         """Make ``count`` rows live, growing by doubling; the rows' old contents are not kept."""
         if count > self.capacity:
@@ -83,6 +93,7 @@ class ArrayGroup:
         self.capacity = capacity
         self._view = None
         self._subviews = {}
+        self._wholes = {}
 
     def append(self, rows: dict[str, np.ndarray]) -> int:
         """Append rows given as {field: (k, *shape) array}; every field must be given. Returns the
