@@ -299,6 +299,10 @@ FREE_STEP_DONE = -1
 FREE_STEP_LIMIT = -2
 """``free_step``'s answers besides the index of a non-finite coordinate."""
 
+STAGE_UNCOUPLED = -1
+STAGE_TOO_FEW_ROWS = -2
+"""``contact_stage``'s answers besides its number of rows."""
+
 
 @njit(cache=True, refcount=False)
 def free_step(buffers, gravity, h, rk4, x, qb, v, w):
@@ -360,6 +364,28 @@ def finish_coupled(buffers, h, x, qb, v, w):
         return bad
     write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
     return -1
+
+
+@njit(cache=True, refcount=False)
+def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links):
+    """The robots' part of a step after the World's contact step, in one call: the link contacts hidden from the
+    World's solve counted again (``show_link_pairs``; link_pairs = (pair_contacts, kept, hidden): ``hidden`` pairs
+    were), then, after a ``contact_stage`` (``coupled``), the position stage and the links' bodies
+    (``finish_coupled``), or else the robots' whole step (``free_step``: ABA, or ``rk4``); the links' bodies awake
+    and without loads (``_wake_links``; links = (link_bodies, awake, sleep_timer, force, torque)). poses = (x, q,
+    v, w) of the World's bodies. Returns −1 or ``free_step``'s FREE_STEP_LIMIT, or the coordinate that went
+    non-finite (the robots are then as at the step's start)."""
+    pair_contacts, kept, hidden = link_pairs
+    if hidden:
+        show_link_pairs(pair_contacts, kept)
+    x, qb, v, w = poses
+    if coupled:
+        bad = finish_coupled(buffers, h, x, qb, v, w)
+    else:
+        bad = free_step(buffers, gravity, h, rk4, x, qb, v, w)
+    link_bodies, awake, sleep_timer, force, torque = links
+    _wake_links(link_bodies, awake, sleep_timer, force, torque)
+    return bad
 
 
 @njit(cache=True, refcount=False)
@@ -556,12 +582,24 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     FRICTION_BOX (also for "pyramid") or FRICTION_NONE); ``old`` the last step's ``WarmStart``
     (collision/contacts.py): its contacts warm-start those found again. q and q̇ are kept as at the step's start
     first (``finish_coupled``); at the end the pairs that touch a link leave the World's solve (``hide_link_pairs``
-    into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's solve)."""
+    into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's solve, the contacts touching a link),
+    or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no stage (no contact touches a link, no
+    joint has dry friction, no limit is in reach: ``finish_step`` then steps the robots whole) or
+    STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow, call again)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
     cone = friction_model == FRICTION_CONE
     tree, _, st, work, sc = _unpack(buffers)
     rf, ri, R_cap, B_cap = packed_rows
+    # the stage is needed when a contact touches a link, a joint has dry friction or a limit is in reach
+    link_contacts = count_link_contacts(pairs.pair_body, pairs.pair_contacts, body_link)
+    coupled = link_contacts > 0 or limits_in_reach(tree, st.q, st.qd, h)
+    for d in range(tree.friction.shape[0]):
+        coupled = coupled or tree.friction[d] > 0.0
+    if not coupled:
+        return STAGE_UNCOUPLED, -1, 0
+    if R_cap < 3 * link_contacts + 3 * st.qd.shape[0] or B_cap < inv_mass.shape[0]:
+        return STAGE_TOO_FEW_ROWS, -1, link_contacts
     rows = rows_views(rf, ri, R_cap, st.qd.shape[0], B_cap)
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _) = rows
@@ -703,7 +741,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         for d in range(nv):
             st.qd[d] = qd_free[d]
         _keep_joint_impulses(st, rows, 0, 0)
-        return 0, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept)
+        return 0, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept), link_contacts
     # M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L; each row's Z = L⁻ᵀ Jᵀ (in
     # rows_Y), nonzero only on its path, the ancestors of the coordinates its J touches (Featherstone §6.5), so
     # that J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
@@ -898,7 +936,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         slots.friction_impulse[s, 0] = lam[r + 1] * t1x + lam[r + 2] * t2x
         slots.friction_impulse[s, 1] = lam[r + 1] * t1y + lam[r + 2] * t2y
         slots.friction_impulse[s, 2] = lam[r + 1] * t1z + lam[r + 2] * t2z
-    return n_rows, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept)
+    return n_rows, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept), link_contacts
 
 
 @njit(cache=True, refcount=False)
@@ -999,61 +1037,60 @@ def _row_capacity(forest, rows: int, bodies: int) -> tuple:
 _CONTACT_STAGE = CallSite(contact_stage)
 """``contact_stage`` called without the dispatcher's typing of its ~60 arrays in namedtuples (~100 ns each;
 jit.CallSite): the contact list, the bodies and the row scratch keep their types from step to step."""
+_FINISH_STEP = CallSite(finish_step)
 
 
 def before_contacts(model, state, contacts, dt: float) -> bool:
     """The robots' velocity and contact stages (module docstring), before the World's own contact step, when a
-    link touches something or a limit is in reach: q̇ gets the joint forces, gravity and every link contact's
-    and limit's impulse; the free bodies touching a link get their share, and those contacts are taken out of
-    the World's solve. Otherwise the robots' whole step waits for ``after_contacts`` (one kernel call).
-    Returns whether the World's solve has contacts left (False when every contact touched a link)."""
+    link touches something, a joint has dry friction or a limit is in reach (``contact_stage`` tells): q̇ gets the
+    joint forces, gravity and every link contact's and limit's impulse; the free bodies touching a link get their
+    share, and those contacts are taken out of the World's solve. Otherwise the robots' whole step waits for
+    ``after_contacts`` (one kernel call). Returns whether the World's solve has contacts left (False when every
+    contact touched a link)."""
     forest = model.robots
-    body_link = forest.body_link(model.body.count)
+    n = model.body.count
     now = contacts.now
     m = now.pair_count
-    pairs = now.pairs.subview(StagePairs)
-    link_contacts = count_link_contacts(pairs.pair_body, pairs.pair_contacts, body_link) if m else 0
-    forest.coupled = link_contacts > 0 or forest.joint_friction or any_limit_in_reach(forest.buffers, dt)
-    forest.last_rows = 0
-    forest.contacts_left = -1
-    if not forest.coupled:
-        return True
-    b = state.bodies()
-    s = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, model.body.count)
     if forest.kept_pairs.shape[0] < m:
         forest.kept_pairs = np.zeros(2 * m, dtype=np.int64)
+    packed = forest.packed_rows
+    if packed is None or packed[3] < n:
+        packed = _row_capacity(forest, 3 * forest.nv, n)
     settings = model.settings
-    bm = model.bodies()
+    b, bm = state.bodies(), model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
                       settings.max_push_velocity, forest.tolerance,
                       FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
-    forest.last_rows, left = _CONTACT_STAGE(forest.buffers, model.gravity, body_link, pairs,
-                                            now.slots.view(),
-                                            contacts.last.warm_start(), bodies, stage_settings, s, forest.M,
-                                            forest.kept_pairs)
-    if link_contacts:
-        forest.contacts_left = left
-        forest.hidden = m
+    while True:
+        rows, left, link_contacts = _CONTACT_STAGE(forest.buffers, model.gravity, forest.body_link(n),
+                                                   now.pairs.subview(StagePairs), now.slots.view(),
+                                                   contacts.last.warm_start(), bodies, stage_settings, packed,
+                                                   forest.M, forest.kept_pairs)
+        if rows != STAGE_TOO_FEW_ROWS:
+            break
+        packed = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, n)
+    forest.coupled = rows != STAGE_UNCOUPLED
+    forest.last_rows = max(rows, 0)
+    forest.contacts_left = left if link_contacts else -1
+    forest.hidden = m if link_contacts else 0
     return forest.contacts_left != 0
 
 
 def after_contacts(model, state, contacts, dt: float) -> int:
     """The robots' position stage and their links' bodies, after the World's own contact step (which moved
     the link bodies as free bodies: they are put back where the joints hold them); a robot step that
-    ``before_contacts`` left alone is done here whole (``free_step``). Returns −1, or the coordinate of the
-    forest that went non-finite (the robots are then as at the step's start; ``non_finite_error``)."""
+    ``before_contacts`` left alone is done here whole (``free_step``). One kernel call (``finish_step``).
+    Returns −1, or the coordinate of the forest that went non-finite (the robots are then as at the step's
+    start; ``non_finite_error``)."""
     forest = model.robots
     forest.moves += 1      # the joint state moved (Robot keeps its links' kinematics until it does)
     b = state.bodies()
-    if forest.hidden:
-        show_link_pairs(contacts.now.pairs.live("pair_contacts"), forest.kept_pairs)
-        forest.hidden = 0
-    if forest.coupled:
-        bad = finish_coupled(forest.buffers, dt, b.x, b.q, b.v, b.w)
-    else:
-        bad = free_step(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
-    _wake_links(forest.link_bodies, b.awake, b.sleep_timer, b.force, b.torque)
+    bad = _FINISH_STEP(forest.buffers, model.gravity, dt, forest.integrator == "rk4", forest.coupled,
+                       (b.x, b.q, b.v, b.w),
+                       (contacts.now.pairs.subview(StagePairs).pair_contacts, forest.kept_pairs, forest.hidden),
+                       (forest.link_bodies, b.awake, b.sleep_timer, b.force, b.torque))
+    forest.hidden = 0
     return max(bad, -1)
 
 
