@@ -1,6 +1,7 @@
 """The articulations' stages of a time-stepping step (methods/timestepping.py calls them around its own).
 
-    velocity stage   q̇* = q̇ + h M⁻¹ (τ − C q̇ − g) by the articulated-body algorithm, with joint damping
+    velocity stage   q̇* = q̇ + h M⁻¹ (τ − C q̇ − g) by the articulated-body algorithm (in a step with a contact
+                     stage, which factors M anyway, by M itself: CRBA, RNEA and a solve), with joint damping
                      implicit ((M + h D) in place of M: ``armature`` + h·damping on the diagonal) and the
                      position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
                      clamped to the joint's effort
@@ -44,6 +45,7 @@ from .dynamics import (
     link_velocities,
     ltdl_factor,
     ltdl_solve,
+    rnea,
     transforms,
     work_views,
 )
@@ -247,13 +249,6 @@ def limits_in_reach(tree, q, qd, h):
         if min(qi, reach) <= lo + LIMIT_MARGIN or max(qi, reach) >= hi - LIMIT_MARGIN:
             return True
     return False
-
-
-@njit(cache=True, refcount=False)
-def any_limit_in_reach(buffers, h):
-    """``limits_in_reach`` on the packed ``Forest.buffers``."""
-    tree, _, st, _, _ = _unpack(buffers)
-    return limits_in_reach(tree, st.q, st.qd, h)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -604,9 +599,26 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _) = rows
     _save(st, sc)
-    velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, True)
-    qd_free, armature = sc.qd_free, sc.armature
+    # the velocity stage through M itself, which the rows need factored anyway: q̈ = (M + h D)⁻¹ (τ − C q̇ − g)
+    # with M by the CRBA (and the implicit damping's h D and the armature on its diagonal: ``joint_forces``),
+    # factored M = Lᵀ D L, and C q̇ + g by the RNEA at q̈ = 0 (Featherstone §6.1: exact as the ABA, and the
+    # RNEA and a solve cost less than the ABA)
+    qd_free, armature, qdd = sc.qd_free, sc.armature, sc.qdd
     nv = qd_free.shape[0]
+    if work.flags[0] != 1.0:
+        kinematics(tree, st.q, work)
+    joint_forces(tree, st, h, sc.tau_total, armature)
+    crba(tree, work, M)
+    for d in range(nv):
+        M[d, d] += armature[d]
+        qdd[d] = 0.0
+    ltdl_factor(tree.dof_parent, M)
+    rnea(tree, work, st.qd, qdd, gravity, qd_free)   # C q̇ + g, in qd_free until the solve
+    for d in range(nv):
+        qdd[d] = sc.tau_total[d] - qd_free[d]
+    ltdl_solve(tree.dof_parent, M, qdd)
+    for d in range(nv):
+        qd_free[d] = st.qd[d] + h * qdd[d]
     for d in range(nv):
         dof_stamp[d] = -1
     n_rows = 0
@@ -742,13 +754,9 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             st.qd[d] = qd_free[d]
         _keep_joint_impulses(st, rows, 0, 0)
         return 0, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept), link_contacts
-    # M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L; each row's Z = L⁻ᵀ Jᵀ (in
+    # with M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L: each row's Z = L⁻ᵀ Jᵀ (in
     # rows_Y), nonzero only on its path, the ancestors of the coordinates its J touches (Featherstone §6.5), so
     # that J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
-    crba(tree, work, M)
-    for d in range(nv):
-        M[d, d] += armature[d]
-    ltdl_factor(tree.dof_parent, M)
     for d in range(nv):
         inv_D[d] = 1.0 / M[d, d]
     r = 0
