@@ -198,28 +198,31 @@ class TimeStepping:
             self.islands(model, state, contacts, dt)
         elif state.sleeping:
             wake_all(model, state, contacts)
-        if model.springs:
-            self.spring_stage(model, state, dt)
-        solve = pairs > 0
-        if robots:
-            # every contact touching a link is the robots' (robots/step.py); none left: no World solve
-            solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
-        if not solve and not joints:
-            if not links_only and free_step(model, state, dt, self.free_scheme):
-                self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
+        if links_only:
+            # every contact touches a link: the robots' stages are the whole step, in one call (robots/step.py)
+            bad = robot_stages.step_alone(model, state, contacts, dt)
         else:
-            self.contact_step(model, state, contacts, dt, stats)
-            if joints:
-                model.joints.finish_step(dt)
-        if robots:
-            bad = robot_stages.after_contacts(model, state, contacts, dt)
-            if bad >= 0:   # the robots are back at the step's start; the bodies go back too
-                restore_bodies(state.bodies())
-                if links_only:   # no World step saved the link bodies' start: placed from the joints again
-                    b = state.bodies()
-                    robot_stages.place_links(model.robots.buffers, b.x, b.q, b.v, b.w)
-                self.after_undo(model, contacts)
-                raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
+            if model.springs:
+                self.spring_stage(model, state, dt)
+            solve = pairs > 0
+            if robots:
+                # every contact touching a link is the robots' (robots/step.py); none left: no World solve
+                solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
+            if not solve and not joints:
+                if free_step(model, state, dt, self.free_scheme):
+                    self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
+            else:
+                self.contact_step(model, state, contacts, dt, stats)
+                if joints:
+                    model.joints.finish_step(dt)
+            bad = robot_stages.after_contacts(model, state, contacts, dt) if robots else -1
+        if bad >= 0:   # the robots are back at the step's start; the bodies go back too
+            restore_bodies(state.bodies())
+            if links_only:   # no World step saved the link bodies' start: placed from the joints again
+                b = state.bodies()
+                robot_stages.place_links(model.robots.buffers, b.x, b.q, b.v, b.w)
+            self.after_undo(model, contacts)
+            raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
 
     def contact_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:

@@ -384,6 +384,24 @@ def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links):
 
 
 @njit(cache=True, refcount=False)
+def links_step(buffers, gravity, body_link, pairs, slots, old, bodies, settings, packed_rows, M, kept, finish):
+    """A step's robot stages in a world of robots alone (every moving body a link's): ``contact_stage`` (its
+    arguments) and then ``finish_step``, in one call; finish = (rk4, link_bodies, awake, sleep_timer). Nothing is
+    left to a World solve between them. Returns (the stage's rows or its STAGE_* answer, the contacts touching a
+    link, ``finish_step``'s answer); with STAGE_TOO_FEW_ROWS nothing changed (grow the rows, call again)."""
+    rows, _, link_contacts = contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings,
+                                           packed_rows, M, kept)
+    if rows == STAGE_TOO_FEW_ROWS:
+        return rows, link_contacts, FREE_STEP_DONE
+    rk4, link_bodies, awake, sleep_timer = finish
+    _, _, x, qb, v, w, force, torque = bodies
+    hidden = pairs.pair_key.shape[0] if rows >= 0 else 0
+    bad = finish_step(buffers, gravity, settings[0], rk4, rows != STAGE_UNCOUPLED, (x, qb, v, w),
+                      (pairs.pair_contacts, kept, hidden), (link_bodies, awake, sleep_timer, force, torque))
+    return rows, link_contacts, bad
+
+
+@njit(cache=True, refcount=False)
 def count_link_contacts(pair_body, pair_contacts, body_link):
     """The contact points of this step's pairs (pair_body (m, 2), pair_contacts (m,)) that touch a link
     (body_link (n,) the link of each World body, −1: a free or fixed body)."""
@@ -1046,6 +1064,35 @@ _CONTACT_STAGE = CallSite(contact_stage)
 """``contact_stage`` called without the dispatcher's typing of its ~60 arrays in namedtuples (~100 ns each;
 jit.CallSite): the contact list, the bodies and the row scratch keep their types from step to step."""
 _FINISH_STEP = CallSite(finish_step)
+_LINKS_STEP = CallSite(links_step)
+
+
+def _stage_arguments(model, state, contacts, dt: float) -> tuple:
+    """``contact_stage``'s arguments for this step, the row scratch ``packed_rows`` at least as large as when the
+    stage last asked for more (``STAGE_TOO_FEW_ROWS``: ``_grow_rows``)."""
+    forest = model.robots
+    n = model.body.count
+    now = contacts.now
+    if forest.kept_pairs.shape[0] < now.pair_count:
+        forest.kept_pairs = np.zeros(2 * now.pair_count, dtype=np.int64)
+    packed = forest.packed_rows
+    if packed is None or packed[3] < n:
+        packed = _row_capacity(forest, 3 * forest.nv, n)
+    settings = model.settings
+    b, bm = state.bodies(), model.bodies()
+    bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
+    stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
+                      settings.max_push_velocity, forest.tolerance,
+                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
+    return (forest.buffers, model.gravity, forest.body_link(n), now.pairs.subview(StagePairs), now.slots.view(),
+            contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)
+
+
+def _grow_rows(model, args: tuple, link_contacts: int) -> tuple:
+    """``args`` of ``_stage_arguments`` with a row scratch for ``link_contacts`` contacts and every limit."""
+    forest = model.robots
+    packed = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, model.body.count)
+    return args[:8] + (packed,) + args[9:]
 
 
 def before_contacts(model, state, contacts, dt: float) -> bool:
@@ -1056,33 +1103,34 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     ``after_contacts`` (one kernel call). Returns whether the World's solve has contacts left (False when every
     contact touched a link)."""
     forest = model.robots
-    n = model.body.count
-    now = contacts.now
-    m = now.pair_count
-    if forest.kept_pairs.shape[0] < m:
-        forest.kept_pairs = np.zeros(2 * m, dtype=np.int64)
-    packed = forest.packed_rows
-    if packed is None or packed[3] < n:
-        packed = _row_capacity(forest, 3 * forest.nv, n)
-    settings = model.settings
-    b, bm = state.bodies(), model.bodies()
-    bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
-    stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
-                      settings.max_push_velocity, forest.tolerance,
-                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
-    while True:
-        rows, left, link_contacts = _CONTACT_STAGE(forest.buffers, model.gravity, forest.body_link(n),
-                                                   now.pairs.subview(StagePairs), now.slots.view(),
-                                                   contacts.last.warm_start(), bodies, stage_settings, packed,
-                                                   forest.M, forest.kept_pairs)
-        if rows != STAGE_TOO_FEW_ROWS:
-            break
-        packed = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, n)
+    args = _stage_arguments(model, state, contacts, dt)
+    rows, left, link_contacts = _CONTACT_STAGE(*args)
+    if rows == STAGE_TOO_FEW_ROWS:
+        rows, left, link_contacts = _CONTACT_STAGE(*_grow_rows(model, args, link_contacts))
     forest.coupled = rows != STAGE_UNCOUPLED
     forest.last_rows = max(rows, 0)
     forest.contacts_left = left if link_contacts else -1
-    forest.hidden = m if link_contacts else 0
+    forest.hidden = contacts.now.pair_count if link_contacts else 0
     return forest.contacts_left != 0
+
+
+def step_alone(model, state, contacts, dt: float) -> int:
+    """The robots' whole step in a world of robots alone (every moving body a link's, no World joints or springs:
+    ``TimeStepping.links_only``): ``before_contacts`` and ``after_contacts`` without a World solve between them,
+    in one kernel call (``links_step``). Returns as ``after_contacts``."""
+    forest = model.robots
+    forest.moves += 1      # the joint state moved (Robot keeps its links' kinematics until it does)
+    args = _stage_arguments(model, state, contacts, dt)
+    b = state.bodies()
+    finish = (forest.integrator == "rk4", forest.link_bodies, b.awake, b.sleep_timer)
+    rows, link_contacts, bad = _LINKS_STEP(*args, finish)
+    if rows == STAGE_TOO_FEW_ROWS:
+        rows, link_contacts, bad = _LINKS_STEP(*_grow_rows(model, args, link_contacts), finish)
+    forest.coupled = rows != STAGE_UNCOUPLED
+    forest.last_rows = max(rows, 0)
+    forest.contacts_left = 0 if link_contacts else -1
+    forest.hidden = 0
+    return max(bad, -1)
 
 
 def after_contacts(model, state, contacts, dt: float) -> int:
