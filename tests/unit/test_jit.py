@@ -96,6 +96,27 @@ def test_call_site_skips_dispatch_and_keeps_types_apart(monkeypatch):
     assert site(floats, 1.0) == 5.0
 
 
+def test_fixed_call_site_binds_once_and_is_checked_like_any(monkeypatch):
+    """A ``fixed=True`` site binds its first call's entry point and then calls it without a key (its caller
+    promises the same Python types); in check mode a call whose types differ is refused, as at any site."""
+    import tumble.jit as jit
+
+    kernel = njit(_total)
+    site = jit.CallSite(kernel, fixed=True)
+    floats = (np.arange(3.0), np.ones(2))
+    assert site._bound is None
+    assert site(floats, 2.0) == 10.0
+    entry, signature = site._bound
+    assert entry is not kernel and signature == tuple(kernel.typeof_pyval(a) for a in (floats, 2.0))
+    assert site(floats, 3.0) == 15.0 and site._bound[0] is entry
+    monkeypatch.setattr(jit, "CHECK_CALL_SITES", 1)
+    with pytest.raises(TypeError, match="was bound to"):
+        site((np.arange(3), np.ones(2, dtype=np.int64)), 1.0)
+    with pytest.raises(TypeError, match="was bound to"):
+        site(floats, 1)                      # a key would have told an int from a float: the check does
+    assert site(floats, 1.0) == 5.0
+
+
 @njit   # returns views: reference counting kept
 def _views(buf, ints):
     return view(buf, 5, (2, 3, 4)), view(buf, 7, 6), view(buf, 3, (4, 5)), view(ints, 2, (3, 2))

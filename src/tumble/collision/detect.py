@@ -149,10 +149,11 @@ def serial_pairs(geom, polytope_vertices, bodies, margins, boxes, sweep_and_sort
 
 
 # The detection stage's kernels, called through call sites (jit.CallSite: no type dispatch per step).
-_AABBS, _AABBS_SERIAL, _MOTION_SWEEP = CallSite(geom_aabbs), CallSite(geom_aabbs_serial), CallSite(motion_sweep)
-_SET_PAIRS = CallSite(set_pairs)
-_SWEPT_AABBS_SERIAL = CallSite(swept_aabbs_serial)
-_SERIAL_PAIRS = CallSite(serial_pairs)
+_AABBS, _AABBS_SERIAL = CallSite(geom_aabbs, fixed=True), CallSite(geom_aabbs_serial, fixed=True)
+_MOTION_SWEEP = CallSite(motion_sweep, fixed=True)
+_SET_PAIRS = CallSite(set_pairs, fixed=True)
+_SWEPT_AABBS_SERIAL = CallSite(swept_aabbs_serial, fixed=True)
+_SERIAL_PAIRS = CallSite(serial_pairs, fixed=True)
 
 
 class CollisionDetector:

@@ -349,13 +349,14 @@ def convex_pairs(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_
 
 NarrowPairs = namedtuple("NarrowPairs", ["pair_geom", "pair_awake", "pair_witness", "pair_contacts"])
 """What the narrowphase reads and writes of the pairs (``ContactPairs``): a call unboxes every array it is given
-(~35 ns each), so the detection passes these alone (``ArrayGroup.subview``)."""
+(~5 ns each without reference counting), so the detection passes these alone (``ArrayGroup.subview``); the
+family kernels' call sites are ``fixed`` (jit.CallSite): always this class, never ``ContactPairs``."""
 
 FAMILY_KERNELS = (closed_form_pairs, capsule_polytope_pairs, box_pairs, polytope_pairs, convex_pairs)
 """The serial kernel of each family, indexed by family. Each takes (k0, k1, pairs, geom, poly, poses, margins,
 scratch, out, stats_out), documented at ``narrowphase_range``."""
 
-_FAMILY_SITES = tuple(CallSite(kernel) for kernel in FAMILY_KERNELS)
+_FAMILY_SITES = tuple(CallSite(kernel, fixed=True) for kernel in FAMILY_KERNELS)
 
 
 def narrowphase_range(k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out,
@@ -364,7 +365,7 @@ def narrowphase_range(k0, k1, pairs, geom, poly, poses, margins, scratch, out, s
     caller that knows which families its pairs belong to passes those, so only their kernels compile). Pair k
     writes into its slots ``slot(k, 0 … 3)``, so any split of the range among threads gives the same output.
 
-    ``pairs`` (``NarrowPairs`` or ``fields.ContactPairs``, m rows): reads pair_geom (the two geometry rows) and
+    ``pairs`` (``NarrowPairs``, m rows; the call sites are fixed to it): reads pair_geom (the two geometry rows) and
     pair_awake (False: asleep, skipped, keeping last step's contacts); pair_witness holds each pair's cached
     separating axis, read and updated; writes pair_contacts, the contacts of each pair.
     Pairs are put in canonical order (lower geometry type first) and the normals of a swapped pair are
