@@ -403,6 +403,7 @@ class SweepAndSort:
         self._table_state = np.array([0, capacity // _MAX_LOAD_DEN], dtype=np.int64)
         self._keys_scratch = np.empty(capacity // _MAX_LOAD_DEN, dtype=np.int64)
         self._pairs = np.empty((capacity // _MAX_LOAD_DEN, 2), dtype=np.int64)
+        self._step_args: tuple | None = None
 
     @property
     def pair_count(self) -> int:
@@ -422,6 +423,7 @@ class SweepAndSort:
         self._table_keys, self._table_state = keys, state
         self._keys_scratch = np.empty(capacity // _MAX_LOAD_DEN, dtype=np.int64)
         self._pairs = np.empty((capacity // _MAX_LOAD_DEN, 2), dtype=np.int64)
+        self._step_args = None
 
     def reset(self, aabb_lo, aabb_hi) -> None:
         """Build everything from scratch for boxes (g,3) [m]: sort each axis with ``np.lexsort`` (value, then
@@ -462,6 +464,7 @@ class SweepAndSort:
             self._grow_table()
         self.geom_count = g
         self.last_swaps = 0
+        self._step_args = None
 
     def update(self, aabb_lo, aabb_hi) -> None:
         """Incremental step for new boxes (g,3) [m] of the same rows: insertion sort from the previous order and
@@ -509,9 +512,14 @@ class SweepAndSort:
 
     def step_args(self, pair_filter: tuple) -> tuple:
         """``sap_step``'s (lists, table, pair_filter, scratch) for this table and the filter's arrays
-        (geom_body, inv_mass, body_collide, geom_group, geom_mask)."""
-        return ((2 * self.geom_count, self._end_value, self._end_id), (self._table_keys, self._table_state),
-                pair_filter, (self._count_scratch, self._keys_scratch, self._pairs))
+        (geom_body, inv_mass, body_collide, geom_group, geom_mask): the same tuple while neither the tables nor
+        ``pair_filter`` changed (a caller may keep what it built from it while ``step_args`` returns it)."""
+        args = self._step_args
+        if args is None or args[2] is not pair_filter:
+            args = self._step_args = ((2 * self.geom_count, self._end_value, self._end_id),
+                                      (self._table_keys, self._table_state), pair_filter,
+                                      (self._count_scratch, self._keys_scratch, self._pairs))
+        return args
 
     def pairs(self, geom_body, inv_mass, body_collide, geom_group, geom_mask) -> np.ndarray:
         """Candidate pairs (m, 2) int64 of geometry rows a < b, sorted by (a, b), that overlap and pass the

@@ -196,6 +196,11 @@ class CollisionDetector:
         self._geom, self._poly = model.geometry(), model.polytope_tables()
         self._pair_shapes = model.geom.subview(PairShapes)
         inv_mass, collide = model.body.live("inv_mass"), model.body.live("collide")
+        self._pair_filter = (gl["geom_body"], inv_mass, collide, gl["geom_group"], gl["geom_mask"])
+        self._materials = model.body.subview(PairMaterials)
+        self._margin = model.contact_margin
+        self._held: dict[int, tuple] = {}
+        """Per step buffer: the one-call detection's arguments (``_held_args``)."""
         # only these families' kernels run (and compile)
         self._families = nph.families_present(gl["geom_type"], inv_mass[gl["geom_body"]] > 0.0)
         # No pair can pass the filter unless a moving body that collides has a shape and some other body that
@@ -223,50 +228,81 @@ class CollisionDetector:
             self._stats[:] = 0
             self._last = (0, 0, 0.0, 0.0, 0.0)
             return
-        body, st, gl = model.bodies(), state.bodies(), self._gl
-        margin = model.contact_margin
-        g = gl["geom_type"].shape[0]
-        broadphase = self._broadphase
-        pair_filter = (gl["geom_body"], body.inv_mass, body.collide, gl["geom_group"], gl["geom_mask"])
-        merge = (self._pair_shapes, model.body.subview(PairMaterials), old.pairs.subview(CarriedPairs),
-                 narrowphase_out(old))
-        m = -1
-        if dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB and broadphase.geom_count == g:
-            # a few shapes: boxes, sweep and sort and the pair rows in one call (each call costs ~1 µs around it)
-            whole = buffer.slots.whole(ContactSlots)
-            m, swaps = _SERIAL_PAIRS(self._geom, self._poly_vertices, (st.x, st.q, st.v, st.w, st.awake),
-                                     (margin, dt), (self._aabb_lo, self._aabb_hi, self._sweep),
-                                     broadphase.step_args(pair_filter), model.excluded_pairs(), merge,
-                                     buffer.pairs.whole(ContactPairs),
-                                     (whole.point, whole.normal, whole.depth, whole.kind, whole.feature))
+        g = self._aabb_lo.shape[0]
+        if dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB and self._broadphase.geom_count == g:
+            # a few shapes: boxes, sweep and sort and the pair rows in one call (each call costs ~1 µs around it),
+            # with arguments kept from step to step
+            head, tail, narrow = self._held_args(model, state, buffer, old)
+            m, swaps = _SERIAL_PAIRS(*head, (self._margin, dt), *tail)
             if 0 <= m <= buffer.pairs.capacity:
-                broadphase.last_swaps = swaps
+                self._broadphase.last_swaps = swaps
                 buffer.resize(m)   # within the capacity: the rows written stay
-            else:   # a table or buffer to grow or a bad box: the same stages one by one (the sort resumes)
-                m = -1
-        elif dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB:
-            _SWEPT_AABBS_SERIAL(self._geom, self._poly_vertices, st.x, st.q, st.v, st.w, margin, dt, self._aabb_lo,
-                                self._aabb_hi, self._sweep)
+                t1 = time.perf_counter()
+                if narrowphase and m < PARALLEL_MIN_PAIRS:
+                    nph.narrowphase_range(0, m, *narrow)   # (on every row: the kernels read the first m)
+                    self._last = (m, swaps, 0.0, t1 - t0, time.perf_counter() - t1)
+                    return
+                self._narrowphase(model, state, buffer, m, narrowphase, t0, t0, t1)
+                return
+            # a table or buffer to grow or a bad box: the same stages one by one (the sort resumes)
+        st, gl = state.bodies(), self._gl
+        if dt > 0.0 and g < PARALLEL_MIN_GEOMS_AABB:
+            _SWEPT_AABBS_SERIAL(self._geom, self._poly_vertices, st.x, st.q, st.v, st.w, self._margin, dt,
+                                self._aabb_lo, self._aabb_hi, self._sweep)
         else:
             aabbs = _AABBS if g >= PARALLEL_MIN_GEOMS_AABB else _AABBS_SERIAL
-            aabbs(self._geom, self._poly_vertices, st.x, st.q, margin, self._aabb_lo, self._aabb_hi)
+            aabbs(self._geom, self._poly_vertices, st.x, st.q, self._margin, self._aabb_lo, self._aabb_hi)
             if dt > 0.0:
                 _MOTION_SWEEP(gl["geom_body"], st.x, st.v, st.w, dt, self._aabb_lo, self._aabb_hi, self._sweep)
             else:
                 self._sweep[:] = 0.0
-        t1 = t0 if m >= 0 else time.perf_counter()   # (one call: its AABBs are counted with the broadphase)
-        if m < 0:
-            # (the first call sorts from scratch: the broadphase has no rows yet, and a change of rows is a reset)
-            pairs = broadphase.update_pairs(self._aabb_lo, self._aabb_hi, *pair_filter, model.excluded_pairs())
-            m = pairs.shape[0]
-            buffer.resize(m)
-            _SET_PAIRS(pairs, g, *merge[:2], st.awake, *merge[2:], buffer.pairs.view(), narrowphase_out(buffer))
-        out = narrowphase_out(buffer)
-        p = buffer.pairs.subview(nph.NarrowPairs)
-        t2 = time.perf_counter()
+        t1 = time.perf_counter()
+        # (the first call sorts from scratch: the broadphase has no rows yet, and a change of rows is a reset)
+        pairs = self._broadphase.update_pairs(self._aabb_lo, self._aabb_hi, *self._pair_filter,
+                                              model.excluded_pairs())
+        m = pairs.shape[0]
+        buffer.resize(m)
+        _SET_PAIRS(pairs, g, self._pair_shapes, self._materials, st.awake, old.pairs.subview(CarriedPairs),
+                   narrowphase_out(old), buffer.pairs.view(), narrowphase_out(buffer))
+        self._narrowphase(model, state, buffer, m, narrowphase, t0, t1, time.perf_counter())
+
+    def _held_args(self, model: Model, state: State, buffer: ContactBuffer, old: ContactBuffer) -> tuple:
+        """``serial_pairs``' arguments before and after its (margin, dt), and ``narrowphase_range``'s after its
+        (0, m), for a step that writes ``buffer`` from ``old``: built again only when what they view changed (either
+        buffer's rows: ``ArrayGroup.generation``; the broadphase's tables: ``SweepAndSort.step_args``; the excluded
+        pairs: ``Model.excluded_pairs``), since building them costs more than the kernels' work for a few shapes
+        (~2 µs a step). The shapes, the bodies' rows and the scratch stay for the detector's life (it is made anew
+        when bodies or shapes change). The narrowphase gets every row of the buffer: its kernels read the first m
+        pairs and their slots."""
+        sap = self._broadphase.step_args(self._pair_filter)
+        excluded = model.excluded_pairs()
+        held = self._held.get(id(buffer))
+        stamp = (buffer.pairs.generation, buffer.slots.generation, old.pairs.generation, old.slots.generation)
+        if held is not None and held[0] is buffer and held[1] is old and held[2] == stamp and held[3] is sap \
+                and held[4] is excluded:
+            return held[5]
+        st = state.bodies()
+        whole = buffer.slots.whole(ContactSlots)
+        out = (whole.point, whole.normal, whole.depth, whole.kind, whole.feature)
+        merge = (self._pair_shapes, self._materials, old.pairs.subview(CarriedPairs), narrowphase_out(old))
+        args = ((self._geom, self._poly_vertices, (st.x, st.q, st.v, st.w, st.awake)),
+                ((self._aabb_lo, self._aabb_hi, self._sweep), sap, excluded, merge, buffer.pairs.whole(ContactPairs),
+                 out),
+                (buffer.pairs.whole(nph.NarrowPairs), self._geom, self._poly, (st.x, st.q), (self._margin, self._sweep),
+                 self._serial_scratch, out, self._stats, self._families))
+        self._held[id(buffer)] = (buffer, old, stamp, sap, excluded, args)
+        return args
+
+    def _narrowphase(self, model: Model, state: State, buffer: ContactBuffer, m: int, narrowphase: bool, t0: float,
+                     t1: float, t2: float) -> None:
+        """The narrowphase of the m pairs of ``buffer`` (none if not ``narrowphase``), in parallel for many; t0, t1,
+        t2 the ``perf_counter`` at the detection's start, its AABBs' end and its pairs' end (``stats``)."""
         if not narrowphase:
             return
-        geom, poly, poses, margins = self._geom, self._poly, (st.x, st.q), (margin, self._sweep)
+        st = state.bodies()
+        out = narrowphase_out(buffer)
+        p = buffer.pairs.subview(nph.NarrowPairs)
+        geom, poly, poses, margins = self._geom, self._poly, (st.x, st.q), (self._margin, self._sweep)
         # (get_num_threads costs ~20 µs: asked only when the narrowphase may go parallel)
         threads = numba.get_num_threads() if m >= PARALLEL_MIN_PAIRS else 1
         if threads > 1:

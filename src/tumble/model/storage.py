@@ -24,6 +24,9 @@ class ArrayGroup:
         self._view: Any = None
         self._subviews: dict[Any, Any] = {}
         self._wholes: dict[Any, Any] = {}
+        self.generation = 0
+        """Counts the changes of ``count`` and of the arrays (a reallocation): what a caller built from this group's
+        views (``view``, ``subview``, ``whole``) holds while it is unchanged."""
         self.capacity = max(1, capacity)
         for f in fields:
             setattr(self, f.name, np.zeros((self.capacity, *f.shape), dtype=f.dtype))
@@ -40,6 +43,7 @@ class ArrayGroup:
         self._count = value
         self._view = None
         self._subviews = {}
+        self.generation += 1
 
     def live(self, name: str) -> np.ndarray:
         """The ``count`` live rows of field ``name`` (a view)."""
@@ -94,6 +98,7 @@ class ArrayGroup:
         self._view = None
         self._subviews = {}
         self._wholes = {}
+        self.generation += 1
 
     def append(self, rows: dict[str, np.ndarray]) -> int:
         """Append rows given as {field: (k, *shape) array}; every field must be given. Returns the
