@@ -598,3 +598,29 @@ def test_a_robot_step_that_goes_non_finite_leaves_no_trace(touching):
     after = (body.position, body.orientation, body.velocity, body.angular_velocity)
     for a, b in zip(after, pose, strict=True):
         assert np.allclose(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("excess", [0.0, 2e-4, 5e-3])
+def test_a_speculative_contact_stops_an_approach_faster_than_its_gap(excess):
+    """A floating box robot hovering 2 mm above the ground (inside the contact margin: speculative contacts, no
+    impulse yet) and falling so that in one step it would close its gap less the slop and ``excess`` × h more: the
+    contacts take exactly the impulse that leaves the approach at (gap − slop) / h (to 1e-9 m/s), and none when
+    the fall does not reach that (excess 0). A contact without impulse is only skipped in a sweep while its
+    normal row's residual keeps it open (robots/step.py ``_contact_sweep``), so a small closing residual (2e-4 m/s
+    here) must still bring it in."""
+    links = [LinkSpec("box", 2.0, np.zeros(3), np.diag([0.0083, 0.0167, 0.0217]), [GeomSpec(tb.Box(0.3, 0.2, 0.1))])]
+    h, gap = 1 / 240, 0.002
+    w = tb.World(gravity=(0, 0, -G))
+    w.add_ground()
+    robot = w.add_robot(RobotDescription("box", links, []), position=(0, 0, 0.05 + gap), fixed_base=False)
+    allowed = -(gap - w.model.settings.slop) / h           # the speculative contacts' target normal velocity
+    free = allowed - excess if excess else allowed + 1e-3  # the vertical velocity after gravity, before contact
+    robot.qd = [0.0, 0.0, free + G * h, 0.0, 0.0, 0.0]
+    w.step(h)
+    vz = robot.qd[2]
+    if excess:
+        assert vz == pytest.approx(allowed, abs=1e-9)
+        assert w.contacts().impulse[:, 2].sum() == pytest.approx(2.0 * excess, rel=1e-6)   # m Δv
+    else:
+        assert vz == pytest.approx(free, abs=1e-12)
+        assert np.all(w.contacts().impulse == 0.0)

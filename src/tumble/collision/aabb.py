@@ -153,7 +153,7 @@ def geom_aabbs_serial(geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_h
         _geom_aabb_one(i, geom, polytope_vertices, x, q, margin, aabb_lo_out, aabb_hi_out)
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def swept_aabbs_serial(geom, polytope_vertices, x, q, v, w, margin, dt, aabb_lo_out, aabb_hi_out, sweep_out):
     """``geom_aabbs_serial`` and then ``motion_sweep`` over a step of dt [s] in one call (for a few shapes the
     calls cost more than the boxes)."""

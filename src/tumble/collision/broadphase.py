@@ -300,7 +300,7 @@ def drop_body_pairs(pairs, geom_body, excluded):
     return kept
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def sap_step(aabb_lo, aabb_hi, lists, table, pair_filter, scratch, excluded):
     """``sap_update``, ``sap_collect`` and ``drop_body_pairs`` in one call: the step's candidate pairs into
     pairs_out, m rows, with lists = (end_count, end_value, end_id), table = (table_keys, table_state), pair_filter =

@@ -142,7 +142,7 @@ PairMaterials = namedtuple("PairMaterials", ["inv_mass", "friction", "restitutio
 """What ``set_pairs`` reads of the bodies (``BodyModel``)."""
 
 
-@njit(cache=True, refcount=False)
+@njit(cache=True, forceinline=True, refcount=False)
 def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pairs, slots):
     """Fill the pair rows ``new_pairs`` (``ContactPairs``, m rows) from the broadphase's sorted pairs (m, 2) of
     shape rows, carrying each pair's witness from the last step's pairs ``old_pairs`` (``ContactPairs`` or

@@ -494,6 +494,22 @@ def _contact_sweep(r, rows, u, cone, change, largest):
                                                                       rows.row_side, rows.row_jb, rows.row_mjb,
                                                                       rows.body_dv)
     W, W_off, vrow, target, lam, lo, row_mu = rows.W, rows.W_off, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu
+    if lam[r] == 0.0 and lam[r + 1] == 0.0 and lam[r + 2] == 0.0:
+        # a contact without impulse stays without while its normal row's residual keeps it open (then its friction
+        # bound μ λ_n is 0 too): that residual alone, the same sum as below, decides it (a fifth of the humanoid's
+        # contacts are speculative ones, inside the margin and not touching)
+        if W[r] <= 0.0:
+            return change, largest
+        d0 = vrow[r] - target[r]
+        for t in range(row_ndof[r]):
+            d0 += zc[r, t] * u[row_dofs[r, t]]
+        for side in range(2):
+            body = row_side[r, side]
+            if body >= 0:
+                for a in range(6):
+                    d0 += row_jb[r, side, a] * body_dv[body, a]
+        if d0 >= 0.0:
+            return change, largest
     d0 = vrow[r] - target[r]
     d1 = vrow[r + 1] - target[r + 1]
     d2 = vrow[r + 2] - target[r + 2]
@@ -592,15 +608,17 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     int (``Rows``); M (nv, nv). ``bodies`` is (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's
     bodies, ``settings`` (h [s], baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps,
     max_push_velocity [m/s] of a limit's push, the sweeps' relative tolerance, the friction model: FRICTION_CONE,
-    FRICTION_BOX (also for "pyramid") or FRICTION_NONE); ``old`` the last step's ``WarmStart``
-    (collision/contacts.py): its contacts warm-start those found again. q and q̇ are kept as at the step's start
-    first (``finish_coupled``); at the end the pairs that touch a link leave the World's solve (``hide_link_pairs``
-    into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's solve, the contacts touching a link),
-    or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no stage (no contact touches a link, no
-    joint has dry friction, no limit is in reach: ``finish_step`` then steps the robots whole) or
-    STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow, call again)."""
+    FRICTION_BOX (also for "pyramid") or FRICTION_NONE, the World's sub-steps: a slot holds one sub-step's share of
+    the step's impulse, as the World's solve leaves it and ``detect.gather`` reads it); ``old`` the last step's
+    ``WarmStart`` (collision/contacts.py): its contacts warm-start those found again. q and q̇ are kept as at the
+    step's start first (``finish_coupled``); at the end the pairs that touch a link leave the World's solve
+    (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's solve, the
+    contacts touching a link), or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no stage (no
+    contact touches a link, no joint has dry friction, no limit is in reach: ``finish_step`` then steps the robots
+    whole) or STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow, call
+    again)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
-    h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model = settings
+    h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model, substeps = settings
     cone = friction_model == FRICTION_CONE
     tree, _, st, work, sc = _unpack(buffers)
     rf, ri, R_cap, B_cap = packed_rows
@@ -706,10 +724,10 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 for j_old in range(old_count[k_old]):
                     so = slot(k_old, j_old)
                     if old_feature[so] == slots.feature[s]:
-                        f = old_friction[so]
-                        lam[first] = old_normal[so]
-                        lam[first + 1] = f[0] * t1x + f[1] * t1y + f[2] * t1z
-                        lam[first + 2] = f[0] * t2x + f[1] * t2y + f[2] * t2z
+                        f = old_friction[so]   # (a slot holds one World sub-step's share: below)
+                        lam[first] = old_normal[so] * substeps
+                        lam[first + 1] = (f[0] * t1x + f[1] * t1y + f[2] * t1z) * substeps
+                        lam[first + 2] = (f[0] * t2x + f[1] * t2y + f[2] * t2z) * substeps
                         break
     n_contact_rows = n_rows
     # joint limits about to be passed: a unilateral row on the coordinate
@@ -957,11 +975,11 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     # the impulses, for world.contacts(): λ_n, and the friction impulse on A in the world frame
     for r in range(0, n_contact_rows, 3):
         s = row_slot[r]
-        slots.normal_impulse[s] = lam[r]
+        slots.normal_impulse[s] = lam[r] / substeps
         t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(slots.normal[s, 0], slots.normal[s, 1], slots.normal[s, 2])
-        slots.friction_impulse[s, 0] = lam[r + 1] * t1x + lam[r + 2] * t2x
-        slots.friction_impulse[s, 1] = lam[r + 1] * t1y + lam[r + 2] * t2y
-        slots.friction_impulse[s, 2] = lam[r + 1] * t1z + lam[r + 2] * t2z
+        slots.friction_impulse[s, 0] = (lam[r + 1] * t1x + lam[r + 2] * t2x) / substeps
+        slots.friction_impulse[s, 1] = (lam[r + 1] * t1y + lam[r + 2] * t2y) / substeps
+        slots.friction_impulse[s, 2] = (lam[r + 1] * t1z + lam[r + 2] * t2z) / substeps
     return n_rows, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept), link_contacts
 
 
@@ -1083,7 +1101,7 @@ def _stage_arguments(model, state, contacts, dt: float) -> tuple:
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
                       settings.max_push_velocity, forest.tolerance,
-                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX))
+                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX), settings.substeps)
     return (forest.buffers, model.gravity, forest.body_link(n), now.pairs.subview(StagePairs), now.slots.view(),
             contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)
 
