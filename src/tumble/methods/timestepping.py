@@ -160,8 +160,8 @@ class TimeStepping:
         return shares
 
     def links_only(self, model: Model) -> bool:
-        """Every moving body of the world is a robot link's: the robots' stages move them all (after_contacts
-        places them from the joint state), and nothing is left for the World's own free step or its islands
+        """Every moving body of the world is a robot link's: the robots' stages move them all (``step_alone``
+        places them from the joint state), and nothing is left for the World's own free step, solve or islands
         (links never sleep). Cached until the bodies change (``refresh``)."""
         if self._links_only is None:
             forest = model.robots

@@ -101,7 +101,8 @@ class Forest:
         self.tolerance = 1e-6
         """The sweeps stop once no impulse moved by more than this fraction of the largest."""
         self.coupled = False
-        """This step's robots touch something or reach a limit (robots/step.py ``before_contacts``)."""
+        """This step's robots touch something, reach a limit or have joint friction (robots/step.py
+        ``contact_stage``)."""
         self.link_bodies = np.zeros(0, dtype=np.int64)
         """The World bodies of all links."""
         self.n_link_bodies = 0
