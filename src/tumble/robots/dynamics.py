@@ -165,28 +165,6 @@ def _force_to_parent_add(E, r, f, out):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _cross_motion(v, m, out):
-    """out = v ×ₘ m, the spatial cross product of motions (Featherstone (2.31))."""
-    out[0] = v[1] * m[2] - v[2] * m[1]
-    out[1] = v[2] * m[0] - v[0] * m[2]
-    out[2] = v[0] * m[1] - v[1] * m[0]
-    out[3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
-    out[4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
-    out[5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _cross_force_add(v, f, out):
-    """out += v ×* f, the spatial cross product of a motion and a force (Featherstone (2.32))."""
-    out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
-    out[1] += v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
-    out[2] += v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
-    out[3] += v[1] * f[5] - v[2] * f[4]
-    out[4] += v[2] * f[3] - v[0] * f[5]
-    out[5] += v[0] * f[4] - v[1] * f[3]
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def _times_E(E, m):
     """M E for a 3 × 3 M given by its 9 entries row by row, returned the same way."""
     m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
@@ -393,47 +371,59 @@ def rnea(tree, work, qd, qdd, gravity, tau):
     kg m²]), ``work`` a ``Work``."""
     parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
                                                     tree.spatial_inertia)
-    E, r, vel, acc, force, tmp6 = work.E, work.r, work.vel, work.acc, work.force, work.tmp6
+    E, r, vel, acc, force = work.E, work.r, work.vel, work.acc, work.force
     L = parent.shape[0]
-    a0, vj = work.vecs[0], work.vecs[1]
-    a0[:] = 0.0
-    a0[3], a0[4], a0[5] = -gravity[0], -gravity[1], -gravity[2]
+    # a link's velocity v, acceleration a and joint velocity vJ in local variables (stored for its children
+    # and the backward pass only: a row of ``work`` written is one the compiler must reload)
     for i in range(L):
         p = parent[i]
+        Ei, ri = E[i], r[i]
         if p < 0:
-            vel[i, :] = 0.0
-            _motion_to_child(E[i], r[i], a0, acc[i])
+            v0 = v1 = v2 = v3 = v4 = v5 = 0.0
+            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(Ei, ri, 0.0, 0.0, 0.0, -gravity[0], -gravity[1],
+                                                        -gravity[2])
         else:
-            _motion_to_child(E[i], r[i], vel[p], vel[i])
-            _motion_to_child(E[i], r[i], acc[p], acc[i])
+            vp, ap = vel[p], acc[p]
+            v0, v1, v2, v3, v4, v5 = _motion_to_child_t(Ei, ri, vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
+            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(Ei, ri, ap[0], ap[1], ap[2], ap[3], ap[4], ap[5])
+        j0 = j1 = j2 = j3 = j4 = j5 = 0.0
         for j in range(nv_link[i]):
             d = v_start[i] + j
-            for a in range(6):
-                vel[i, a] += S[d, a] * qd[d]
-                acc[i, a] += S[d, a] * qdd[d]
-        # + vᵢ × Sᵢ q̇ᵢ (c_J = 0)
-        for a in range(6):
-            tmp6[a] = 0.0
-        for j in range(nv_link[i]):
-            d = v_start[i] + j
-            for a in range(6):
-                tmp6[a] += S[d, a] * qd[d]
-        for a in range(6):
-            vj[a] = tmp6[a]
-        _cross_motion(vel[i], vj, tmp6)
-        for a in range(6):
-            acc[i, a] += tmp6[a]
-        # fᵢ = Iᵢ aᵢ + vᵢ ×* Iᵢ vᵢ
+            Sd, qdj, qddj = S[d], qd[d], qdd[d]
+            j0 += Sd[0] * qdj
+            j1 += Sd[1] * qdj
+            j2 += Sd[2] * qdj
+            j3 += Sd[3] * qdj
+            j4 += Sd[4] * qdj
+            j5 += Sd[5] * qdj
+            a0 += Sd[0] * qddj
+            a1 += Sd[1] * qddj
+            a2 += Sd[2] * qddj
+            a3 += Sd[3] * qddj
+            a4 += Sd[4] * qddj
+            a5 += Sd[5] * qddj
+        v0, v1, v2, v3, v4, v5 = v0 + j0, v1 + j1, v2 + j2, v3 + j3, v4 + j4, v5 + j5
+        # + vᵢ ×ₘ Sᵢ q̇ᵢ (c_J = 0; Featherstone (2.31))
+        a0 += v1 * j2 - v2 * j1
+        a1 += v2 * j0 - v0 * j2
+        a2 += v0 * j1 - v1 * j0
+        a3 += v1 * j5 - v2 * j4 + v4 * j2 - v5 * j1
+        a4 += v2 * j3 - v0 * j5 + v5 * j0 - v3 * j2
+        a5 += v0 * j4 - v1 * j3 + v3 * j1 - v4 * j0
+        vi, ai = vel[i], acc[i]
+        vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] = v0, v1, v2, v3, v4, v5
+        ai[0], ai[1], ai[2], ai[3], ai[4], ai[5] = a0, a1, a2, a3, a4, a5
+        # fᵢ = Iᵢ aᵢ + vᵢ ×* Iᵢ vᵢ (Featherstone (2.32))
         Ii = spatial_inertia[i]
-        for a in range(6):
-            s = 0.0
-            t = 0.0
-            for b in range(6):
-                s += Ii[a, b] * acc[i, b]
-                t += Ii[a, b] * vel[i, b]
-            force[i, a] = s
-            tmp6[a] = t
-        _cross_force_add(vel[i], tmp6, force[i])
+        h0, h1, h2, h3, h4, h5 = _times6(Ii, vi)
+        f0, f1, f2, f3, f4, f5 = _times6(Ii, ai)
+        fi = force[i]
+        fi[0] = f0 + v1 * h2 - v2 * h1 + v4 * h5 - v5 * h4
+        fi[1] = f1 + v2 * h0 - v0 * h2 + v5 * h3 - v3 * h5
+        fi[2] = f2 + v0 * h1 - v1 * h0 + v3 * h4 - v4 * h3
+        fi[3] = f3 + v1 * h5 - v2 * h4
+        fi[4] = f4 + v2 * h3 - v0 * h5
+        fi[5] = f5 + v0 * h4 - v1 * h3
     for i in range(L - 1, -1, -1):
         for j in range(nv_link[i]):
             d = v_start[i] + j
