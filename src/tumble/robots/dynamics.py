@@ -389,19 +389,8 @@ def rnea(tree, work, qd, qdd, gravity, tau):
         j0 = j1 = j2 = j3 = j4 = j5 = 0.0
         for j in range(nv_link[i]):
             d = v_start[i] + j
-            Sd, qdj, qddj = S[d], qd[d], qdd[d]
-            j0 += Sd[0] * qdj
-            j1 += Sd[1] * qdj
-            j2 += Sd[2] * qdj
-            j3 += Sd[3] * qdj
-            j4 += Sd[4] * qdj
-            j5 += Sd[5] * qdj
-            a0 += Sd[0] * qddj
-            a1 += Sd[1] * qddj
-            a2 += Sd[2] * qddj
-            a3 += Sd[3] * qddj
-            a4 += Sd[4] * qddj
-            a5 += Sd[5] * qddj
+            j0, j1, j2, j3, j4, j5 = _plus_scaled(j0, j1, j2, j3, j4, j5, S[d], qd[d])
+            a0, a1, a2, a3, a4, a5 = _plus_scaled(a0, a1, a2, a3, a4, a5, S[d], qdd[d])
         v0, v1, v2, v3, v4, v5 = v0 + j0, v1 + j1, v2 + j2, v3 + j3, v4 + j4, v5 + j5
         # + vᵢ ×ₘ Sᵢ q̇ᵢ (c_J = 0; Featherstone (2.31))
         a0 += v1 * j2 - v2 * j1
@@ -434,6 +423,12 @@ def rnea(tree, work, qd, qdd, gravity, tau):
         p = parent[i]
         if p >= 0:
             _force_to_parent_add(E[i], r[i], force[i], force[p])
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _plus_scaled(x0, x1, x2, x3, x4, x5, s, c):
+    """(x0 … x5) + c s for a 6-vector s, as six numbers."""
+    return x0 + s[0] * c, x1 + s[1] * c, x2 + s[2] * c, x3 + s[3] * c, x4 + s[4] * c, x5 + s[5] * c
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
