@@ -189,6 +189,20 @@ def _rotate_symmetric(E, S):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22):
+    """out[:3, :3] = base[:3, :3] + P for the symmetric P given by its upper triangle."""
+    out[0, 0] = base[0, 0] + P00
+    out[1, 1] = base[1, 1] + P11
+    out[2, 2] = base[2, 2] + P22
+    out[0, 1] = base[0, 1] + P01
+    out[1, 0] = base[1, 0] + P01
+    out[0, 2] = base[0, 2] + P02
+    out[2, 0] = base[2, 0] + P02
+    out[1, 2] = base[1, 2] + P12
+    out[2, 1] = base[2, 1] + P12
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def _symmetric_to_parent(E, r, A, B, M, base, out):
     """out (6, 6) = base + Xᵀ I X (``base`` may be ``out``): a symmetric inertia I = [[A, B], [Bᵀ, M]] about a
     link's origin (A = (a00, a01, a02, a11, a12, a22) and M by their upper triangles, B = (b00, b01, …, b22)
@@ -232,15 +246,7 @@ def _symmetric_to_parent(E, r, A, B, M, base, out):
     P11 = A11 - 2.0 * C11 - (D12 * r0 - D10 * r2)
     P12 = A12 - C12 - C21 - (D10 * r1 - D11 * r0)
     P22 = A22 - 2.0 * C22 - (D20 * r1 - D21 * r0)
-    out[0, 0] = base[0, 0] + P00
-    out[1, 1] = base[1, 1] + P11
-    out[2, 2] = base[2, 2] + P22
-    out[0, 1] = base[0, 1] + P01
-    out[1, 0] = base[1, 0] + P01
-    out[0, 2] = base[0, 2] + P02
-    out[2, 0] = base[2, 0] + P02
-    out[1, 2] = base[1, 2] + P12
-    out[2, 1] = base[2, 1] + P12
+    _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22)
     Q00, Q01, Q02 = B00 + D00, B01 + D01, B02 + D02
     Q10, Q11, Q12 = B10 + D10, B11 + D11, B12 + D12
     Q20, Q21, Q22 = B20 + D20, B21 + D21, B22 + D22
@@ -281,6 +287,44 @@ def _inertia_to_parent(E, r, inertia, base, out):
     _symmetric_to_parent(E, r, (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]),
                          (I[0, 3], I[0, 4], I[0, 5], I[1, 3], I[1, 4], I[1, 5], I[2, 3], I[2, 4], I[2, 5]),
                          (I[3, 3], I[3, 4], I[3, 5], I[4, 4], I[4, 5], I[5, 5]), base, out)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _rigid_to_parent(E, r, inertia, base, out):
+    """out (6, 6) = base + Xᵀ I X for a rigid body's inertia I = [[Ī, h×], [h×ᵀ, m 1]] about a link's origin
+    (Featherstone (2.63); a sum of such inertias, a composite body's, is one too), where ``_inertia_to_parent``
+    takes any symmetric I: with h₁ = Eᵀ h and Ī₁ = Eᵀ Ī E, the parent sees m, h' = h₁ + m r and
+    Ī' = Ī₁ − r h₁ᵀ − h₁ rᵀ − m r rᵀ + (2 h₁·r + m |r|²) 1 ((2.66) with a× b× = b aᵀ − (a·b) 1), about a third of
+    the work. m is read as I[3, 3], h from I's upper right block h× (I[2, 4], I[0, 5], I[1, 3]), Ī from its upper
+    triangle."""
+    I = inertia
+    m = I[3, 3]
+    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]))
+    g0, g1, g2 = _transpose_times(E, I[2, 4], I[0, 5], I[1, 3])
+    r0, r1, r2 = r[0], r[1], r[2]
+    diag = 2.0 * (g0 * r0 + g1 * r1 + g2 * r2) + m * (r0 * r0 + r1 * r1 + r2 * r2)
+    P00 = A00 - 2.0 * r0 * g0 - m * r0 * r0 + diag
+    P11 = A11 - 2.0 * r1 * g1 - m * r1 * r1 + diag
+    P22 = A22 - 2.0 * r2 * g2 - m * r2 * r2 + diag
+    P01 = A01 - r0 * g1 - g0 * r1 - m * r0 * r1
+    P02 = A02 - r0 * g2 - g0 * r2 - m * r0 * r2
+    P12 = A12 - r1 * g2 - g1 * r2 - m * r1 * r2
+    h0, h1, h2 = g0 + m * r0, g1 + m * r1, g2 + m * r2
+    _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22)
+    # h'× and its transpose
+    out[0, 3], out[3, 0] = base[0, 3], base[3, 0]
+    out[1, 4], out[4, 1] = base[1, 4], base[4, 1]
+    out[2, 5], out[5, 2] = base[2, 5], base[5, 2]
+    out[0, 4], out[4, 0] = base[0, 4] - h2, base[4, 0] - h2
+    out[0, 5], out[5, 0] = base[0, 5] + h1, base[5, 0] + h1
+    out[1, 3], out[3, 1] = base[1, 3] + h2, base[3, 1] + h2
+    out[1, 5], out[5, 1] = base[1, 5] - h0, base[5, 1] - h0
+    out[2, 3], out[3, 2] = base[2, 3] - h1, base[3, 2] - h1
+    out[2, 4], out[4, 2] = base[2, 4] + h0, base[4, 2] + h0
+    # m 1
+    for a in range(3, 6):
+        for b in range(3, 6):
+            out[a, b] = base[a, b] + (m if a == b else 0.0)
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -466,7 +510,7 @@ def crba(tree, work, M):
     for i in range(L - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            _inertia_to_parent(E[i], r[i], composite[i], composite[p], composite[p])
+            _rigid_to_parent(E[i], r[i], composite[i], composite[p], composite[p])
     for i in range(L):
         for j in range(nv_link[i]):
             di = v_start[i] + j
