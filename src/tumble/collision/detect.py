@@ -242,7 +242,7 @@ class CollisionDetector:
                     nph.narrowphase_range(0, m, *narrow)   # (on every row: the kernels read the first m)
                     self._last = (m, swaps, 0.0, t1 - t0, time.perf_counter() - t1)
                     return
-                self._narrowphase(model, state, buffer, m, narrowphase, t0, t0, t1)
+                self._narrowphase(state, buffer, m, narrowphase, t0, t0, t1)
                 return
             # a table or buffer to grow or a bad box: the same stages one by one (the sort resumes)
         st, gl = state.bodies(), self._gl
@@ -264,7 +264,7 @@ class CollisionDetector:
         buffer.resize(m)
         _SET_PAIRS(pairs, g, self._pair_shapes, self._materials, st.awake, old.pairs.subview(CarriedPairs),
                    narrowphase_out(old), buffer.pairs.view(), narrowphase_out(buffer))
-        self._narrowphase(model, state, buffer, m, narrowphase, t0, t1, time.perf_counter())
+        self._narrowphase(state, buffer, m, narrowphase, t0, t1, time.perf_counter())
 
     def _held_args(self, model: Model, state: State, buffer: ContactBuffer, old: ContactBuffer) -> tuple:
         """``serial_pairs``' arguments before and after its (margin, dt), and ``narrowphase_range``'s after its
@@ -290,11 +290,13 @@ class CollisionDetector:
                  out),
                 (buffer.pairs.whole(nph.NarrowPairs), self._geom, self._poly, (st.x, st.q), (self._margin, self._sweep),
                  self._serial_scratch, out, self._stats, self._families))
+        if len(self._held) > 2:   # a step's two buffers are all a detector keeps arguments for
+            self._held.clear()
         self._held[id(buffer)] = (buffer, old, stamp, sap, excluded, args)
         return args
 
-    def _narrowphase(self, model: Model, state: State, buffer: ContactBuffer, m: int, narrowphase: bool, t0: float,
-                     t1: float, t2: float) -> None:
+    def _narrowphase(self, state: State, buffer: ContactBuffer, m: int, narrowphase: bool, t0: float, t1: float,
+                     t2: float) -> None:
         """The narrowphase of the m pairs of ``buffer`` (none if not ``narrowphase``), in parallel for many; t0, t1,
         t2 the ``perf_counter`` at the detection's start, its AABBs' end and its pairs' end (``stats``)."""
         if not narrowphase:
