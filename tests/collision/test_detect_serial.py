@@ -59,7 +59,7 @@ def test_one_call_detection_equals_the_stages_one_by_one_through_growth() -> Non
             np.testing.assert_array_equal(got[name], value, err_msg=f"{name} at step {step}")
         now, last = last, now
     # one call in most steps; the first call and the steps that grew the buffer or the table took the stages one
-    # by one (24 and 15 of 40 here: both ways are checked above)
+    # by one (26 and 14 of 40 here: both ways are checked above)
     assert 20 <= fused_steps < 39
     assert _rows(last)["pair_key"].shape[0] > 100
     assert now.pairs.capacity >= 64 and detector._broadphase._table_keys.shape[0] > table   # both grew
@@ -88,7 +88,7 @@ def test_one_call_detection_follows_a_change_of_the_excluded_pairs() -> None:
         np.testing.assert_array_equal(_rows(now)["pair_key"], _rows(reference)["pair_key"], err_msg=f"step {step}")
         keys.append(len(_rows(now)["pair_key"]))
         now, last = last, now
-    # every pair's boxes overlap; the jointed one is left out while the joint is there
+    # every pair's AABBs overlap; the jointed one is left out while the joint is there
     assert keys == [3, 3, 3, 3, 3, 2, 2, 2, 3, 3]
 
 
