@@ -509,14 +509,16 @@ def test_snapshot_and_restore_repeat_a_robot_step_exactly():
         w.restore(bad)
 
 
-@pytest.mark.parametrize("friction, ratio", [("cone", 1.0), ("box", math.sqrt(2.0))])
-def test_a_link_sliding_diagonally_feels_the_friction_model(friction, ratio):
+@pytest.mark.parametrize("friction, directions, ratio", [("cone", 8, 1.0), ("box", 8, math.sqrt(2.0)),
+                                                         ("pyramid", 8, 1.0), ("pyramid", 4, math.cos(math.pi / 4))])
+def test_a_link_sliding_diagonally_feels_the_friction_model(friction, directions, ratio):
     """A floating box robot sliding on the ground along the diagonal (x = y) at 1 m/s, μ = 0.4: with the cone the
     friction impulse opposes the motion at magnitude μ m g (deceleration μ g); with the box each tangent row
-    takes its own μ λ_n, √2 more along the diagonal (the box model's known anisotropy). Measured over 0.1 s
-    of sliding, to 2 %."""
+    takes its own μ λ_n, √2 more along the diagonal (the box model's known anisotropy); the pyramid's k-gon
+    (directions from t1 = y, t2 = −x here) has a vertex on the diagonal for k = 8 (the cone's μ m g) and the
+    middle of an edge for k = 4 (cos(π/4) μ m g, docs/contact.md). Measured over 0.1 s of sliding, to 2 %."""
     links = [LinkSpec("slab", 2.0, np.zeros(3), np.diag([0.02, 0.02, 0.03]), [GeomSpec(tb.Box(0.3, 0.3, 0.05))])]
-    w = tb.World(gravity=(0, 0, -G), friction=friction)
+    w = tb.World(gravity=(0, 0, -G), friction=friction, friction_directions=directions)
     w.add_ground(friction=0.4)
     robot = w.add_robot(RobotDescription("slab", links, []), position=(0, 0, 0.025), fixed_base=False,
                         friction=0.4)
@@ -624,3 +626,32 @@ def test_a_speculative_contact_stops_an_approach_faster_than_its_gap(excess):
     else:
         assert vz == pytest.approx(free, abs=1e-12)
         assert np.all(w.contacts().impulse == 0.0)
+
+
+def test_onto_polygon_is_the_nearest_point_of_the_inscribed_polygon():
+    """The pyramid's projection (robots/step.py ``onto_polygon``) against brute force: for k = 3 … 16 and 400
+    random points a disc of radius 2 around a polygon of radius 1.3, the result lies on or in the regular k-gon
+    with vertices at 2π i / k, is the point itself inside, and no point of any edge (2001 samples each) is nearer,
+    to 1e-12 beyond the sampling's own error."""
+    from tumble.robots.step import onto_polygon
+
+    rng = np.random.default_rng(11)
+    radius = 1.3
+    for k in range(3, 17):
+        angles = 2.0 * np.pi * np.arange(k + 1) / k
+        vertices = radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        s = np.linspace(0.0, 1.0, 2001)[:, None]
+        edge_points = np.concatenate([a + s * (b - a) for a, b in zip(vertices[:-1], vertices[1:], strict=True)])
+        normals = np.stack([np.cos(angles[:-1] + np.pi / k), np.sin(angles[:-1] + np.pi / k)], axis=1)
+        apothem = radius * np.cos(np.pi / k)
+        step = radius * 2.0 * np.sin(np.pi / k) / 2000   # the samples' spacing along an edge
+        for x, y in rng.uniform(-2.0, 2.0, (400, 2)):
+            px, py = onto_polygon(x, y, radius, k)
+            assert np.max(normals @ (px, py)) <= apothem + 1e-12
+            if np.max(normals @ (x, y)) <= apothem:
+                assert (px, py) == (x, y)
+                continue
+            nearest = np.min(np.hypot(edge_points[:, 0] - x, edge_points[:, 1] - y))
+            got = math.hypot(px - x, py - y)
+            assert got <= nearest + 1e-12
+            assert got >= nearest - step   # the samples are at most half a spacing from the true nearest point

@@ -11,8 +11,9 @@
                      (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
                      joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
                      a free body on the other side; projected Gauss–Seidel in joint space with λ_n >= 0 and
-                     the World's friction model: Coulomb's cone (the default) or a box |λ_t| <= μ λ_n per
-                     friction row (DESIGN.md "Two ways to advance time", the notes' Gauss–Seidel on the
+                     the World's friction model: Coulomb's cone (the default), the pyramid's regular
+                     k-gon inscribed in it, or a box |λ_t| <= μ λ_n per friction row (DESIGN.md "Two ways
+                     to advance time", the notes' Gauss–Seidel on the
                      LCP), warm-started by feature id; Newton restitution above the threshold
                      and a Baumgarte push out of penetration beyond the slop as velocity targets
     position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map)
@@ -282,9 +283,9 @@ def _non_finite(st, sc, work):
     return bad
 
 
-FRICTION_BOX, FRICTION_CONE, FRICTION_NONE = range(3)
-FRICTION_MODELS = {"cone": FRICTION_CONE, "box": FRICTION_BOX, "pyramid": FRICTION_BOX, "none": FRICTION_NONE}
-"""The contact stage's reading of ``ContactSettings.friction`` (the pyramid's k directions become the box)."""
+FRICTION_BOX, FRICTION_CONE, FRICTION_NONE, FRICTION_PYRAMID = range(4)
+FRICTION_MODELS = {"cone": FRICTION_CONE, "box": FRICTION_BOX, "pyramid": FRICTION_PYRAMID, "none": FRICTION_NONE}
+"""The contact stage's reading of ``ContactSettings.friction``."""
 
 LIMIT_MARGIN = 0.02
 """[rad or m] A joint limit gets its row when the coordinate is within this of it after a step's free motion (as
@@ -483,13 +484,31 @@ def _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, ro
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _contact_sweep(r, rows, u, cone, change, largest):
+def onto_polygon(x, y, radius, k):
+    """The point nearest (x, y) of the regular k-gon inscribed in the disc of ``radius`` with its vertices at the
+    angles 2π i / k (the friction pyramid's directions d_i from t1, docs/contact.md "pyramid"); (x, y) itself when
+    inside. The edge facing the point's angle is the one it lies farthest beyond (the polygon is regular); the
+    point goes onto that edge's line and is clamped to the edge (a vertex then)."""
+    half = np.pi / k
+    j = np.floor(np.arctan2(y, x) / (2.0 * half))
+    a = (2.0 * j + 1.0) * half   # the edge's outward normal, between its vertices j and j + 1
+    nx, ny = np.cos(a), np.sin(a)
+    apothem = radius * np.cos(half)
+    if x * nx + y * ny <= apothem:
+        return x, y
+    along = min(max(y * nx - x * ny, -radius * np.sin(half)), radius * np.sin(half))
+    return apothem * nx - along * ny, apothem * ny + along * nx
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
     """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
     turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
     and one for the update, the coupling inside the contact from its 3 × 3 block of W (``W``, ``W_off``).
-    Normal λ >= lo; friction within μ λ_n, each row (box) and, with ``cone``, the pair radially onto the disc
-    (Coulomb's circle). ``rows`` the contact stage's ``Rows``, ``u`` = D⁻¹ Σ Z λ. Returns (change, largest) with
-    this contact's impulse changes and impulses taken in."""
+    Normal λ >= lo; friction within μ λ_n, each row (box) and, with FRICTION_CONE, the pair radially onto the disc
+    (Coulomb's circle), with FRICTION_PYRAMID onto the nearest point of the disc's inscribed regular polygon of
+    ``directions`` vertices (``onto_polygon``). ``rows`` the contact stage's ``Rows``, ``u`` = D⁻¹ Σ Z λ. Returns
+    (change, largest) with this contact's impulse changes and impulses taken in."""
     zc, zd, row_dofs, row_ndof, row_side, row_jb, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
                                                                       rows.row_side, rows.row_jb, rows.row_mjb,
                                                                       rows.body_dv)
@@ -541,12 +560,15 @@ def _contact_sweep(r, rows, u, cone, change, largest):
     if W[r + 2] > 0.0:
         n2 = min(max(l2 - (d2 + w02 * c0 + w12 * c1) * inv_W[r + 2], -bound), bound)
     c2 = n2 - l2
-    if cone:
+    if friction_model == FRICTION_CONE:
         norm = np.sqrt(n1 * n1 + n2 * n2)
         if norm > bound:
             scale = bound / norm
             n1, n2 = n1 * scale, n2 * scale
             c1, c2 = n1 - l1, n2 - l2
+    elif friction_model == FRICTION_PYRAMID:
+        n1, n2 = onto_polygon(n1, n2, bound, directions)
+        c1, c2 = n1 - l1, n2 - l2
     # measured after the cone's projection: a sliding contact's rows leave the disc in every sweep and the
     # projection brings them back to the same point, a change that never ends the sweeps
     change = max(change, abs(c0), abs(c1), abs(c2))
@@ -608,18 +630,18 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     int (``Rows``); M (nv, nv). ``bodies`` is (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's
     bodies, ``settings`` (h [s], baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps,
     max_push_velocity [m/s] of a limit's push, the sweeps' relative tolerance, the friction model: FRICTION_CONE,
-    FRICTION_BOX (also for "pyramid") or FRICTION_NONE, the World's sub-steps: a slot holds one sub-step's share of
-    the step's impulse, as the World's solve leaves it and ``detect.gather`` reads it); ``old`` the last step's
-    ``WarmStart`` (collision/contacts.py): its contacts warm-start those found again. q and q̇ are kept as at the
-    step's start first (``finish_coupled``); at the end the pairs that touch a link leave the World's solve
-    (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's solve, the
-    contacts touching a link), or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no stage (no
-    contact touches a link, no joint has dry friction, no limit is in reach: ``finish_step`` then steps the robots
-    whole) or STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow, call
-    again)."""
+    FRICTION_PYRAMID, FRICTION_BOX or FRICTION_NONE, the pyramid's directions, the World's sub-steps: a slot holds
+    one sub-step's share of the step's impulse, as the World's solve leaves it and ``detect.gather`` reads it);
+    ``old`` the last step's ``WarmStart`` (collision/contacts.py): its contacts warm-start those found again. q and
+    q̇ are kept as at the step's start first (``finish_coupled``); at the end the pairs that touch a link leave the
+    World's solve (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's
+    solve, the contacts touching a link), or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no
+    stage (no contact touches a link, no joint has dry friction, no limit is in reach: ``finish_step`` then steps
+    the robots whole) or STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow,
+    call again)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
-    h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model, substeps = settings
-    cone = friction_model == FRICTION_CONE
+    (h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model, directions,
+     substeps) = settings
     tree, _, st, work, sc = _unpack(buffers)
     rf, ri, R_cap, B_cap = packed_rows
     # the stage is needed when a contact touches a link, a joint has dry friction or a limit is in reach
@@ -925,7 +947,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         change, largest = 0.0, 0.0
         stats[0] += 1.0
         for r in range(0, n_contact_rows, 3):
-            change, largest = _contact_sweep(r, rows, u, cone, change, largest)
+            change, largest = _contact_sweep(r, rows, u, friction_model, directions, change, largest)
         for r in range(n_contact_rows, n_rows):
             if W[r] <= 0.0:
                 continue
@@ -1101,7 +1123,8 @@ def _stage_arguments(model, state, contacts, dt: float) -> tuple:
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
                       settings.max_push_velocity, forest.tolerance,
-                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX), settings.substeps)
+                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX), settings.friction_directions,
+                      settings.substeps)
     return (forest.buffers, model.gravity, forest.body_link(n), now.pairs.subview(StagePairs), now.slots.view(),
             contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)
 
