@@ -143,7 +143,7 @@ class Joint:
             self._world._refuse_for_constraint_forces(f"limits={limits!r}")
         self._limits = limits
         if self._world is not None:
-            self._world._model.joints.set_limits(self._index, self)
+            self._world.model.joints.set_limits(self._index, self)
 
     @property
     def compliance(self) -> float:
@@ -158,7 +158,7 @@ class Joint:
             self._world._refuse_for_constraint_forces(f"compliance={compliance!r}")
         self._compliance = compliance
         if self._world is not None:
-            self._world._model.joints.set_soft(self._index, self._compliance, self._damping)
+            self._world.model.joints.set_soft(self._index, self._compliance, self._damping)
 
     @property
     def damping(self) -> float:
@@ -169,7 +169,7 @@ class Joint:
     def damping(self, damping: Any) -> None:
         self._damping = _checks.non_negative("damping", damping)
         if self._world is not None:
-            self._world._model.joints.set_soft(self._index, self._compliance, self._damping)
+            self._world.model.joints.set_soft(self._index, self._compliance, self._damping)
 
     @property
     def motor(self) -> tuple[float, float] | None:
@@ -189,7 +189,7 @@ class Joint:
             self._world._refuse_for_constraint_forces(f"motor={motor!r}")
         self._motor = motor
         if self._world is not None:
-            self._world._model.joints.set_motor(self._index, motor)
+            self._world.model.joints.set_motor(self._index, motor)
 
     @property
     def break_force(self) -> float:
@@ -205,7 +205,7 @@ class Joint:
             raise ValueError(f"break_force must be positive, got {break_force!r}")
         self._break_force = float(break_force)
         if self._world is not None:
-            self._world._model.joints.set_break_force(self._index, self._break_force)
+            self._world.model.joints.set_break_force(self._index, self._break_force)
 
     def _constraint_force_problem(self) -> str | None:
         """What of this joint the event method cannot solve, as ``name=value``, or None: it holds rigid
@@ -236,30 +236,30 @@ class Joint:
         """(3,) [N] the constraint force the joint applied on body a over the last step (the average over its
         sub-steps), world frame; body b got the opposite. Zeros before the first step."""
         world, j = self._live()
-        return world._model.joints.force(j)
+        return world.model.joints.force(j)
 
     @property
     def torque(self) -> np.ndarray:
         """(3,) [N·m] the constraint torque on body a about the joint's anchor over the last step, world frame."""
         world, j = self._live()
-        return world._model.joints.torque(j)
+        return world.model.joints.torque(j)
 
     @property
     def broken(self) -> bool:
         """Whether the joint broke (its force exceeded ``break_force``, or it was broken by assigning True); a
         broken joint no longer acts. A broken joint cannot be mended: remove it and add a new one."""
         world, j = self._live()
-        return world._model.joints.broken(j)
+        return world.model.joints.broken(j)
 
     @broken.setter
     def broken(self, value: Any) -> None:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"broken must be True or False, got {value!r}")
         world, j = self._live()
-        if not value and world._model.joints.broken(j):
+        if not value and world.model.joints.broken(j):
             raise ValueError("broken must stay True once a joint broke (remove it and add a new one), got False")
         if value:
-            world._model.joints.set_broken(j)
+            world.model.joints.set_broken(j)
 
     @property
     def frames(self) -> tuple[np.ndarray, np.ndarray]:
@@ -278,15 +278,15 @@ class Joint:
             if abs(float(np.linalg.norm(frame[3:])) - 1.0) > 1e-9:   # kept as given: normalizing may round
                 raise ValueError(f"frames[{k}][3:] must be a unit quaternion (w, x, y, z), got {frame[3:].tolist()}")
         world, j = self._live()
-        world._model.joints.set_frames(j, frame_a, frame_b)
+        world.model.joints.set_frames(j, frame_a, frame_b)
 
     @property
     def error(self) -> float:
         """The largest violation of the joint's equality rows now: [m] for the point and line rows, [rad]
         for the angular rows."""
         world, j = self._live()
-        body, st = world._model.bodies(), world._state.bodies()
-        return world._model.joints.error(j, body.inv_mass, st.x, st.q)
+        body, st = world.model.bodies(), world.state.bodies()
+        return world.model.joints.error(j, body.inv_mass, st.x, st.q)
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -317,7 +317,7 @@ class BallJoint(Joint):
         """(3,) [rad] roll, pitch, yaw of a relative to b now (``rpy_limits``); 0 at creation."""
         world, _ = self._live()
         fa, fb = self._frames
-        orientation = world._state.bodies().q
+        orientation = world.state.bodies().q
         frames = []
         for body, local in ((self.a, fa), (self.b, fb)):
             q = local[3:] if body is None else quat_mul(orientation[body._index], local[3:])
@@ -350,8 +350,8 @@ class HingeJoint(_AxisJoint):
     def angle(self) -> float:
         """[rad] a's rotation about the axis relative to b (or the world), in (−π, π], 0 at creation."""
         world, j = self._live()
-        body, st = world._model.bodies(), world._state.bodies()
-        return world._model.joints.coordinate(j, body.inv_mass, st.x, st.q)
+        body, st = world.model.bodies(), world.state.bodies()
+        return world.model.joints.coordinate(j, body.inv_mass, st.x, st.q)
 
 
 class SliderJoint(_AxisJoint):
@@ -370,8 +370,8 @@ class SliderJoint(_AxisJoint):
     def position(self) -> float:
         """[m] a's anchor along the axis from b's (or from its place in the world at creation)."""
         world, j = self._live()
-        body, st = world._model.bodies(), world._state.bodies()
-        return world._model.joints.coordinate(j, body.inv_mass, st.x, st.q)
+        body, st = world.model.bodies(), world.state.bodies()
+        return world.model.joints.coordinate(j, body.inv_mass, st.x, st.q)
 
 
 class FixedJoint(Joint):
