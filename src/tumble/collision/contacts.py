@@ -145,15 +145,16 @@ PairMaterials = namedtuple("PairMaterials", ["inv_mass", "friction", "restitutio
 @njit(cache=True, forceinline=True, refcount=False)
 def set_pairs(pairs, geom_count, geom, body, awake, old_pairs, old_slots, new_pairs, slots):
     """Fill the pair rows ``new_pairs`` (``ContactPairs``, m rows) from the broadphase's sorted pairs (m, 2) of
-    shape rows, carrying each pair's witness from the last step's pairs ``old_pairs`` (``ContactPairs`` or
-    ``CarriedPairs``) by a merge on the sorted keys a · geom_count + b (new pairs get WITNESS_NONE), and combine the
-    materials of the bodies (``BodyModel`` or ``PairMaterials`` ``body``: friction, restitution): μ = √(μa μb), e =
-    max(ea, eb) (API.md); rolling and torsional friction like μ; the contact springs in series, 1/k = 1/k_a + 1/k_b
-    (a rigid side has k = inf), with d = (k_b d_a + k_a d_b) / (k_a + k_b) = (d_a / k_a + d_b / k_b) / (1/k_a +
-    1/k_b); a compliant pair gets e = 0, its bounce being its damper's (docs/materials.md).
+    shape rows, carrying each pair's witness from the last step's pairs ``old_pairs`` (``CarriedPairs``) by a
+    merge on the sorted keys a · geom_count + b (new pairs get WITNESS_NONE), and combine the materials of the
+    bodies (``PairMaterials`` ``body``: friction, restitution): μ = √(μa μb), e = max(ea, eb) (API.md); rolling
+    and torsional friction like μ; the contact springs in series, 1/k = 1/k_a + 1/k_b (a rigid side has
+    k = inf), with d = (k_b d_a + k_a d_b) / (k_a + k_b) = (d_a / k_a + d_b / k_b) / (1/k_a + 1/k_b); a compliant
+    pair gets e = 0, its bounce being its damper's (docs/materials.md).
     ``pair_radius`` takes each shape's rounding radius (``rounding_radius``), ``pair_ellipsoid`` an
-    ellipsoid's semi-axes [m] and orientation in its body; both read the shapes ``geom`` (``Geometry`` or
-    ``PairShapes``: geom_body, geom_type, geom_size, geom_quat).
+    ellipsoid's semi-axes [m] and orientation in its body; both read the shapes ``geom`` (``PairShapes``:
+    geom_body, geom_type, geom_size, geom_quat). The detector's call sites are fixed to these subviews
+    (jit.CallSite).
 
     A pair with no awake moving body (inv_mass of ``body`` and ``awake`` (n,) bool: both asleep, or asleep on a
     fixed body) has not moved since the last step: it keeps last step's contacts (old_pairs.pair_contacts, and

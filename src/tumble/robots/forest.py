@@ -121,8 +121,6 @@ class Forest:
         """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
         ``hide_link_pairs``); ``hidden`` of them."""
         self.hidden = 0
-        self.contacts_left = -1
-        """Contacts left to the World's solve after the link contacts were taken out (−1: none taken)."""
 
     def __len__(self) -> int:
         return len(self.robots)

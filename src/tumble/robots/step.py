@@ -1150,9 +1150,8 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
         rows, left, link_contacts = _CONTACT_STAGE(*_grow_rows(model, args, link_contacts))
     forest.coupled = rows != STAGE_UNCOUPLED
     forest.last_rows = max(rows, 0)
-    forest.contacts_left = left if link_contacts else -1
     forest.hidden = contacts.now.pair_count if link_contacts else 0
-    return forest.contacts_left != 0
+    return not link_contacts or left != 0   # (no link contact taken: the World's solve keeps all its pairs)
 
 
 def step_alone(model, state, contacts, dt: float) -> int:
@@ -1169,7 +1168,6 @@ def step_alone(model, state, contacts, dt: float) -> int:
         rows, link_contacts, bad = _LINKS_STEP(*_grow_rows(model, args, link_contacts), finish)
     forest.coupled = rows != STAGE_UNCOUPLED
     forest.last_rows = max(rows, 0)
-    forest.contacts_left = 0 if link_contacts else -1
     forest.hidden = 0
     return max(bad, -1)
 
