@@ -155,6 +155,28 @@ def test_disc_step_is_the_k_metric_projection_onto_the_disc():
         np.testing.assert_allclose(got, u if inside else _boundary_minimum(K, u, point_at), atol=1e-6)
 
 
+def test_disc_boundary_from_any_start_finds_the_same_root():
+    """disc_boundary's Newton iteration started at a γ of an earlier step (robots/step.py keeps one per contact),
+    below or above the root, ends where the start at 0 does: |λ| = limit and (K_t + γ I) λ = r, λ and γ within
+    1e-12 relative of the cold start's (φ is concave: one step from above lands below the root)."""
+    from tumble.solvers.sequential_impulse import disc_boundary, disc_frame
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        A = rng.normal(size=(2, 2))
+        K = A @ A.T + rng.uniform(0.01, 1.0) * np.eye(2)
+        r = rng.normal(size=2) * 3.0
+        limit = np.linalg.norm(np.linalg.solve(K, r)) / rng.uniform(1.01, 20.0)   # outside the disc
+        frame = disc_frame(K[0, 0], K[0, 1], K[1, 1])
+        *cold, root = disc_boundary(*frame, *r, limit, 0.0)
+        assert np.linalg.norm(cold) == pytest.approx(limit, rel=1e-12)
+        np.testing.assert_allclose((K + root * np.eye(2)) @ cold, r, rtol=1e-9, atol=1e-12 * np.linalg.norm(r))
+        for start in (0.3 * root, 0.999 * root, 1.001 * root, 4.0 * root, 1e4 * (root + 1.0)):
+            *warm, gamma = disc_boundary(*frame, *r, limit, start)
+            np.testing.assert_allclose(warm, cold, rtol=1e-12, atol=1e-12 * limit)
+            assert gamma == pytest.approx(root, rel=1e-9)
+
+
 @pytest.mark.parametrize("bad, error", [({"friction": "coulomb"}, ValueError), ({"friction_directions": 2}, ValueError),
                                         ({"friction_directions": 8.0}, TypeError)])
 def test_bad_friction_options_are_refused(bad, error):

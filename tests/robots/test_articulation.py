@@ -628,30 +628,86 @@ def test_a_speculative_contact_stops_an_approach_faster_than_its_gap(excess):
         assert np.all(w.contacts().impulse == 0.0)
 
 
-def test_onto_polygon_is_the_nearest_point_of_the_inscribed_polygon():
-    """The pyramid's projection (robots/step.py ``onto_polygon``) against brute force: for k = 3 … 16 and 400
-    random points a disc of radius 2 around a polygon of radius 1.3, the result lies on or in the regular k-gon
-    with vertices at 2π i / k, is the point itself inside, and no point of any edge (2001 samples each) is nearer,
-    to 1e-12 beyond the sampling's own error."""
-    from tumble.robots.step import onto_polygon
+def test_the_friction_step_of_a_contact_of_rank_one_minimizes_over_the_disc():
+    """Where a contact's tangential block K_t = κ e eᵀ has rank one (a link that slides along one tangent only), the
+    friction step (robots/step.py ``_friction_step``) still minimizes ½ λᵀ K_t λ − λᵀ (K_t λ_old − v_t) over the
+    disc |λ| <= limit (its value within 1e-9 of the least of 20000 points sampled on and in the disc), with no
+    part along the null direction, where an impulse changes nothing; for rank zero it is zero."""
+    from tumble.robots.step import FRAME_SIZE, _friction_step, tangent_frame
+    from tumble.solvers.sequential_impulse import FRICTION_CONE
 
-    rng = np.random.default_rng(11)
-    radius = 1.3
-    for k in range(3, 17):
-        angles = 2.0 * np.pi * np.arange(k + 1) / k
-        vertices = radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
-        s = np.linspace(0.0, 1.0, 2001)[:, None]
-        edge_points = np.concatenate([a + s * (b - a) for a, b in zip(vertices[:-1], vertices[1:], strict=True)])
-        normals = np.stack([np.cos(angles[:-1] + np.pi / k), np.sin(angles[:-1] + np.pi / k)], axis=1)
-        apothem = radius * np.cos(np.pi / k)
-        step = radius * 2.0 * np.sin(np.pi / k) / 2000   # the samples' spacing along an edge
-        for x, y in rng.uniform(-2.0, 2.0, (400, 2)):
-            px, py = onto_polygon(x, y, radius, k)
-            assert np.max(normals @ (px, py)) <= apothem + 1e-12
-            if np.max(normals @ (x, y)) <= apothem:
-                assert (px, py) == (x, y)
-                continue
-            nearest = np.min(np.hypot(edge_points[:, 0] - x, edge_points[:, 1] - y))
-            got = math.hypot(px - x, py - y)
-            assert got <= nearest + 1e-12
-            assert got >= nearest - step   # the samples are at most half a spacing from the true nearest point
+    def step(K, old, v, limit):
+        frame = np.zeros(FRAME_SIZE)
+        tangent_frame(K[0, 0], K[0, 1], K[1, 1], frame)
+        return _friction_step(frame, *old, *v, limit, FRICTION_CONE, 8)
+
+    rng = np.random.default_rng(5)
+    radii = np.sqrt(rng.uniform(0.0, 1.0, 20000))
+    angles = rng.uniform(0.0, 2.0 * np.pi, 20000)
+    disc = np.stack([radii * np.cos(angles), radii * np.sin(angles)], axis=1)
+    disc = np.concatenate([disc, np.stack([np.cos(angles), np.sin(angles)], axis=1)])
+    for _ in range(50):
+        e = rng.normal(size=2)
+        e /= np.linalg.norm(e)
+        kappa = rng.uniform(0.1, 10.0)
+        K = kappa * np.outer(e, e)
+        old = rng.normal(size=2)
+        v = e * rng.normal() * 3.0   # J q̇ lies in the range of K_t
+        limit = rng.uniform(0.1, 2.0)
+        got = np.array(step(K, old, v, limit))
+
+        def value(lam, K=K, old=old, v=v):
+            return 0.5 * np.einsum("...i,ij,...j->...", lam, K, lam) - lam @ (K @ old - v)
+
+        assert np.linalg.norm(got) <= limit * (1 + 1e-12)
+        assert abs(got @ np.array([-e[1], e[0]])) < 1e-12
+        assert value(got) <= np.min(value(limit * disc)) + 1e-9
+    assert step(np.zeros((2, 2)), (0.3, 0.1), (0.2, 0.1), 1.0) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("friction", ["cone", "pyramid"])
+def test_a_sliding_link_s_friction_dissipates_the_most(friction):
+    """Maximal dissipation at a link contact: a floating body robot with an anisotropic inertia slides on a sphere
+    set off its COM, so the contact's tangential block K_t of J M⁻¹ Jᵀ is far from a multiple of the identity.
+    After a step in which it keeps sliding, with v_t⁺ the contact point's tangential velocity (J q̇⁺, J of the
+    step's start), the friction impulse on the link is the point of the friction set that minimizes λ · v_t⁺ (the
+    power it takes out, as the World's friction step leaves it: sequential_impulse.friction_disc and
+    friction_polygon). For the cone that is −μ λ_n v_t⁺ / |v_t⁺|: against the sliding to 1e-6 rad, on the
+    circle to 1e-9; for the pyramid of 8 directions no vertex of the polygon takes out more (to 1e-9 relative).
+    (Projecting the sticking impulse radially onto the disc, as the stage once did, leaves 0.02 rad here.)"""
+    from scipy.spatial.transform import Rotation
+
+    from tumble.constraints.contact_rows import tangent_basis
+
+    R = Rotation.from_rotvec([0.2, 0.7, 0.1]).as_matrix()
+    inertia = R @ np.diag([0.004, 0.03, 0.02]) @ R.T
+    links = [LinkSpec("puck", 1.5, np.zeros(3), inertia, [GeomSpec(tb.Sphere(0.05), np.array([0.12, 0.04, 0.0]))])]
+    w = tb.World(gravity=(0, 0, -G), friction=friction, sleep=False)
+    w.add_ground(friction=0.5)
+    robot = w.add_robot(RobotDescription("puck", links, []), position=(-0.12, -0.04, 0.05 - 1e-5), fixed_base=False)
+    robot.qd = [1.0, 0.3, 0.0, 0.0, 0.0, 0.0]
+    q0 = robot.q.copy()
+    w.step(1 / 240)
+    c = w.contacts()
+    assert len(c) == 1
+    qd = robot.qd.copy()
+    body = robot.link("puck").body
+    sign = 1.0 if c.body_a[0] == body.index else -1.0
+    n = c.normal[0] * sign                       # from the ground toward the link
+    impulse = c.impulse[0] * sign                # on the link
+    lam_n = impulse @ n
+    lam_t = impulse - lam_n * n
+    robot.q = q0
+    v = (robot.jacobian("puck", c.point[0]) @ qd)[3:]
+    v_t = v - (v @ n) * n
+    assert np.linalg.norm(v_t) > 0.5 and lam_n > 0.0   # still sliding, pressed on the ground
+    if friction == "cone":
+        cos = -(v_t @ lam_t) / (np.linalg.norm(v_t) * np.linalg.norm(lam_t))
+        assert cos > math.cos(1e-6)
+        assert np.linalg.norm(lam_t) == pytest.approx(0.5 * lam_n, rel=1e-9)
+    else:
+        t = np.array(tangent_basis(*n)).reshape(2, 3)
+        angles = 2.0 * np.pi * np.arange(8) / 8
+        vertices = 0.5 * lam_n * (np.cos(angles)[:, None] * t[0] + np.sin(angles)[:, None] * t[1])
+        scale = np.linalg.norm(lam_t) * np.linalg.norm(v_t)
+        assert lam_t @ v_t <= np.min(vertices @ v_t) + 1e-9 * scale

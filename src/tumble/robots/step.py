@@ -11,8 +11,10 @@
                      (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
                      joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
                      a free body on the other side; projected Gauss–Seidel in joint space with λ_n >= 0 and
-                     the World's friction model: Coulomb's cone (the default), the pyramid's regular
-                     k-gon inscribed in it, or a box |λ_t| <= μ λ_n per friction row (DESIGN.md "Two ways
+                     the World's friction model by the World's own friction step: Coulomb's cone (the
+                     default) or the pyramid's regular k-gon inscribed in it, in the metric of the
+                     contact's tangential block of W (maximal dissipation, ``_friction_step``), or a box
+                     |λ_t| <= μ λ_n per friction row (DESIGN.md "Two ways
                      to advance time", the notes' Gauss–Seidel on the
                      LCP), warm-started by feature id; Newton restitution above the threshold
                      and a Baumgarte push out of penetration beyond the slop as velocity targets
@@ -35,6 +37,15 @@ from ..constraints.contact_rows import tangent_basis
 from ..integration.guard import NonFiniteStep
 from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
+from ..model.settings import FRICTION_MODELS
+from ..solvers.sequential_impulse import (
+    FRICTION_BOX,
+    FRICTION_NONE,
+    FRICTION_PYRAMID,
+    disc_boundary,
+    disc_frame,
+    friction_polygon,
+)
 from .dynamics import (
     FLOATING,
     PRISMATIC,
@@ -283,10 +294,6 @@ def _non_finite(st, sc, work):
     return bad
 
 
-FRICTION_BOX, FRICTION_CONE, FRICTION_NONE, FRICTION_PYRAMID = range(4)
-FRICTION_MODELS = {"cone": FRICTION_CONE, "box": FRICTION_BOX, "pyramid": FRICTION_PYRAMID, "none": FRICTION_NONE}
-"""The contact stage's reading of ``ContactSettings.friction``."""
-
 LIMIT_MARGIN = 0.02
 """[rad or m] A joint limit gets its row when the coordinate is within this of it after a step's free motion (as
 a contact inside the contact margin does): speculative, an inactive row costs a sweep and no impulse."""
@@ -483,21 +490,74 @@ def _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, ro
                     body_dv[body, a] += delta * row_mjb[r, side, a]
 
 
+RANK_ONE = 1e-10
+"""A contact's tangential block K_t of W counts as of rank one (or zero) when det K_t <= this × (tr K_t)²: a link
+that can slide along one tangent only (a planar arm on a wall) or not at all, where ``friction_disc``'s sticking
+impulse K_t⁻¹ v_t does not exist (``_friction_step``)."""
+
+FRAME_SIZE = 12
+"""Floats of a contact's ``tangent_frame``."""
+
+
 @njit(cache=True, forceinline=True, refcount=False)
-def onto_polygon(x, y, radius, k):
-    """The point nearest (x, y) of the regular k-gon inscribed in the disc of ``radius`` with its vertices at the
-    angles 2π i / k (the friction pyramid's directions d_i from t1, docs/contact.md "pyramid"); (x, y) itself when
-    inside. The edge facing the point's angle is the one it lies farthest beyond (the polygon is regular); the
-    point goes onto that edge's line and is clamped to the edge (a vertex then)."""
-    half = np.pi / k
-    j = np.floor(np.arctan2(y, x) / (2.0 * half))
-    a = (2.0 * j + 1.0) * half   # the edge's outward normal, between its vertices j and j + 1
-    nx, ny = np.cos(a), np.sin(a)
-    apothem = radius * np.cos(half)
-    if x * nx + y * ny <= apothem:
-        return x, y
-    along = min(max(y * nx - x * ny, -radius * np.sin(half)), radius * np.sin(half))
-    return apothem * nx - along * ny, apothem * ny + along * nx
+def tangent_frame(k11, k12, k22, frame):
+    """frame (FRAME_SIZE,) = what the friction steps of a contact with tangential block K_t = [[k11, k12], [k12,
+    k22]] of W need and W keeps over a step's sweeps: K_t; its inverse; its ``disc_frame`` (e1, e2, qa, qb); its
+    rank, 2, 1 (``RANK_ONE``; then (qa, qb) is the unit vector e with K_t ≈ tr K_t · e eᵀ and e2 = tr K_t) or 0;
+    and the γ of its last sliding friction step (``disc_boundary``'s start in the next sweep), 0 at first."""
+    frame[0], frame[1], frame[2] = k11, k12, k22
+    frame[11] = 0.0
+    trace = k11 + k22
+    det = k11 * k22 - k12 * k12
+    if det > RANK_ONE * trace * trace:
+        frame[3], frame[4], frame[5] = k22 / det, -k12 / det, k11 / det
+        frame[6], frame[7], frame[8], frame[9] = disc_frame(k11, k12, k22)
+        frame[10] = 2.0
+    elif trace > 0.0:
+        e1, e2 = (k11, k12) if k11 >= k22 else (k12, k22)   # the column of larger norm
+        norm = np.sqrt(e1 * e1 + e2 * e2)
+        frame[7], frame[8], frame[9] = trace, e1 / norm, e2 / norm
+        frame[10] = 1.0
+    else:
+        frame[10] = 0.0
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _friction_step(frame, old1, old2, vt1, vt2, limit, friction_model, directions):
+    """The friction impulse (λ_t1, λ_t2) of one contact's Gauss–Seidel visit, by the World's own friction step
+    (solvers/sequential_impulse.py, ArtiSynth notes 0.16 and 0.10): from the impulse ``old`` and the tangential
+    velocity v_t it leaves, the point of the disc |λ_t| <= ``limit`` (FRICTION_CONE: ``friction_disc``, its
+    sticking impulse λ_old − K_t⁻¹ v_t inside, ``disc_boundary`` outside) or of its inscribed polygon
+    (FRICTION_PYRAMID: ``friction_polygon``) that removes v_t the most in the K_t⁻¹ metric (maximal
+    dissipation), K_t the contact's tangential block of W = J M⁻¹ Jᵀ given by its ``tangent_frame``.
+    FRICTION_BOX: each row in turn within ±limit, the second seeing the first's change (notes 0.10).
+    Where K_t has rank one (``RANK_ONE``) with unit eigenvector e, v_t moves along e only: the impulse is s e, s
+    the row's own step along e clamped to ±limit (the least impulse of the set of minimizers), then onto the
+    polygon for the pyramid; for rank zero it is zero."""
+    if not limit > 0.0:   # μ = 0 or friction="none" (μ set to 0), or no normal impulse
+        return 0.0, 0.0
+    k11, k12, k22, rank = frame[0], frame[1], frame[2], frame[10]
+    if friction_model == FRICTION_BOX:
+        n1 = min(max(old1 - vt1 / k11 if k11 > 0.0 else old1, -limit), limit)
+        n2 = old2 - (vt2 + k12 * (n1 - old1)) / k22 if k22 > 0.0 else old2
+        return n1, min(max(n2, -limit), limit)
+    if rank == 2.0:
+        if friction_model == FRICTION_PYRAMID:
+            return friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions)
+        u1 = old1 - (frame[3] * vt1 + frame[4] * vt2)
+        u2 = old2 - (frame[4] * vt1 + frame[5] * vt2)
+        if u1 * u1 + u2 * u2 <= limit * limit:
+            return u1, u2
+        t1, t2, frame[11] = disc_boundary(frame[6], frame[7], frame[8], frame[9], k11 * old1 + k12 * old2 - vt1,
+                                          k12 * old1 + k22 * old2 - vt2, limit, frame[11])
+        return t1, t2
+    if rank == 0.0:
+        return 0.0, 0.0
+    e1, e2 = frame[8], frame[9]
+    s = min(max(e1 * old1 + e2 * old2 - (e1 * vt1 + e2 * vt2) / frame[7], -limit), limit)
+    if friction_model == FRICTION_PYRAMID:
+        return friction_polygon(1.0, 0.0, 1.0, s * e1, s * e2, 0.0, 0.0, limit, directions)
+    return s * e1, s * e2
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -505,10 +565,10 @@ def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
     """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
     turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
     and one for the update, the coupling inside the contact from its 3 × 3 block of W (``W``, ``W_off``).
-    Normal λ >= lo; friction within μ λ_n, each row (box) and, with FRICTION_CONE, the pair radially onto the disc
-    (Coulomb's circle), with FRICTION_PYRAMID onto the nearest point of the disc's inscribed regular polygon of
-    ``directions`` vertices (``onto_polygon``). ``rows`` the contact stage's ``Rows``, ``u`` = D⁻¹ Σ Z λ. Returns
-    (change, largest) with this contact's impulse changes and impulses taken in."""
+    Normal λ >= lo, then the friction by the World's friction step (``_friction_step``: the cone's disc or the
+    pyramid's polygon of ``directions`` vertices in the K_t⁻¹ metric, or the box) within μ λ_n of the new λ_n, as
+    the World's sweep takes a contact's friction after its normal. ``rows`` the contact stage's ``Rows``, ``u`` =
+    D⁻¹ Σ Z λ. Returns (change, largest) with this contact's impulse changes and impulses taken in."""
     zc, zd, row_dofs, row_ndof, row_side, row_jb, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
                                                                       rows.row_side, rows.row_jb, rows.row_mjb,
                                                                       rows.body_dv)
@@ -545,32 +605,17 @@ def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
                 d0 += row_jb[r, side, a] * dv
                 d1 += row_jb[r + 1, side, a] * dv
                 d2 += row_jb[r + 2, side, a] * dv
-    w01, w02, w12 = W_off[r], W_off[r + 1], W_off[r + 2]
+    w01, w02 = W_off[r], W_off[r + 1]
     l0, l1, l2 = lam[r], lam[r + 1], lam[r + 2]
-    n0, n1, n2 = l0, l1, l2
-    inv_W = rows.inv_W   # 1 / W (0 for a row that moves nothing): three divisions a contact were a fifth of a sweep
-    if W[r] > 0.0:
-        n0 = max(l0 - d0 * inv_W[r], lo[r])
+    n0 = l0
+    if W[r] > 0.0:   # (inv_W: 1 / W, 0 for a row that moves nothing; a division costs several multiplications)
+        n0 = max(l0 - d0 * rows.inv_W[r], lo[r])
     c0 = n0 - l0
-    bound = row_mu[r + 1] * n0
-    if W[r + 1] > 0.0:
-        n1 = min(max(l1 - (d1 + w01 * c0) * inv_W[r + 1], -bound), bound)
-    c1 = n1 - l1
-    bound = row_mu[r + 2] * n0
-    if W[r + 2] > 0.0:
-        n2 = min(max(l2 - (d2 + w02 * c0 + w12 * c1) * inv_W[r + 2], -bound), bound)
-    c2 = n2 - l2
-    if friction_model == FRICTION_CONE:
-        norm = np.sqrt(n1 * n1 + n2 * n2)
-        if norm > bound:
-            scale = bound / norm
-            n1, n2 = n1 * scale, n2 * scale
-            c1, c2 = n1 - l1, n2 - l2
-    elif friction_model == FRICTION_PYRAMID:
-        n1, n2 = onto_polygon(n1, n2, bound, directions)
-        c1, c2 = n1 - l1, n2 - l2
-    # measured after the cone's projection: a sliding contact's rows leave the disc in every sweep and the
-    # projection brings them back to the same point, a change that never ends the sweeps
+    n1, n2 = _friction_step(rows.tangent_frame[r // 3], l1, l2, d1 + w01 * c0, d2 + w02 * c0, row_mu[r + 1] * n0,
+                            friction_model, directions)
+    c1, c2 = n1 - l1, n2 - l2
+    # measured after the friction step: a sliding contact's impulse stays on the boundary, where a row-by-row
+    # change before the projection would never end the sweeps
     change = max(change, abs(c0), abs(c1), abs(c2))
     largest = max(largest, abs(n0), abs(n1), abs(n2))
     lam[r], lam[r + 1], lam[r + 2] = n0, n1, n2
@@ -655,7 +700,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         return STAGE_TOO_FEW_ROWS, -1, link_contacts
     rows = rows_views(rf, ri, R_cap, st.qd.shape[0], B_cap)
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _, _) = rows
     _save(st, sc)
     # the velocity stage through M itself, which the rows need factored anyway: q̈ = (M + h D)⁻¹ (τ − C q̇ − g)
     # with M by the CRBA (and the implicit damping's h D and the armature on its diagonal: ``joint_forces``),
@@ -894,6 +939,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                     for a in range(6):
                         s += ja[a] * mj[a]
             W_off[r + k] = s
+        tangent_frame(W[r + 1], W_off[r + 2], W[r + 2], rows.tangent_frame[r // 3])
     # free velocity of each row (a free body's as the World's velocity stage will leave it: + h (g + F/m), so
     # that the impulses found here are the ones its step needs), and the normal rows' targets
     for r in range(n_rows):
@@ -1037,18 +1083,19 @@ unboxing of the others at each call (``ArrayGroup.subview``)."""
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W"])
+                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W", "tangent_frame"])
 """The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
 W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]; inv_D (nv,)
 the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications);
 row r's path (the coordinates its Z can touch, deepest first) is row_dofs[r, :row_ndof[r]], and rows_J, rows_Y
 (dense, by coordinate) are written on it only; zc, zd (R, nv) hold Z and D⁻¹ Z by path position, so that a
-sweep reads them in order."""
+sweep reads them in order; tangent_frame (R, FRAME_SIZE) holds contact c's (first row 3c) ``tangent_frame`` in
+row c."""
 
 
 def rows_size(R: int, nv: int, B: int) -> tuple[int, int]:
     """(floats, ints) in the packed buffers of a ``Rows`` of R rows, nv coordinates and B World bodies."""
-    return 4 * R * nv + 8 * R + 24 * R + 6 * B + 2 + nv, R * nv + 5 * R + nv
+    return 4 * R * nv + 8 * R + (24 + FRAME_SIZE) * R + 6 * B + 2 + nv, R * nv + 5 * R + nv
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -1068,6 +1115,8 @@ def rows_views(rf, ri, R, nv, B):
     o += 12 * R
     row_mjb = view(rf, o, (R, 2, 6))
     o += 12 * R
+    tangent_frame = view(rf, o, (R, FRAME_SIZE))
+    o += FRAME_SIZE * R
     W, target, lam, lo = view(rf, o, R), view(rf, o + R, R), view(rf, o + 2 * R, R), view(rf, o + 3 * R, R)
     o += 4 * R
     row_mu, vrow, W_off, inv_W = view(rf, o, R), view(rf, o + R, R), view(rf, o + 2 * R, R), view(rf, o + 3 * R, R)
@@ -1082,7 +1131,7 @@ def rows_views(rf, ri, R, nv, B):
     row_normal, row_slot, row_ndof = view(ri, o + 2 * R, R), view(ri, o + 3 * R, R), view(ri, o + 4 * R, R)
     dof_stamp = view(ri, o + 5 * R, nv)
     return Rows(rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow,
-                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W)
+                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W, tangent_frame)
 
 
 def _row_capacity(forest, rows: int, bodies: int) -> tuple:
@@ -1123,7 +1172,7 @@ def _stage_arguments(model, state, contacts, dt: float) -> tuple:
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
     stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
                       settings.max_push_velocity, forest.tolerance,
-                      FRICTION_MODELS.get(settings.friction, FRICTION_BOX), settings.friction_directions,
+                      FRICTION_MODELS[settings.friction], settings.friction_directions,
                       settings.substeps)
     return (forest.buffers, model.gravity, forest.body_link(n), now.pairs.subview(StagePairs), now.slots.view(),
             contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)

@@ -75,6 +75,16 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
         return 0.0, 0.0
     r1 = k11 * old1 + k12 * old2 - vt1
     r2 = k12 * old1 + k22 * old2 - vt2
+    e1, e2, qa, qb = disc_frame(k11, k12, k22)
+    t1, t2, _ = disc_boundary(e1, e2, qa, qb, r1, r2, limit, 0.0)
+    return t1, t2
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def disc_frame(k11, k12, k22):
+    """(e1, e2, qa, qb) of the 2×2 symmetric positive definite K_t = [[k11, k12], [k12, k22]]: its eigenvalues
+    e1 <= e2 and the unit eigenvector q1 = (qa, qb) of e1 (q2 = (−qb, qa)); ``friction_disc`` solves in this
+    basis, and a caller whose K_t stays fixed over many friction steps (robots/step.py) computes it once."""
     half_trace = 0.5 * (k11 + k22)
     spread = np.sqrt(0.25 * (k11 - k22) ** 2 + k12 * k12)
     e1, e2 = half_trace - spread, half_trace + spread
@@ -88,10 +98,30 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
         qb *= inv
     else:
         qa, qb = 1.0, 0.0
+    return e1, e2, qa, qb
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def disc_boundary(e1, e2, qa, qb, r1, r2, limit, gamma0):
+    """(λ1, λ2, γ): λ on the circle |λ| = ``limit`` with (K_t + γ I) λ = r for the γ >= 0 that puts it there (the
+    outside case of ``friction_disc``: r = K_t λ_old − v_t), K_t given by its ``disc_frame`` (e1, e2, qa, qb), for
+    an r whose sticking impulse K_t⁻¹ r lies outside the circle. Newton's method on φ(γ) = 1/|λ(γ)| − 1/limit,
+    which is concave and increasing, so that it converges monotonically from below the root (Moré & Sorensen
+    1983): from γ = 0, or from ``gamma0`` > 0 (the γ of a contact's last step, robots/step.py), which, if it lies
+    above the root, one Newton step brings below (the tangent of a concave function lies above it)."""
     c1 = qa * r1 + qb * r2          # r in the eigenbasis (q1 = (qa, qb), q2 = (−qb, qa))
     c2 = -qb * r1 + qa * r2
     gamma = 0.0
     a1, a2 = c1 / e1, c2 / e2
+    if gamma0 > 0.0:
+        b1, b2 = c1 / (e1 + gamma0), c2 / (e2 + gamma0)
+        norm = np.sqrt(b1 * b1 + b2 * b2)
+        phi = 1.0 / norm - 1.0 / limit
+        gamma = gamma0
+        if phi > 0.0:   # above the root: one Newton step, γ ← γ − φ / φ′ with φ′ = Σ b² / (e + γ) / |b|³
+            slope = (b1 * b1 / (e1 + gamma0) + b2 * b2 / (e2 + gamma0)) / (norm * norm * norm)
+            gamma = max(gamma0 - phi / slope, 0.0)
+        a1, a2 = c1 / (e1 + gamma), c2 / (e2 + gamma)
     for _ in range(30):
         norm = np.sqrt(a1 * a1 + a2 * a2)
         phi = 1.0 / norm - 1.0 / limit
@@ -103,7 +133,7 @@ def friction_disc(k11, k12, k22, old1, old2, vt1, vt2, limit):
     scale = limit / np.sqrt(a1 * a1 + a2 * a2)
     a1 *= scale
     a2 *= scale
-    return qa * a1 - qb * a2, qb * a1 + qa * a2
+    return qa * a1 - qb * a2, qb * a1 + qa * a2, gamma
 
 
 MANIFOLD_PASSES = 2
