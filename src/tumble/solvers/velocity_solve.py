@@ -41,6 +41,7 @@ from ..collision.contacts import slot
 from ..jit import njit
 from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
+from .lcp_form import ROW_FRICTION, ROW_PAIRED, ROW_UNILATERAL, lcp_impulses, rows_lcp
 from .mprgp import _mprgp_kernel
 from .pivoting import LEMKE_ACCEPT, MAX_LEMKE_SIZE, lemke_retried
 from .projected import _apgd_kernel
@@ -70,8 +71,8 @@ before the sub-step falls back on Gauss–Seidel (with both tries the incline an
 pyramid rows solve every step). Which try succeeds can turn on rounding: the same pyramid LCP solved the
 regularized way in plain Python and failed compiled."""
 
-_FRICTIONLESS_TRIES = np.array([[LEMKE_REGULARIZATION, 0.0], [0.0, 0.0]])
-_PYRAMID_TRIES = _FRICTIONLESS_TRIES[::-1].copy()
+LEMKE_TRIES_FRICTIONLESS = np.array([[LEMKE_REGULARIZATION, 0.0], [0.0, 0.0]])
+LEMKE_TRIES_PYRAMID = LEMKE_TRIES_FRICTIONLESS[::-1].copy()
 """``pivoting.lemke_retried``'s tries (relative, absolute diagonal regularization of the normal rows): the
 frictionless LCP regularized first, the pyramid's exactly first (LEMKE_REGULARIZATION)."""
 
@@ -276,34 +277,17 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
         unit[r] = 0.0
         for row in range(m * width):
             nf[row, col] = column[width * awake_slot[row // width] + row % width]
-    M = np.zeros((size, size))
-    qq = np.zeros(size)
-    cs = np.cos(2.0 * np.pi * np.arange(kdir) / max(kdir, 1))
-    sn = np.sin(2.0 * np.pi * np.arange(kdir) / max(kdir, 1))
-    if not pyramid:
-        M[:, :] = nf
-        for p in range(m):
-            qq[p] = q[awake_slot[p]]
-    else:
-        # unknowns (λ_n (m), β (m k), γ (m)); T maps them to the rows (n, t1, t2) of each contact
-        top = m + m * kdir
-        tmat = np.zeros((3 * m, top))
-        for p in range(m):
-            tmat[3 * p, p] = 1.0
-            for i in range(kdir):
-                tmat[3 * p + 1, m + kdir * p + i] = cs[i]
-                tmat[3 * p + 2, m + kdir * p + i] = sn[i]
-        M[:top, :top] = tmat.T @ nf @ tmat
-        qrows = np.empty(3 * m)
-        for p in range(m):
-            for d in range(3):
-                qrows[3 * p + d] = q[3 * awake_slot[p] + d]
-        qq[:top] = tmat.T @ qrows
-        for p in range(m):
-            M[top + p, p] = pair_friction[awake_slot[p] // MAX_CONTACTS]
-            for i in range(kdir):
-                M[m + kdir * p + i, top + p] = 1.0
-                M[top + p, m + kdir * p + i] = -1.0
+    # the rows as lcp_form's: (normal, t1, t2) of each contact with the pyramid, the normals alone without friction
+    kind = np.full(m * width, ROW_UNILATERAL)
+    mu = np.zeros(m * width)
+    qrows = np.empty(m * width)
+    for p in range(m):
+        for d in range(width):
+            qrows[width * p + d] = q[width * awake_slot[p] + d]
+        if pyramid:
+            kind[3 * p + 1], kind[3 * p + 2] = ROW_FRICTION, ROW_PAIRED
+            mu[3 * p + 1] = pair_friction[awake_slot[p] // MAX_CONTACTS]
+    M, qq = rows_lcp(nf, qrows, kind, mu, kdir)
     scale_lcp = max(np.max(np.abs(M)), np.max(np.abs(qq)))
     if scale_lcp == 0.0:
         return 0, 0.0, CONVERGED
@@ -312,22 +296,17 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     M /= scale_lcp
     qq /= scale_lcp
     # λ_n's own entries M[p, p] take the normal rows' compliance (LEMKE_REGULARIZATION) on one of two tries
-    tries = _PYRAMID_TRIES if pyramid else _FRICTIONLESS_TRIES
+    tries = LEMKE_TRIES_PYRAMID if pyramid else LEMKE_TRIES_FRICTIONLESS
     sol, _, pivots, code = lemke_retried(M, qq, m, tries, cap, LEMKE_ACCEPT, False)
     if code != CONVERGED:   # both tries refused: Gauss–Seidel sweeps, so the bodies still meet their contacts
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
         return pivots, residual, FAILED
     x = x0.copy()
+    impulses = np.empty(m * width)
+    lcp_impulses(sol, kind, kdir, impulses)
     for p in range(m):
-        r = width * awake_slot[p]
-        x[r] = sol[p]
-        if pyramid:
-            t1, t2 = 0.0, 0.0
-            for i in range(kdir):
-                beta = sol[m + kdir * p + i]
-                t1 += beta * cs[i]
-                t2 += beta * sn[i]
-            x[r + 1], x[r + 2] = t1, t2
+        for d in range(width):
+            x[width * awake_slot[p] + d] = impulses[width * p + d]
     residual = natural_residual(feasible, x, product(op, x) + q)
     _finish(op, x0, x, rows, v, w)
     return pivots, residual, CONVERGED
