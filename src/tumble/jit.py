@@ -16,8 +16,11 @@ contact or sub-step, those atomics were 22 % of a 10-link jointed step (perf: tw
 incq``/``lock decq``). A kernel that allocates nothing (no ``np.empty``, no copy: ``a[:] = b`` between
 arrays may copy, write the loop) and keeps no array past its call needs no counting: ``refcount=False``
 compiles it without (Numba's ``_nrt=False``; compiling one that allocates fails loudly: "NRT required").
-The option also reaches what such a kernel calls through an ``@overload``: ``timestep.contact_step``, which
-calls the velocity solvers that way (APGD, CG and Lemke allocate), keeps counting.
+The option also reaches what such a kernel calls, through an ``@overload`` or a kernel that does not set it (Numba
+inherits the flag): ``timestep.contact_step``, which calls the velocity solvers that way (APGD, CG and Lemke
+allocate), keeps counting. ``refcount=True`` set explicitly makes a kernel count whatever calls it: the link
+contact stage (robots/step.py, without counting) calls the dense solvers of robots/contact_solve.py, which
+allocate, so; the arrays it hands them are borrowed, their increments and decrements balanced.
 
 **Fast-math flags are never inherited** (``fastmath`` is False unless a kernel asks): Numba lets a function
 that does not set ``fastmath`` take its first caller's flags, and a compiled function serves every later caller
@@ -78,8 +81,9 @@ def njit(*args: Any, **options: Any) -> Any:
     docstring for these differences."""
     if len(args) == 1 and callable(args[0]) and not options:
         return njit()(args[0])
-    if not options.pop("refcount", True):
-        options["_nrt"] = False
+    refcount = options.pop("refcount", None)
+    if refcount is not None:   # unset: as its caller (Numba inherits the flag from the kernel that compiles it)
+        options["_nrt"] = bool(refcount)
     options.setdefault("fastmath", False)
     decorate = numba.njit(*args, **options)
 

@@ -16,6 +16,12 @@ from tumble.robots import GeomSpec, JointSpec, LinkSpec, RobotDescription
 
 G = 9.81
 
+SOLVERS = [pytest.param({}, id="pgs"), pytest.param({"solver": "apgd"}, id="apgd"),
+           pytest.param({"solver": "lemke", "friction": "pyramid"}, id="lemke-pyramid")]
+"""World options whose solver reaches the link contacts with friction (robots/contact_solve.py)."""
+FRICTIONLESS = [pytest.param({"solver": "cg", "friction": "none"}, id="cg"),
+                pytest.param({"solver": "lemke", "friction": "none"}, id="lemke")]
+
 
 def rod_inertia(m: float, length: float, radius: float = 0.01) -> np.ndarray:
     """A solid cylinder along z about its COM [kg m²]."""
@@ -293,11 +299,12 @@ def test_position_motor_settles_at_the_gravity_offset():
     assert robot.qd[0] == pytest.approx(0.0, abs=1e-6)
 
 
-def test_joint_limit_stops_the_fall():
+@pytest.mark.parametrize("options", SOLVERS + FRICTIONLESS)
+def test_joint_limit_stops_the_fall(options):
     """A rod thrown from 0.45 rad at −6 rad/s toward its lower limit of −0.5 rad (it would swing past 1 rad
     without it) stops there: never beyond by more than 2 mrad (a velocity-level row lets a step's approach
-    overshoot by rounding only; 2 mrad allows the Baumgarte push's slack)."""
-    w = tb.World(gravity=(0, 0, -G))
+    overshoot by rounding only; 2 mrad allows the Baumgarte push's slack), with every solver."""
+    w = tb.World(gravity=(0, 0, -G), **options)
     robot = w.add_robot(chain(1, lower=-0.5, upper=0.5), position=(0, 0, 1))
     robot.q = [0.45]
     robot.qd = [-6.0]
@@ -309,23 +316,33 @@ def test_joint_limit_stops_the_fall():
     assert lowest < -0.49   # it did reach the limit
 
 
-def test_a_rod_resting_on_its_limit_holds_gravity_with_a_warm_started_row():
+@pytest.mark.parametrize("options", SOLVERS + FRICTIONLESS)
+def test_a_rod_resting_on_its_limit_holds_gravity_with_a_warm_started_row(options):
     """A rod held horizontal by its lower limit (gravity pulls it into the limit): the limit's impulse each step is
-    gravity's torque about the hinge times the step, m g d h (closed form: the rod does not move). The row starts
-    from the last step's impulse (kept in the joint state), so at rest one sweep confirms it; from zero it
-    would take a second sweep."""
+    gravity's torque about the hinge times the step, m g d h (closed form: the rod does not move), with every
+    solver. The row starts from the last step's impulse (kept in the joint state), so at rest one Gauss–Seidel
+    sweep confirms it (from zero it would take a second), and APGD and CG stop at once."""
     h = 1 / 240
-    w = tb.World(gravity=(0, 0, -G))
+    w = tb.World(gravity=(0, 0, -G), **options)
     robot = w.add_robot(chain(1, lower=math.pi / 2, upper=math.pi), position=(0, 0, 1))
     robot.q = [math.pi / 2]
     for _ in range(120):
         w.step(h)
     forest = w.model.robots
     m, d = 0.5, 0.1
-    assert robot.q[0] == pytest.approx(math.pi / 2, abs=1e-9)
-    assert forest.state.lower_impulse[0] == pytest.approx(m * G * d * h, rel=1e-9)
+    # frictionless Lemke solves its LCP with the normal rows' regularization first, as the World's step does
+    # (velocity_solve.LEMKE_REGULARIZATION: a compliance of 1e-6 of the row's own W), so the rod rests 6e-9 rad
+    # into its limit, with an impulse 1e-6 short
+    regularized = w.settings.solver == "lemke" and w.settings.friction == "none"
+    assert robot.q[0] == pytest.approx(math.pi / 2, abs=1e-8 if regularized else 1e-9)
+    assert forest.state.lower_impulse[0] == pytest.approx(m * G * d * h, rel=2e-6 if regularized else 1e-9)
     assert forest.state.upper_impulse[0] == 0.0
-    assert forest.last_rows == 1 and forest.rows.stats[0] == 1.0   # the last step's one limit row, in one sweep
+    assert forest.last_rows == 1   # the last step's one limit row
+    solver = w.settings.solver
+    if solver == "pgs":
+        assert forest.rows.stats[0] == 1.0   # in one sweep
+    elif solver in ("apgd", "cg"):
+        assert forest.rows.stats[0] == 0.0   # the warm start already solves it
 
 
 def test_every_joint_of_a_chain_keeps_its_limits():
@@ -386,11 +403,12 @@ def test_arm_falling_onto_the_ground_collides_link_by_link():
     assert np.abs(robot.qd).max() < 1e-2
 
 
-def test_floating_box_robot_lands_and_rests():
+@pytest.mark.parametrize("options", SOLVERS)
+def test_floating_box_robot_lands_and_rests(options):
     """A floating-base one-link robot (a 0.3 × 0.2 × 0.1 m box) dropped spinning onto the ground comes to rest
-    flat at its half height (to 2 mm) within 4 s."""
+    flat at its half height (to 2 mm) within 4 s, with every solver."""
     links = [LinkSpec("torso", 2.0, np.zeros(3), np.diag([0.0083, 0.0167, 0.0217]), [GeomSpec(tb.Box(0.3, 0.2, 0.1))])]
-    w = tb.World(gravity=(0, 0, -G))
+    w = tb.World(gravity=(0, 0, -G), **options)
     w.add_ground(friction=0.8)
     robot = w.add_robot(RobotDescription("box", links, []), position=(0, 0, 0.5), fixed_base=False)
     robot.qd = [0.3, 0.0, 0.0, 0.5, 1.0, 0.0]
@@ -400,16 +418,18 @@ def test_floating_box_robot_lands_and_rests():
     assert np.abs(robot.qd).max() < 1e-3
 
 
-def test_free_box_resting_on_a_motor_held_beam_loads_the_motor():
+@pytest.mark.parametrize("options", SOLVERS)
+def test_free_box_resting_on_a_motor_held_beam_loads_the_motor(options):
     """A 1 kg box resting on a horizontal beam held by a PD motor (kp = 500 N m/rad) at 0: the beam sags
     until kp θ = (m_beam d_beam + m_box x_box) g (small θ, solved exactly below): the box's weight reaches the
-    joint through the contact rows (to 2 %, the box slides a little as the beam tilts)."""
+    joint through the contact rows, a free body's and a link's (to 2 %, the box slides a little as the beam
+    tilts), with every solver."""
     length, m_beam = 0.6, 1.0
     links = [LinkSpec("base"), LinkSpec("beam", m_beam, np.array([length / 2, 0.0, 0.0]),
                                         np.diag([0.001, m_beam * length**2 / 12, m_beam * length**2 / 12]),
                                         [GeomSpec(tb.Box(length, 0.2, 0.02), np.array([length / 2, 0, 0]))])]
     joints = [JointSpec("hinge", "revolute", "base", "beam", np.zeros(3), np.eye(3), np.array([0.0, 1.0, 0.0]))]
-    w = tb.World(gravity=(0, 0, -G))
+    w = tb.World(gravity=(0, 0, -G), **options)
     robot = w.add_robot(RobotDescription("beam", links, joints), position=(0, 0, 0.5))
     robot.kp, robot.kd = 500.0, 20.0
     x_box = 0.45
@@ -555,14 +575,16 @@ def test_one_description_makes_two_robots():
     assert np.allclose(b.link("l0").position, (1, 0, 1))
 
 
+@pytest.mark.parametrize("options", SOLVERS + [FRICTIONLESS[1]])
 @pytest.mark.parametrize("friction", [1.0, 0.2])
-def test_joint_dry_friction_holds_or_slips_by_the_closed_form(friction):
+def test_joint_dry_friction_holds_or_slips_by_the_closed_form(friction, options):
     """A horizontal rod on a hinge with dry friction τ_f (URDF <dynamics friction>): gravity's torque is
     m g d = 0.49 N m. With τ_f = 1 N m it stays put (to 1e-9 rad over 1 s); with τ_f = 0.2 N m it turns with
-    α = (m g d − τ_f) / I_O: its speed after 0.05 s is α t to 1 % (the angle moves by 4 mrad: cos ≈ 1)."""
+    α = (m g d − τ_f) / I_O: its speed after 0.05 s is α t to 1 % (the angle moves by 4 mrad: cos ≈ 1). Every
+    solver but CG (refused: test_cg_refuses_joint_dry_friction); Lemke takes the row as a bounded one."""
     desc = chain(1)
     desc.joints[0].friction = friction
-    w = tb.World(gravity=(0, 0, -G))
+    w = tb.World(gravity=(0, 0, -G), **options)
     robot = w.add_robot(desc, position=(0, 0, 1))
     robot.q = [math.pi / 2]
     m, d = 0.5, 0.1
@@ -629,11 +651,11 @@ def test_a_speculative_contact_stops_an_approach_faster_than_its_gap(excess):
 
 
 def test_the_friction_step_of_a_contact_of_rank_one_minimizes_over_the_disc():
-    """Where a contact's tangential block K_t = κ e eᵀ has rank one (a link that slides along one tangent only), the
-    friction step (robots/step.py ``_friction_step``) still minimizes ½ λᵀ K_t λ − λᵀ (K_t λ_old − v_t) over the
-    disc |λ| <= limit (its value within 1e-9 of the least of 20000 points sampled on and in the disc), with no
-    part along the null direction, where an impulse changes nothing; for rank zero it is zero."""
-    from tumble.robots.step import FRAME_SIZE, _friction_step, tangent_frame
+    """Where a contact's tangential block K_t = κ e eᵀ has rank one (a link that slides along one tangent only),
+    the friction step (robots/contact_solve.py ``_friction_step``) still minimizes ½ λᵀ K_t λ − λᵀ (K_t λ_old −
+    v_t) over the disc |λ| <= limit (its value within 1e-9 of the least of 20000 points sampled on and in the
+    disc), with no part along the null direction, where an impulse changes nothing; for rank zero it is zero."""
+    from tumble.robots.contact_solve import FRAME_SIZE, _friction_step, tangent_frame
     from tumble.solvers.sequential_impulse import FRICTION_CONE
 
     def step(K, old, v, limit):
@@ -711,3 +733,137 @@ def test_a_sliding_link_s_friction_dissipates_the_most(friction):
         vertices = 0.5 * lam_n * (np.cos(angles)[:, None] * t[0] + np.sin(angles)[:, None] * t[1])
         scale = np.linalg.norm(lam_t) * np.linalg.norm(v_t)
         assert lam_t @ v_t <= np.min(vertices @ v_t) + 1e-9 * scale
+
+
+# ---------------------------------------------------------------------------------------------------- solvers
+def slab_robot(world, mu: float, height: float = 0.025):
+    """A floating 2 kg slab (0.3 × 0.3 × 0.05 m) robot on ``world``'s ground of friction ``mu``."""
+    links = [LinkSpec("slab", 2.0, np.zeros(3), np.diag([0.02, 0.02, 0.03]), [GeomSpec(tb.Box(0.3, 0.3, 0.05))])]
+    world.add_ground(friction=mu)
+    return world.add_robot(RobotDescription("slab", links, []), position=(0, 0, height), fixed_base=False,
+                           friction=mu)
+
+
+@pytest.mark.parametrize("options", SOLVERS + FRICTIONLESS)
+def test_each_solver_slides_a_link_at_the_coulomb_rate(options):
+    """The World's solver reaches the link contacts (robots/contact_solve.py): a floating slab robot sliding at
+    1 m/s along −t2 (a vertex of the pyramid) on ground of μ = 0.4 decelerates at μ g to 0.5 % with PGS, APGD and
+    Lemke (pyramid), not at all (1e-9 m/s²) frictionless (CG, Lemke), and stays on the ground (its COM within
+    0.05 mm of its half height) with each."""
+    w = tb.World(gravity=(0, 0, -G), sleep=False, **options)
+    robot = slab_robot(w, 0.4)
+    for _ in range(24):
+        w.step(1 / 240)
+    robot.qd = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    heights = []
+    for _ in range(24):
+        w.step(1 / 240)
+        heights.append(robot.q[2])
+    decel = (1.0 - robot.qd[0]) / 0.1
+    if w.settings.friction == "none":
+        assert abs(decel) < 1e-9
+    else:
+        assert decel == pytest.approx(0.4 * G, rel=0.005)
+    assert np.max(np.abs(np.array(heights) - 0.025)) < 5e-5
+
+
+@pytest.mark.parametrize("options", SOLVERS + FRICTIONLESS)
+def test_each_solver_stops_a_landing_slab_with_the_impulse_of_the_closed_form(options):
+    """A slab robot touching the ground flat and falling at 1 m/s (restitution 0): in one step its four corner
+    contacts stop it, v_z = 0 and no tilt (1e-6 m/s, rad/s; frictionless Lemke 3e-6), the normal impulses
+    non-negative and summing to m (v + g h) (1e-6 relative; frictionless Lemke 3e-6, below) — the LCP's answer,
+    which every solver must reach (Lemke exactly, the iterative ones to their tolerance). The corner impulses
+    alone are not unique (four rows of rank three)."""
+    h = 1 / 240
+    w = tb.World(gravity=(0, 0, -G), sleep=False, **options)
+    robot = slab_robot(w, 0.5, height=0.025 - 1e-5)
+    robot.qd = [0.0, 0.0, -1.0, 0.0, 0.0, 0.0]
+    w.step(h)
+    c = w.contacts()
+    assert len(c) == 4
+    assert np.all(c.normal_impulse >= 0.0)
+    # (frictionless Lemke: its first try regularizes the normal rows by 1e-6 of their W, as the World's step, and
+    # leaves the impulse 1.3e-6 short)
+    regularized = w.settings.solver == "lemke" and w.settings.friction == "none"
+    assert c.normal_impulse.sum() == pytest.approx(2.0 * (1.0 + G * h), rel=3e-6 if regularized else 1e-6)
+    still = 3e-6 if regularized else 1e-6   # (the regularization's compliance leaves 1e-6 of the 1 m/s)
+    assert abs(robot.qd[2]) < still and np.abs(robot.qd[3:]).max() < still
+
+
+def test_cg_refuses_joint_dry_friction():
+    """solver="cg" solves frictionless problems (λ >= 0); a joint with dry friction (a bounded row) is refused when
+    the robot is added, naming the joint, and the world is left without it."""
+    desc = chain(2)
+    desc.joints[1].friction = 0.3
+    w = tb.World(solver="cg", friction="none")
+    with pytest.raises(ValueError, match="'j1'.*dry friction"):
+        w.add_robot(desc, position=(0, 0, 1))
+    assert len(w.model.robots.robots) == 0 and len(w.bodies) == 0
+
+
+@pytest.mark.parametrize("options", SOLVERS + FRICTIONLESS)
+def test_a_link_on_a_compliant_ground_sinks_by_its_weight_over_the_stiffness(options):
+    """Compliant contact reaches link contacts (docs/materials.md, Hunt–Crossley rows): a floating 1 kg ball robot
+    (r = 0.1 m) resting on a ground of k = 2e4 N/m, d = 1 s/m sinks x = m g / k = 0.49 mm (closed form, one
+    contact point), to 1e-6 relative after 3 s with Gauss–Seidel and Lemke (3e-6 frictionless, its first try
+    regularized as the World's), 1e-4 with APGD and CG (their tolerance is a velocity, 1e-6 m/s: against x / h
+    that is 1e-4); a rigid ground holds it at r."""
+    k = 2e4
+    x = 1.0 * G / k
+    for stiffness, expected in ((k, x), (None, 0.0)):
+        links = [LinkSpec("ball", 1.0, np.zeros(3), np.eye(3) * 0.004, [GeomSpec(tb.Sphere(0.1))])]
+        w = tb.World(gravity=(0, 0, -G), sleep=False, **options)
+        w.add_ground(friction=0.5, contact_stiffness=stiffness, contact_dissipation=1.0 if stiffness else 0.0)
+        robot = w.add_robot(RobotDescription("ball", links, []), position=(0, 0, 0.1), fixed_base=False)
+        for _ in range(720):
+            w.step(1 / 240)
+        sunk = 0.1 - robot.q[2]
+        if stiffness is None:
+            assert abs(sunk) < 1e-4   # the rigid row's slop
+        else:
+            iterative = w.settings.solver in ("apgd", "cg")
+            regularized = w.settings.solver == "lemke" and w.settings.friction == "none"
+            assert sunk == pytest.approx(expected, rel=1e-4 if iterative else 3e-6 if regularized else 1e-6)
+
+
+def test_a_link_body_refuses_rolling_and_torsional_friction_and_takes_compliance():
+    """A link's body takes a compliant material (its contacts' rows are Hunt–Crossley's) but refuses rolling or
+    torsional friction, which the link contact stage does not build (a ValueError naming the link; the material
+    is left as it was); a free body keeps both."""
+    w = tb.World()
+    robot = w.add_robot(chain(1, geoms=True), position=(0, 0, 1))
+    body = robot.link("l0").body
+    for name in ("rolling_friction", "torsional_friction"):
+        with pytest.raises(ValueError, match=f"{name}.*'chain/l0'"):
+            setattr(body, name, 0.01)
+        assert getattr(body, name) == 0.0
+    body.contact_stiffness = 1e5
+    assert body.contact_stiffness == 1e5
+    free = w.add_body(tb.Sphere(0.1), position=(1, 0, 1))
+    free.rolling_friction = 0.01
+    assert free.rolling_friction == 0.01
+
+
+def test_the_stage_s_sweep_cap_takes_effect_at_the_next_step():
+    """``Forest.iterations`` and ``tolerance`` reach the next step's contact stage (the stage keeps its settings
+    tuple between steps of one dt: robots/step.py ``_stage_arguments``): a slab robot landing flat takes more than
+    one Gauss–Seidel sweep; capped at 1, the next step takes one."""
+    w = tb.World(gravity=(0, 0, -G), sleep=False)
+    robot = slab_robot(w, 0.5, height=0.025 - 1e-5)
+    robot.qd = [0.0, 0.0, -1.0, 0.0, 0.0, 0.0]
+    forest = w.model.robots
+    w.step(1 / 240)
+    assert forest.rows.stats[0] > 1.0
+    forest.iterations = 1
+    robot.qd = [0.0, 0.0, -1.0, 0.0, 0.0, 0.0]
+    w.step(1 / 240)
+    assert forest.rows.stats[0] == 1.0
+    robot.qd = [0.0, 0.0, -1.0, 0.0, 0.0, 0.0]
+    snap = w.snapshot()
+    sweeps = []
+    for tolerance in (1e-2, 1e-14):
+        w.restore(snap)
+        forest.iterations, forest.tolerance = 200, tolerance
+        w.step(1 / 240)
+        sweeps.append(forest.rows.stats[0])
+    assert sweeps[0] < sweeps[1]

@@ -85,6 +85,11 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
     root_q = quat_mul(quat, desc.base_orientation)
     tree, q0 = build_tree(desc, root_x, root_q, bool(fixed_base))
     _check_positive_definite(desc, tree, q0, world.gravity)
+    if world.settings.solver == "cg" and np.any(tree.friction > 0.0):
+        joint = desc.joints[int(tree.dof_link[int(np.flatnonzero(tree.friction > 0.0)[0])]) - 1]
+        raise ValueError(f"{desc.source or desc.name}: joint {joint.name!r} has dry friction {joint.friction!r}, "
+                         "and solver='cg' solves frictionless problems only (seed 004's QP, λ >= 0): use another "
+                         "solver, or a description without the joint's friction")
     # the shapes of every link, in its COM frame (body axes = link axes)
     parts = [[(g.shape, np.asarray(g.position, dtype=FLOAT), _quat_of(g.rotation)) for g in link.geoms]
              for link in desc.links]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..jit import njit, view
+from ..solvers.velocity_solve import PGS
 from .dynamics import Work, work_size, work_views
 from .tree import Tree, pack_tree, tree_views
 
@@ -92,14 +93,12 @@ class Forest:
         self.packed_rows: Any = None
         self.integrator = "euler"
         """How (q, q̇) advance: "euler" (semi-implicit Euler, the default) or "rk4" (robots/step.py)."""
-        self.iterations = 20
-        """The most Gauss–Seidel sweeps of the link contact stage. Warm-started, a robot at rest takes one; a
-        humanoid settling onto the ground with friction μ = 1 seldom meets the tolerance in a few hundred (its
-        contacts' normal and friction rows are strongly coupled through the floating base), and 20 sweeps keep
-        its links from sinking more than 0.2 mm into the ground (60: none; bench/ROBOTS.md's drop, where MuJoCo's
-        soft contacts sink 14 mm)."""
-        self.tolerance = 1e-6
-        """The sweeps stop once no impulse moved by more than this fraction of the largest."""
+        self._iterations = 20
+        self._tolerance = 1e-6
+        self._stage_solver: Any = None
+        self.stage_settings: Any = None
+        """The contact stage's settings tuple of the last step (robots/step.py ``_stage_arguments``), kept while
+        the step's dt is the same; None after ``iterations`` or ``tolerance`` change."""
         self.coupled = False
         """This step's robots touch something, reach a limit or have joint friction (robots/step.py
         ``contact_stage``)."""
@@ -121,6 +120,44 @@ class Forest:
         """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
         ``hide_link_pairs``); ``hidden`` of them."""
         self.hidden = 0
+
+
+    @property
+    def iterations(self) -> int:
+        """The most Gauss–Seidel sweeps of the link contact stage (solver "pgs"). Warm-started, a robot at rest takes
+        one; a humanoid settling onto the ground with friction μ = 1 seldom meets the tolerance in a few hundred
+        (its contacts' normal and friction rows are strongly coupled through the floating base), and 20 sweeps keep
+        its links from sinking more than 0.2 mm into the ground (60: none; bench/ROBOTS.md's drop, where MuJoCo's
+        soft contacts sink 14 mm)."""
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, value: int) -> None:
+        self._iterations = int(value)
+        self._stage_solver = self.stage_settings = None
+
+    @property
+    def tolerance(self) -> float:
+        """The sweeps stop once no impulse moved by more than this fraction of the largest (solver "pgs")."""
+        return self._tolerance
+
+    @tolerance.setter
+    def tolerance(self, value: float) -> None:
+        self._tolerance = float(value)
+        self._stage_solver = self.stage_settings = None
+
+    def stage_solver(self, settings: Any) -> tuple:
+        """The link contact stage's solver settings (robots/contact_solve.py) in a World of ``settings``
+        (``ContactSettings``): the World's solver, PGS with this forest's ``iterations`` and ``tolerance``, another
+        with the World's iterations per sub-step times its sub-steps (the stage solves once a step) and its
+        tolerance [m/s]."""
+        if self._stage_solver is None:
+            world = settings.solver_settings
+            if isinstance(world, PGS):
+                self._stage_solver = PGS(self._iterations, self._tolerance)
+            else:
+                self._stage_solver = type(world)(world.iterations * settings.substeps, world.tolerance)
+        return self._stage_solver
 
     def __len__(self) -> int:
         return len(self.robots)

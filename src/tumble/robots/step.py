@@ -6,18 +6,14 @@
                      position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
                      clamped to the joint's effort
     contact stage    the contacts that touch a link, the joint limits about to be passed and joints' dry
-                     friction, as velocity-level
-                     rows: each contact's normal and two friction rows through the link Jacobian
-                     (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from the LTDL-factored
-                     joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus J_b M_b⁻¹ J_bᵀ of
-                     a free body on the other side; projected Gauss–Seidel in joint space with λ_n >= 0 and
-                     the World's friction model by the World's own friction step: Coulomb's cone (the
-                     default) or the pyramid's regular k-gon inscribed in it, in the metric of the
-                     contact's tangential block of W (maximal dissipation, ``_friction_step``), or a box
-                     |λ_t| <= μ λ_n per friction row (DESIGN.md "Two ways
-                     to advance time", the notes' Gauss–Seidel on the
-                     LCP), warm-started by feature id; Newton restitution above the threshold
-                     and a Baumgarte push out of penetration beyond the slop as velocity targets
+                     friction, as velocity-level rows: each contact's normal and two friction rows through
+                     the link Jacobian (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from
+                     the LTDL-factored joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus
+                     J_b M_b⁻¹ J_bᵀ of a free body on the other side; Newton restitution above the threshold
+                     and a Baumgarte push out of penetration beyond the slop as velocity targets; warm-started
+                     by feature id; solved by the World's solver and friction model (robots/contact_solve.py:
+                     projected Gauss–Seidel in joint space with the World's own friction step by default,
+                     APGD, CG or Lemke on W formed densely)
     position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map)
     bodies           the links' World bodies (collision shapes, energy, replay) follow the joints
 
@@ -38,14 +34,9 @@ from ..integration.guard import NonFiniteStep
 from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
 from ..model.settings import FRICTION_MODELS
-from ..solvers.sequential_impulse import (
-    FRICTION_BOX,
-    FRICTION_NONE,
-    FRICTION_PYRAMID,
-    disc_boundary,
-    disc_frame,
-    friction_polygon,
-)
+from ..solvers.sequential_impulse import FRICTION_NONE, compliant_row
+from ..solvers.velocity_solve import APGD, CG, PGS, Lemke, sweeps_singly
+from .contact_solve import FRAME_SIZE, _pgs_rows, link_solve, tangent_frame
 from .dynamics import (
     FLOATING,
     PRISMATIC,
@@ -477,161 +468,6 @@ def _contact_path(tree, link_a, link_b, stamp, mark, out):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv):
-    """An impulse change ``delta`` on row r: u += D⁻¹ Z_r δ along its path (``zd``: D⁻¹ Z by path position), and
-    each free body on it Δv_b += δ M_b⁻¹ J_bᵀ."""
-    for t in range(row_ndof[r]):
-        u[row_dofs[r, t]] += zd[r, t] * delta
-    if r < n_contact_rows:
-        for side in range(2):
-            body = row_side[r, side]
-            if body >= 0:
-                for a in range(6):
-                    body_dv[body, a] += delta * row_mjb[r, side, a]
-
-
-RANK_ONE = 1e-10
-"""A contact's tangential block K_t of W counts as of rank one (or zero) when det K_t <= this × (tr K_t)²: a link
-that can slide along one tangent only (a planar arm on a wall) or not at all, where ``friction_disc``'s sticking
-impulse K_t⁻¹ v_t does not exist (``_friction_step``)."""
-
-FRAME_SIZE = 12
-"""Floats of a contact's ``tangent_frame``."""
-
-
-@njit(cache=True, forceinline=True, refcount=False)
-def tangent_frame(k11, k12, k22, frame):
-    """frame (FRAME_SIZE,) = what the friction steps of a contact with tangential block K_t = [[k11, k12], [k12,
-    k22]] of W need and W keeps over a step's sweeps: K_t; its inverse; its ``disc_frame`` (e1, e2, qa, qb); its
-    rank, 2, 1 (``RANK_ONE``; then (qa, qb) is the unit vector e with K_t ≈ tr K_t · e eᵀ and e2 = tr K_t) or 0;
-    and the γ of its last sliding friction step (``disc_boundary``'s start in the next sweep), 0 at first."""
-    frame[0], frame[1], frame[2] = k11, k12, k22
-    frame[11] = 0.0
-    trace = k11 + k22
-    det = k11 * k22 - k12 * k12
-    if det > RANK_ONE * trace * trace:
-        frame[3], frame[4], frame[5] = k22 / det, -k12 / det, k11 / det
-        frame[6], frame[7], frame[8], frame[9] = disc_frame(k11, k12, k22)
-        frame[10] = 2.0
-    elif trace > 0.0:
-        e1, e2 = (k11, k12) if k11 >= k22 else (k12, k22)   # the column of larger norm
-        norm = np.sqrt(e1 * e1 + e2 * e2)
-        frame[7], frame[8], frame[9] = trace, e1 / norm, e2 / norm
-        frame[10] = 1.0
-    else:
-        frame[10] = 0.0
-
-
-@njit(cache=True, forceinline=True, refcount=False)
-def _friction_step(frame, old1, old2, vt1, vt2, limit, friction_model, directions):
-    """The friction impulse (λ_t1, λ_t2) of one contact's Gauss–Seidel visit, by the World's own friction step
-    (solvers/sequential_impulse.py, ArtiSynth notes 0.16 and 0.10): from the impulse ``old`` and the tangential
-    velocity v_t it leaves, the point of the disc |λ_t| <= ``limit`` (FRICTION_CONE: ``friction_disc``, its
-    sticking impulse λ_old − K_t⁻¹ v_t inside, ``disc_boundary`` outside) or of its inscribed polygon
-    (FRICTION_PYRAMID: ``friction_polygon``) that removes v_t the most in the K_t⁻¹ metric (maximal
-    dissipation), K_t the contact's tangential block of W = J M⁻¹ Jᵀ given by its ``tangent_frame``.
-    FRICTION_BOX: each row in turn within ±limit, the second seeing the first's change (notes 0.10).
-    Where K_t has rank one (``RANK_ONE``) with unit eigenvector e, v_t moves along e only: the impulse is s e, s
-    the row's own step along e clamped to ±limit (the least impulse of the set of minimizers), then onto the
-    polygon for the pyramid; for rank zero it is zero."""
-    if not limit > 0.0:   # μ = 0 or friction="none" (μ set to 0), or no normal impulse
-        return 0.0, 0.0
-    k11, k12, k22, rank = frame[0], frame[1], frame[2], frame[10]
-    if friction_model == FRICTION_BOX:
-        n1 = min(max(old1 - vt1 / k11 if k11 > 0.0 else old1, -limit), limit)
-        n2 = old2 - (vt2 + k12 * (n1 - old1)) / k22 if k22 > 0.0 else old2
-        return n1, min(max(n2, -limit), limit)
-    if rank == 2.0:
-        if friction_model == FRICTION_PYRAMID:
-            return friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions)
-        u1 = old1 - (frame[3] * vt1 + frame[4] * vt2)
-        u2 = old2 - (frame[4] * vt1 + frame[5] * vt2)
-        if u1 * u1 + u2 * u2 <= limit * limit:
-            return u1, u2
-        t1, t2, frame[11] = disc_boundary(frame[6], frame[7], frame[8], frame[9], k11 * old1 + k12 * old2 - vt1,
-                                          k12 * old1 + k22 * old2 - vt2, limit, frame[11])
-        return t1, t2
-    if rank == 0.0:
-        return 0.0, 0.0
-    e1, e2 = frame[8], frame[9]
-    s = min(max(e1 * old1 + e2 * old2 - (e1 * vt1 + e2 * vt2) / frame[7], -limit), limit)
-    if friction_model == FRICTION_PYRAMID:
-        return friction_polygon(1.0, 0.0, 1.0, s * e1, s * e2, 0.0, 0.0, limit, directions)
-    return s * e1, s * e2
-
-
-@njit(cache=True, forceinline=True, refcount=False)
-def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
-    """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
-    turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
-    and one for the update, the coupling inside the contact from its 3 × 3 block of W (``W``, ``W_off``).
-    Normal λ >= lo, then the friction by the World's friction step (``_friction_step``: the cone's disc or the
-    pyramid's polygon of ``directions`` vertices in the K_t⁻¹ metric, or the box) within μ λ_n of the new λ_n, as
-    the World's sweep takes a contact's friction after its normal. ``rows`` the contact stage's ``Rows``, ``u`` =
-    D⁻¹ Σ Z λ. Returns (change, largest) with this contact's impulse changes and impulses taken in."""
-    zc, zd, row_dofs, row_ndof, row_side, row_jb, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
-                                                                      rows.row_side, rows.row_jb, rows.row_mjb,
-                                                                      rows.body_dv)
-    W, W_off, vrow, target, lam, lo, row_mu = rows.W, rows.W_off, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu
-    if lam[r] == 0.0 and lam[r + 1] == 0.0 and lam[r + 2] == 0.0:
-        # a contact without impulse stays without while its normal row's residual keeps it open (then its friction
-        # bound μ λ_n is 0 too): that residual alone, the same sum as below, decides it (a fifth of the humanoid's
-        # contacts are speculative ones, inside the margin and not touching)
-        if W[r] <= 0.0:
-            return change, largest
-        d0 = vrow[r] - target[r]
-        for t in range(row_ndof[r]):
-            d0 += zc[r, t] * u[row_dofs[r, t]]
-        for side in range(2):
-            body = row_side[r, side]
-            if body >= 0:
-                for a in range(6):
-                    d0 += row_jb[r, side, a] * body_dv[body, a]
-        if d0 >= 0.0:
-            return change, largest
-    d0 = vrow[r] - target[r]
-    d1 = vrow[r + 1] - target[r + 1]
-    d2 = vrow[r + 2] - target[r + 2]
-    for t in range(row_ndof[r]):
-        ud = u[row_dofs[r, t]]
-        d0 += zc[r, t] * ud
-        d1 += zc[r + 1, t] * ud
-        d2 += zc[r + 2, t] * ud
-    for side in range(2):
-        body = row_side[r, side]
-        if body >= 0:
-            for a in range(6):
-                dv = body_dv[body, a]
-                d0 += row_jb[r, side, a] * dv
-                d1 += row_jb[r + 1, side, a] * dv
-                d2 += row_jb[r + 2, side, a] * dv
-    w01, w02 = W_off[r], W_off[r + 1]
-    l0, l1, l2 = lam[r], lam[r + 1], lam[r + 2]
-    n0 = l0
-    if W[r] > 0.0:   # (inv_W: 1 / W, 0 for a row that moves nothing; a division costs several multiplications)
-        n0 = max(l0 - d0 * rows.inv_W[r], lo[r])
-    c0 = n0 - l0
-    n1, n2 = _friction_step(rows.tangent_frame[r // 3], l1, l2, d1 + w01 * c0, d2 + w02 * c0, row_mu[r + 1] * n0,
-                            friction_model, directions)
-    c1, c2 = n1 - l1, n2 - l2
-    # measured after the friction step: a sliding contact's impulse stays on the boundary, where a row-by-row
-    # change before the projection would never end the sweeps
-    change = max(change, abs(c0), abs(c1), abs(c2))
-    largest = max(largest, abs(n0), abs(n1), abs(n2))
-    lam[r], lam[r + 1], lam[r + 2] = n0, n1, n2
-    if c0 != 0.0 or c1 != 0.0 or c2 != 0.0:
-        for t in range(row_ndof[r]):
-            u[row_dofs[r, t]] += zd[r, t] * c0 + zd[r + 1, t] * c1 + zd[r + 2, t] * c2
-        for side in range(2):
-            body = row_side[r, side]
-            if body >= 0:
-                for a in range(6):
-                    body_dv[body, a] += (c0 * row_mjb[r, side, a] + c1 * row_mjb[r + 1, side, a]
-                                         + c2 * row_mjb[r + 2, side, a])
-    return change, largest
-
-
-@njit(cache=True, forceinline=True, refcount=False)
 def _keep_joint_impulses(st, rows, first, n_rows):
     """The impulses of this stage's limit and dry friction rows (rows first … n_rows − 1; ``row_slot`` 2 d + side
     of a limit on coordinate d, d of a friction row) into the joint state, 0 for a coordinate without one."""
@@ -673,9 +509,9 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     ``packed_rows`` = (floats, ints, R, B), R rows and B bodies of capacity (``rows_views``): rows_J, rows_Y (R,
     nv), W (R,) the diagonal, row_side (R, 2) int, row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,)
     int (``Rows``); M (nv, nv). ``bodies`` is (inv_mass, inv_inertia_body, x, q, v, w, force, torque) of the World's
-    bodies, ``settings`` (h [s], baumgarte, slop [m], restitution_threshold [m/s], Gauss–Seidel sweeps,
-    max_push_velocity [m/s] of a limit's push, the sweeps' relative tolerance, the friction model: FRICTION_CONE,
-    FRICTION_PYRAMID, FRICTION_BOX or FRICTION_NONE, the pyramid's directions, the World's sub-steps: a slot holds
+    bodies, ``settings`` (h [s], baumgarte, slop [m], restitution_threshold [m/s], the solver's settings
+    (robots/contact_solve.py ``link_solve``: ``Forest.stage_solver``), max_push_velocity [m/s] of a limit's push, the
+    friction model (sequential_impulse.FRICTION_*), the pyramid's directions, the World's sub-steps: a slot holds
     one sub-step's share of the step's impulse, as the World's solve leaves it and ``detect.gather`` reads it);
     ``old`` the last step's ``WarmStart`` (collision/contacts.py): its contacts warm-start those found again. q and
     q̇ are kept as at the step's start first (``finish_coupled``); at the end the pairs that touch a link leave the
@@ -685,8 +521,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     the robots whole) or STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow,
     call again)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
-    (h, baumgarte, slop, restitution_threshold, iterations, max_push, tolerance, friction_model, directions,
-     substeps) = settings
+    h, baumgarte, slop, restitution_threshold, solver, max_push, friction_model, directions, substeps = settings
     tree, _, st, work, sc = _unpack(buffers)
     rf, ri, R_cap, B_cap = packed_rows
     # the stage is needed when a contact touches a link, a joint has dry friction or a limit is in reach
@@ -700,7 +535,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         return STAGE_TOO_FEW_ROWS, -1, link_contacts
     rows = rows_views(rf, ri, R_cap, st.qd.shape[0], B_cap)
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _, _) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _, _, row_C) = rows
     _save(st, sc)
     # the velocity stage through M itself, which the rows need factored anyway: q̈ = (M + h D)⁻¹ (τ − C q̇ − g)
     # with M by the CRBA (and the implicit damping's h D and the armature on its diagonal: ``joint_forces``),
@@ -779,9 +614,13 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 else:
                     lo[row] = -np.inf   # friction: within ±μ λ_n, set in the sweeps
                 target[row] = 0.0
-            # the depth and restitution, until the free velocity gives the targets (below)
+            # the depth, restitution and a compliant pair's material, until the free velocity and W give the targets
+            # (below)
             target[first] = slots.depth[s]
             target[first + 1] = e
+            target[first + 2] = pairs.pair_dissipation[k]
+            row_C[first] = pairs.pair_compliance[k]
+            row_C[first + 1] = row_C[first + 2] = 0.0
             # warm start: the impulses of the same contact (pair key and feature id) in the last step
             lam[first] = lam[first + 1] = lam[first + 2] = 0.0
             old_key, old_count, old_feature = old.pair_key, old.pair_contacts, old.feature
@@ -820,6 +659,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             row = n_rows
             n_rows += 1
             _coordinate_row(tree.dof_parent, d, sign, row, rows_J, row_dofs, row_ndof)
+            row_C[row] = 0.0
             row_side[row, 0] = -1
             row_side[row, 1] = -1
             row_normal[row] = row
@@ -844,6 +684,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         row = n_rows
         n_rows += 1
         _coordinate_row(tree.dof_parent, d, 1.0, row, rows_J, row_dofs, row_ndof)
+        row_C[row] = 0.0
         row_side[row, 0] = -1
         row_side[row, 1] = -1
         row_normal[row] = -1
@@ -958,7 +799,18 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                     s += jb[3] * w[body, 0] + jb[4] * w[body, 1] + jb[5] * w[body, 2]
         vrow[r] = s
     for r in range(0, n_contact_rows, 3):
-        depth, e = target[r], target[r + 1]
+        depth, e, dissipation = target[r], target[r + 1], target[r + 2]
+        target[r + 1] = 0.0
+        target[r + 2] = 0.0
+        if row_C[r] > 0.0 and W[r] > 0.0:
+            # a compliant pair (docs/materials.md): the normal row is its Hunt–Crossley spring–damper over the step,
+            # v_n + bias + C λ = 0 (``compliant_row``, as the World's compliant rows), C = 1 / D on W's diagonal
+            bias, damping = compliant_row(row_C[r], dissipation, -depth, 1.0 / W[r], h)
+            target[r] = -bias
+            row_C[r] = 1.0 / damping
+            rows.inv_W[r] = 1.0 / (W[r] + row_C[r])
+            continue
+        row_C[r] = 0.0
         closing = -vrow[r]
         bounce = e * closing if closing > restitution_threshold else 0.0
         if depth < 0.0:
@@ -971,49 +823,14 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 target[r] = min(0.0, (depth + slop) / h)
         else:
             target[r] = max(bounce, baumgarte * max(depth - slop, 0.0) / h)
-        target[r + 1] = 0.0
-        target[r + 2] = 0.0
-    # projected Gauss–Seidel on W λ + v_free >= target ⊥ λ (friction within ±μ λ_n), from the warm start, until
-    # no impulse moves by more than ``tolerance`` of the largest (or ``iterations`` sweeps). W is never formed:
-    # (W λ)_r = Z_r · u + J_b · Δv_b with u = D⁻¹ Σ Z_c λ_c and Δv_b = Σ λ_c M_b⁻¹ J_bᵀ kept current, so a row
-    # costs its path, not the number of rows (sequential impulses in joint space)
-    u = sc.qdd   # free once the velocity stage has used it
-    for d in range(nv):
-        u[d] = 0.0
-    for r in range(n_rows):
-        for side in range(2):
-            body = row_side[r, side] if r < n_contact_rows else -1
-            if body >= 0:
-                for a in range(6):
-                    body_dv[body, a] = 0.0
-    for r in range(n_rows):
-        _apply_row(r, lam[r], n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
-    stats[0], stats[1] = 0.0, 0.0
-    for _ in range(iterations):
-        change, largest = 0.0, 0.0
-        stats[0] += 1.0
-        for r in range(0, n_contact_rows, 3):
-            change, largest = _contact_sweep(r, rows, u, friction_model, directions, change, largest)
-        for r in range(n_contact_rows, n_rows):
-            if W[r] <= 0.0:
-                continue
-            s = vrow[r] - target[r]
-            for t in range(row_ndof[r]):
-                s += zc[r, t] * u[row_dofs[r, t]]
-            new = lam[r] - s * rows.inv_W[r]
-            if row_normal[r] < 0:    # a joint's dry friction: |λ| <= friction h
-                new = min(max(new, -row_mu[r]), row_mu[r])
-            else:
-                new = max(new, lo[r])
-            delta = new - lam[r]
-            if delta != 0.0:
-                _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
-            change = max(change, abs(delta))
-            largest = max(largest, abs(new))
-            lam[r] = new
-        stats[1] = change / largest if largest > 0.0 else 0.0
-        if change <= tolerance * largest:
-            break
+    # the rows' impulses by the World's solver (robots/contact_solve.py), from the warm start
+    # (sc.qdd is free by now; Gauss–Seidel called directly: through link_solve's @overload the stage took 1 µs more)
+    if sweeps_singly(solver):
+        done, residual, code = _pgs_rows(rows, n_rows, n_contact_rows, sc.qdd, friction_model, directions,
+                                         solver.iterations, solver.tolerance)
+    else:
+        done, residual, code = link_solve(solver, rows, n_rows, n_contact_rows, sc.qdd, friction_model, directions)
+    stats[0], stats[1], stats[2] = done, residual, code
     # q̇ = q̇_free + M⁻¹ Jᵀ λ: the generalized impulse gathered along each row's path, then one solve
     g = sc.qdd   # free once the velocity stage has used it
     for d in range(nv):
@@ -1077,25 +894,26 @@ def show_link_pairs(pair_contacts, kept):
 
 
 StagePairs = namedtuple("StagePairs", ["pair_key", "pair_body", "pair_friction", "pair_restitution",
-                                       "pair_contacts"])
+                                       "pair_contacts", "pair_compliance", "pair_dissipation"])
 """The contact pair fields the contact stage reads (``fields.ContactPairs``): passing these alone saves the
 unboxing of the others at each call (``ArrayGroup.subview``)."""
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W", "tangent_frame"])
+                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W", "tangent_frame", "row_C"])
 """The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
 W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]; inv_D (nv,)
 the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications);
 row r's path (the coordinates its Z can touch, deepest first) is row_dofs[r, :row_ndof[r]], and rows_J, rows_Y
 (dense, by coordinate) are written on it only; zc, zd (R, nv) hold Z and D⁻¹ Z by path position, so that a
 sweep reads them in order; tangent_frame (R, FRAME_SIZE) holds contact c's (first row 3c) ``tangent_frame`` in
-row c."""
+row c; row_C (R,) [1/kg] the compliance of a compliant contact's normal row (``compliant_row``; 0: rigid), on
+W's diagonal."""
 
 
 def rows_size(R: int, nv: int, B: int) -> tuple[int, int]:
     """(floats, ints) in the packed buffers of a ``Rows`` of R rows, nv coordinates and B World bodies."""
-    return 4 * R * nv + 8 * R + (24 + FRAME_SIZE) * R + 6 * B + 2 + nv, R * nv + 5 * R + nv
+    return 4 * R * nv + 9 * R + (24 + FRAME_SIZE) * R + 6 * B + 3 + nv, R * nv + 5 * R + nv
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -1121,17 +939,19 @@ def rows_views(rf, ri, R, nv, B):
     o += 4 * R
     row_mu, vrow, W_off, inv_W = view(rf, o, R), view(rf, o + R, R), view(rf, o + 2 * R, R), view(rf, o + 3 * R, R)
     o += 4 * R
+    row_C = view(rf, o, R)
+    o += R
     body_dv = view(rf, o, (B, 6))
     o += 6 * B
-    stats = view(rf, o, 2)
-    inv_D = view(rf, o + 2, nv)
+    stats = view(rf, o, 3)
+    inv_D = view(rf, o + 3, nv)
     row_dofs = view(ri, 0, (R, nv))
     o = R * nv
     row_side = view(ri, o, (R, 2))
     row_normal, row_slot, row_ndof = view(ri, o + 2 * R, R), view(ri, o + 3 * R, R), view(ri, o + 4 * R, R)
     dof_stamp = view(ri, o + 5 * R, nv)
     return Rows(rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow,
-                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W, tangent_frame)
+                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W, tangent_frame, row_C)
 
 
 def _row_capacity(forest, rows: int, bodies: int) -> tuple:
@@ -1149,11 +969,12 @@ def _row_capacity(forest, rows: int, bodies: int) -> tuple:
     return forest.packed_rows
 
 
-_CONTACT_STAGE = CallSite(contact_stage, fixed=True)
+_CONTACT_STAGE = {solver: CallSite(contact_stage, fixed=True) for solver in (PGS, APGD, CG, Lemke)}
 """``contact_stage`` called without the dispatcher's typing of its ~60 arrays in namedtuples (~100 ns each;
-jit.CallSite): the contact list, the bodies and the row scratch keep their types from step to step."""
+jit.CallSite), one site per solver class: the contact list, the bodies and the row scratch keep their types from
+step to step, and the solver's settings, inside the plain settings tuple, keep theirs within a site."""
 _FINISH_STEP = CallSite(finish_step, fixed=True)
-_LINKS_STEP = CallSite(links_step, fixed=True)
+_LINKS_STEP = {solver: CallSite(links_step, fixed=True) for solver in (PGS, APGD, CG, Lemke)}
 
 
 def _stage_arguments(model, state, contacts, dt: float) -> tuple:
@@ -1170,10 +991,12 @@ def _stage_arguments(model, state, contacts, dt: float) -> tuple:
     settings = model.settings
     b, bm = state.bodies(), model.bodies()
     bodies = (bm.inv_mass, bm.inv_inertia_body, b.x, b.q, b.v, b.w, b.force, b.torque)
-    stage_settings = (dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.iterations,
-                      settings.max_push_velocity, forest.tolerance,
-                      FRICTION_MODELS[settings.friction], settings.friction_directions,
-                      settings.substeps)
+    stage_settings = forest.stage_settings   # (kept while dt and the forest's sweeps and tolerance are the same)
+    if stage_settings is None or stage_settings[0] != dt:
+        stage_settings = forest.stage_settings = (
+            dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.stage_solver(settings),
+            settings.max_push_velocity, FRICTION_MODELS[settings.friction], settings.friction_directions,
+            settings.substeps)
     return (forest.buffers, model.gravity, forest.body_link(n), now.pairs.subview(StagePairs), now.slots.view(),
             contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)
 
@@ -1194,9 +1017,10 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     contact touched a link)."""
     forest = model.robots
     args = _stage_arguments(model, state, contacts, dt)
-    rows, left, link_contacts = _CONTACT_STAGE(*args)
+    site = _CONTACT_STAGE[type(args[7][4])]   # (the stage's solver: its settings' fifth entry)
+    rows, left, link_contacts = site(*args)
     if rows == STAGE_TOO_FEW_ROWS:
-        rows, left, link_contacts = _CONTACT_STAGE(*_grow_rows(model, args, link_contacts))
+        rows, left, link_contacts = site(*_grow_rows(model, args, link_contacts))
     forest.coupled = rows != STAGE_UNCOUPLED
     forest.last_rows = max(rows, 0)
     forest.hidden = contacts.now.pair_count if link_contacts else 0
@@ -1212,9 +1036,10 @@ def step_alone(model, state, contacts, dt: float) -> int:
     args = _stage_arguments(model, state, contacts, dt)
     b = state.bodies()
     finish = (forest.integrator == "rk4", forest.link_bodies, b.awake, b.sleep_timer)
-    rows, link_contacts, bad = _LINKS_STEP(*args, finish)
+    site = _LINKS_STEP[type(args[7][4])]
+    rows, link_contacts, bad = site(*args, finish)
     if rows == STAGE_TOO_FEW_ROWS:
-        rows, link_contacts, bad = _LINKS_STEP(*_grow_rows(model, args, link_contacts), finish)
+        rows, link_contacts, bad = site(*_grow_rows(model, args, link_contacts), finish)
     forest.coupled = rows != STAGE_UNCOUPLED
     forest.last_rows = max(rows, 0)
     forest.hidden = 0

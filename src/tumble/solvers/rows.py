@@ -7,7 +7,8 @@ time by the type of their first argument:
 - ``product(op, x)``: op x. A dense (n, n) matrix, or a ``ContactRows``: (N + C) x with N = J M⁻¹ Jᵀ applied
   as a scatter of the impulses x into body velocity changes M⁻¹ Jᵀ x (Baraff II (8-12)) and a gather J (·)
   (seed 004: N = Dᵀ M⁻¹ D is never formed), plus the compliance C of regularized rows;
-- ``project(feasible, z)``: z onto the feasible set in place. A (lo, hi) box, or a ``RowSet``: per contact,
+- ``project(feasible, z)``: z onto the feasible set in place. A (lo, hi) box, a ``RowList`` (the link contact
+  stage's rows, robots/contact_solve.py: contacts' triples, then single rows in boxes), or a ``RowSet``: per contact,
   λ_n ≥ 0, then the friction impulse onto the model's set of radius μ λ_n (the disc, the Anitescu–Stewart
   polygon, the box |λ_t,i| ≤ μ λ_n) or zero. The friction set depends on λ_n, so this is the projection
   of notes 0.16's Gauss–Seidel (friction bounded by the current normal impulse), whose fixed points are
@@ -44,6 +45,12 @@ ContactRows = namedtuple("ContactRows", ["pair_body", "pair_contacts", "pair_awa
 normal (S, 3), tangent (S, 2, 3), ang_*/inv_ang_* (S, 3, 3)), body inv_mass (n,), compliance (S,) [1/kg]
 (the velocity per impulse a regularized normal row adds; 0 for a rigid row), dv, dw (n, 3) scratch, width
 1 or 3."""
+
+RowList = namedtuple("RowList", ["contact_rows", "row_mu", "lo", "hi", "friction_model", "directions", "scale"])
+"""The feasible set of a list of rows (the link contact stage's, robots/contact_solve.py): rows 0 … contact_rows − 1
+in contacts' triples (normal, t1, t2), each λ_n >= 0 and its friction pair in the model's set of radius
+row_mu[t1] λ_n (``friction_onto``); every later row r within [lo[r], hi[r]] (a joint limit, a joint's dry
+friction). scale (n,) each row's effective mass [kg] for the residual, as ``RowSet``'s."""
 
 RowSet = namedtuple("RowSet", ["pair_contacts", "pair_awake", "pair_friction", "friction_model", "directions",
                                "scale", "width"])
@@ -127,6 +134,24 @@ def _product_impl(op, x):
     return None
 
 
+@njit(cache=True, forceinline=True)
+def friction_onto(model, t1, t2, limit, directions):
+    """(t1, t2) projected onto the friction set of radius ``limit`` = μ λ_n of ``model`` (module docstring): the
+    disc, the box |t_i| <= limit, the Anitescu–Stewart polygon of ``directions`` (Euclidean: K_t = I) or zero."""
+    if model == FRICTION_CONE:
+        norm = np.sqrt(t1 * t1 + t2 * t2)
+        if norm > limit:
+            f = limit / norm
+            t1, t2 = t1 * f, t2 * f
+    elif model == FRICTION_BOX:
+        t1, t2 = min(max(t1, -limit), limit), min(max(t2, -limit), limit)
+    elif model == FRICTION_PYRAMID:   # the nearest point of the polygon (K_t = I: Euclidean)
+        t1, t2 = friction_polygon(1.0, 0.0, 1.0, t1, t2, 0.0, 0.0, limit, directions)
+    else:
+        t1, t2 = 0.0, 0.0
+    return t1, t2
+
+
 @njit(cache=True)
 def _project_rows(feasible, z):
     width = feasible.width
@@ -139,22 +164,19 @@ def _project_rows(feasible, z):
             r = width * slot(k, j)
             lam_n = max(z[r], 0.0)
             z[r] = lam_n
-            if width == 1:
-                continue
-            limit = mu * lam_n
-            t1, t2 = z[r + 1], z[r + 2]
-            if model == FRICTION_CONE:
-                norm = np.sqrt(t1 * t1 + t2 * t2)
-                if norm > limit:
-                    f = limit / norm
-                    t1, t2 = t1 * f, t2 * f
-            elif model == FRICTION_BOX:
-                t1, t2 = min(max(t1, -limit), limit), min(max(t2, -limit), limit)
-            elif model == FRICTION_PYRAMID:   # the nearest point of the polygon (K_t = I: Euclidean)
-                t1, t2 = friction_polygon(1.0, 0.0, 1.0, t1, t2, 0.0, 0.0, limit, feasible.directions)
-            else:
-                t1, t2 = 0.0, 0.0
-            z[r + 1], z[r + 2] = t1, t2
+            if width == 3:
+                z[r + 1], z[r + 2] = friction_onto(model, z[r + 1], z[r + 2], mu * lam_n, feasible.directions)
+
+
+@njit(cache=True)
+def _project_list(feasible, z):
+    for r in range(0, feasible.contact_rows, 3):
+        lam_n = max(z[r], 0.0)
+        z[r] = lam_n
+        z[r + 1], z[r + 2] = friction_onto(feasible.friction_model, z[r + 1], z[r + 2], feasible.row_mu[r + 1] * lam_n,
+                                           feasible.directions)
+    for r in range(feasible.contact_rows, z.shape[0]):
+        z[r] = min(max(z[r], feasible.lo[r]), feasible.hi[r])
 
 
 def project(feasible, z):
@@ -172,6 +194,8 @@ def _project_impl(feasible, z):
         return box
     if _is(feasible, RowSet):
         return lambda feasible, z: _project_rows(feasible, z)
+    if _is(feasible, RowList):
+        return lambda feasible, z: _project_list(feasible, z)
     return None
 
 
@@ -181,7 +205,7 @@ def _rows_residual(feasible, x, w):
     z = np.empty_like(x)
     for i in range(x.shape[0]):
         z[i] = x[i] - scale[i] * w[i]
-    _project_rows(feasible, z)
+    project(feasible, z)
     out = 0.0
     for i in range(x.shape[0]):
         if scale[i] > 0.0:
@@ -203,6 +227,6 @@ def _natural_residual_impl(feasible, x, w):
             lo, hi = feasible
             return natural_map_norm(x, w, lo, hi)
         return box
-    if _is(feasible, RowSet):
+    if _is(feasible, RowSet) or _is(feasible, RowList):
         return lambda feasible, x, w: _rows_residual(feasible, x, w)
     return None
