@@ -479,11 +479,6 @@ class World:
         changes."""
         row = {key: float(self._array(key)[index]) for key in _MATERIAL_EXTRAS}
         extras = self._contact_material(**{**_material_record(row), name: value})
-        link = self._records[index].get("robot_link")
-        if link is not None and name in ("rolling_friction", "torsional_friction") and extras[name] != 0.0:
-            raise ValueError(f"{name} of robot {link!r}'s link body {self._records[index]['name']!r} must be 0: the "
-                             f"link contact stage (robots/contact_solve.py) has no rolling or torsional rows; got "
-                             f"{value!r}")
         self._array(name)[index] = extras[name]
         self._records[index][name] = _material_record(extras)[name]
 

@@ -13,8 +13,9 @@ by the solver the World was given, as the World's own contact rows are (solvers/
 - ``PGS`` (default): projected Gauss–Seidel in joint space, W never formed (``_pgs_rows``: (W λ)_r = Z_r · u +
   J_b · Δv_b with u = D⁻¹ Σ Z_c λ_c and Δv_b = Σ λ_c M_b⁻¹ J_bᵀ kept current, so a row costs its path), each
   contact's friction by the World's friction step (``_friction_step``: sequential_impulse.friction_disc's disc
-  or friction_polygon's polygon in the K_t metric, or the box); the stage's own sweep cap and relative tolerance
-  (``Forest.iterations``, ``Forest.tolerance``);
+  or friction_polygon's polygon in the K_t metric, or the box), and a pair's torsional and rolling rows
+  (docs/materials.md) after its contacts, as the World's ``angular_sweep`` (``_block_sweep``); the stage's own
+  sweep cap and relative tolerance (``Forest.iterations``, ``Forest.tolerance``);
 - ``APGD``, ``CG``, ``Lemke``: on W formed densely (``delassus``, the rows that move something): projected.apgd's
   accelerated projected gradient with the rows' feasible set (solvers/rows.py ``RowList``, the projection of
   the World's APGD); mprgp.cg_qp's projected conjugate gradients on the normal and limit rows (frictionless,
@@ -52,6 +53,7 @@ from ..solvers.result import CONVERGED, FAILED, INFEASIBLE, MAX_ITERATIONS
 from ..solvers.rows import RowList, natural_residual, project
 from ..solvers.sequential_impulse import (
     FRICTION_BOX,
+    FRICTION_CONE,
     FRICTION_PYRAMID,
     disc_boundary,
     disc_frame,
@@ -156,19 +158,23 @@ def _friction_step(frame, old1, old2, vt1, vt2, limit, friction_model, direction
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
-    """One Gauss–Seidel visit of the contact whose rows are r (normal), r + 1, r + 2 (friction): the three rows in
-    turn, exactly as row by row, but with one pass along their shared path for the three residuals (Z_a · u)
-    and one for the update, the coupling inside the contact from its 3 × 3 block of W (``W``, ``W_off``).
-    Normal λ >= lo, then the friction by the World's friction step (``_friction_step``: the cone's disc or the
-    pyramid's polygon of ``directions`` vertices in the K_t⁻¹ metric, or the box) within μ λ_n of the new λ_n, as
-    the World's sweep takes a contact's friction after its normal. ``rows`` the contact stage's ``Rows``, ``u`` =
-    D⁻¹ Σ Z λ. Returns (change, largest) with this contact's impulse changes and impulses taken in."""
+def _block_sweep(r, rows, u, friction_model, directions, change, largest, angular):
+    """One Gauss–Seidel visit of the block of rows r, r + 1, r + 2: a contact's (normal, t1, t2), or with
+    ``angular`` a pair's torsional and rolling rows (n, t1, t2 of its first contact; docs/materials.md). The three
+    rows in turn, exactly as row by row, but with one pass along their shared path for the three residuals
+    (Z_a · u) and one for the update, the coupling inside the block from its 3 × 3 block of W (``W``, ``W_off``).
+    A contact: normal λ >= lo, then the friction by the World's friction step (``_friction_step``: the cone's disc
+    or the pyramid's polygon of ``directions`` vertices in the K_t⁻¹ metric, or the box) within μ λ_n of the new
+    λ_n, as the World's sweep takes a contact's friction after its normal. A pair's angular rows, as the World's
+    ``angular_sweep``: the spin within ±μ_s Λ, then the rolling pair in the disc μ_r Λ (``friction_disc``
+    whatever the friction model), Λ the sum of the pair's normal impulses (its ``row_normal[r]``-th row and the
+    next ``row_normal[r + 1]`` − 1 contacts' normal rows). ``rows`` the contact stage's ``Rows``, ``u`` = D⁻¹ Σ Z λ.
+    Returns (change, largest) with this block's impulse changes and impulses taken in."""
     zc, zd, row_dofs, row_ndof, row_side, row_jb, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
                                                                       rows.row_side, rows.row_jb, rows.row_mjb,
                                                                       rows.body_dv)
     W, W_off, vrow, target, lam, lo, row_mu = rows.W, rows.W_off, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu
-    if lam[r] == 0.0 and lam[r + 1] == 0.0 and lam[r + 2] == 0.0:
+    if not angular and lam[r] == 0.0 and lam[r + 1] == 0.0 and lam[r + 2] == 0.0:
         # a contact without impulse stays without while its normal row's residual keeps it open (then its friction
         # bound μ λ_n is 0 too): that residual alone, the same sum as below, decides it (a fifth of the humanoid's
         # contacts are speculative ones, inside the margin and not touching)
@@ -203,11 +209,21 @@ def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
     w01, w02 = W_off[r], W_off[r + 1]
     l0, l1, l2 = lam[r], lam[r + 1], lam[r + 2]
     n0 = l0
-    if W[r] > 0.0:   # (inv_W: 1 / W, 0 for a row that moves nothing; a division costs several multiplications)
-        n0 = max(l0 - (d0 + rows.row_C[r] * l0) * rows.inv_W[r], lo[r])   # (C: a compliant row's, else 0)
+    if angular:
+        total = 0.0
+        first = rows.row_normal[r]
+        for j in range(rows.row_normal[r + 1]):
+            total += lam[first + 3 * j]
+        if W[r] > 0.0:
+            n0 = min(max(l0 - d0 * rows.inv_W[r], -row_mu[r] * total), row_mu[r] * total)
+        bound, model = row_mu[r + 1] * total, FRICTION_CONE
+    else:
+        if W[r] > 0.0:   # (inv_W: 1 / W, 0 for a row that moves nothing; a division costs several multiplications)
+            n0 = max(l0 - (d0 + rows.row_C[r] * l0) * rows.inv_W[r], lo[r])   # (C: a compliant row's, else 0)
+        bound, model = row_mu[r + 1] * n0, friction_model
     c0 = n0 - l0
-    n1, n2 = _friction_step(rows.tangent_frame[r // 3], l1, l2, d1 + w01 * c0, d2 + w02 * c0, row_mu[r + 1] * n0,
-                            friction_model, directions)
+    n1, n2 = _friction_step(rows.tangent_frame[r // 3], l1, l2, d1 + w01 * c0, d2 + w02 * c0, bound, model,
+                            directions)
     c1, c2 = n1 - l1, n2 - l2
     # measured after the friction step: a sliding contact's impulse stays on the boundary, where a row-by-row
     # change before the projection would never end the sweeps
@@ -227,31 +243,34 @@ def _contact_sweep(r, rows, u, friction_model, directions, change, largest):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _pgs_rows(rows, n_rows, n_contact_rows, u, friction_model, directions, iterations, tolerance):
+def _pgs_rows(rows, n_rows, n_contact_rows, n_body_rows, u, friction_model, directions, iterations, tolerance):
     """Projected Gauss–Seidel on the rows (module docstring) from the warm start ``rows.lam``, until no impulse
-    moves by more than ``tolerance`` of the largest, or ``iterations`` sweeps; u (nv,) scratch. Returns (sweeps,
-    the last sweep's relative change, CONVERGED or MAX_ITERATIONS)."""
+    moves by more than ``tolerance`` of the largest, or ``iterations`` sweeps; u (nv,) scratch. Rows: contacts'
+    triples below ``n_contact_rows``, pairs' angular triples below ``n_body_rows`` (the rows that may touch a free
+    body), then single rows. Returns (sweeps, the last sweep's relative change, CONVERGED or MAX_ITERATIONS)."""
     zc, zd, row_dofs, row_ndof, row_side, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
                                                               rows.row_side, rows.row_mjb, rows.body_dv)
     W, vrow, target, lam, lo, row_mu, row_normal = (rows.W, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu,
                                                     rows.row_normal)
     for d in range(u.shape[0]):
         u[d] = 0.0
-    for r in range(n_contact_rows):
+    for r in range(n_body_rows):
         for side in range(2):
             body = row_side[r, side]
             if body >= 0:
                 for a in range(6):
                     body_dv[body, a] = 0.0
     for r in range(n_rows):
-        _apply_row(r, lam[r], n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
+        _apply_row(r, lam[r], n_body_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
     sweeps, relative = 0, 0.0
     for _ in range(iterations):
         change, largest = 0.0, 0.0
         sweeps += 1
         for r in range(0, n_contact_rows, 3):
-            change, largest = _contact_sweep(r, rows, u, friction_model, directions, change, largest)
-        for r in range(n_contact_rows, n_rows):
+            change, largest = _block_sweep(r, rows, u, friction_model, directions, change, largest, False)
+        for r in range(n_contact_rows, n_body_rows, 3):   # after the normal rows that bound them, as the World's
+            change, largest = _block_sweep(r, rows, u, friction_model, directions, change, largest, True)
+        for r in range(n_body_rows, n_rows):
             if W[r] <= 0.0:
                 continue
             s = vrow[r] - target[r]
@@ -264,7 +283,7 @@ def _pgs_rows(rows, n_rows, n_contact_rows, u, friction_model, directions, itera
                 new = max(new, lo[r])
             delta = new - lam[r]
             if delta != 0.0:
-                _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
+                _apply_row(r, delta, n_body_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv)
             change = max(change, abs(delta))
             largest = max(largest, abs(new))
             lam[r] = new
@@ -372,7 +391,8 @@ def _conclude(rows, n_rows, n_contact_rows, u, friction, problem, x, done, code)
     index, W, q, feasible = problem
     residual = natural_residual(feasible, x, W @ x + q) if index.shape[0] else 0.0
     if code >= INFEASIBLE or not np.isfinite(residual):
-        _pgs_rows(rows, n_rows, n_contact_rows, u, friction[0], friction[1], FALLBACK_SWEEPS, FALLBACK_TOLERANCE)
+        _pgs_rows(rows, n_rows, n_contact_rows, n_contact_rows, u, friction[0], friction[1], FALLBACK_SWEEPS,
+                  FALLBACK_TOLERANCE)
         return done, residual, FAILED
     for r in range(n_rows):
         rows.lam[r] = 0.0
@@ -403,7 +423,8 @@ def _cg_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directions
     for ii in range(every.shape[0]):
         r = every[ii]
         if ii >= contacts and rows.row_normal[r] < 0:   # a dry-friction row: a box, not MPRGP's λ >= 0
-            _pgs_rows(rows, n_rows, n_contact_rows, u, friction_model, directions, FALLBACK_SWEEPS, FALLBACK_TOLERANCE)
+            _pgs_rows(rows, n_rows, n_contact_rows, n_contact_rows, u, friction_model, directions, FALLBACK_SWEEPS,
+                      FALLBACK_TOLERANCE)
             return 0, np.inf, FAILED
         if ii >= contacts or ii % 3 == 0:
             index[m] = r
@@ -470,7 +491,8 @@ def _lemke_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directi
 
 @njit(cache=True, forceinline=True, refcount=False)
 def _pgs_link(solver, rows, n_rows, n_contact_rows, u, friction_model, directions):
-    return _pgs_rows(rows, n_rows, n_contact_rows, u, friction_model, directions, solver.iterations, solver.tolerance)
+    return _pgs_rows(rows, n_rows, n_contact_rows, n_contact_rows, u, friction_model, directions, solver.iterations,
+                     solver.tolerance)
 
 
 def link_solve(solver, rows, n_rows, n_contact_rows, u, friction_model, directions):

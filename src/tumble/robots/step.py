@@ -9,7 +9,8 @@
                      friction, as velocity-level rows: each contact's normal and two friction rows through
                      the link Jacobian (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from
                      the LTDL-factored joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus
-                     J_b M_b⁻¹ J_bᵀ of a free body on the other side; Newton restitution above the threshold
+                     J_b M_b⁻¹ J_bᵀ of a free body on the other side; a pair's torsional and rolling rows
+                     on the links' angular velocities (docs/materials.md); Newton restitution above the threshold
                      and a Baumgarte push out of penetration beyond the slop as velocity targets; warm-started
                      by feature id; solved by the World's solver and friction model (robots/contact_solve.py:
                      projected Gauss–Seidel in joint space with the World's own friction step by default,
@@ -413,11 +414,12 @@ def count_link_contacts(pair_body, pair_contacts, body_link):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2):
+def _point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2, angular):
     """J_a (nv,) += sign · d_aᵀ J_v(point) for the directions d = normal, t1, t2 (3-vectors): the generalized rows
     of the velocity of a point moving with ``link`` along them (dynamics.point_jacobian's linear rows), written on
     the link's path to the root only. A coordinate's column of J_v is R s_v + (R s_ω) × r (r from the link's
-    origin to the point, world frame), formed once for the three directions."""
+    origin to the point, world frame), formed once for the three directions. With ``angular`` the rows of the
+    link's angular velocity instead, d_aᵀ J_ω with J_ω's column R s_ω (``point`` unused)."""
     k = link
     while k >= 0:
         R = work.R_world[k]
@@ -433,10 +435,64 @@ def _point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2):
             vx = R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5] + ay * dz - az * dy
             vy = R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5] + az * dx - ax * dz
             vz = R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5] + ax * dy - ay * dx
+            if angular:
+                vx, vy, vz = ax, ay, az
             J0[d] += sign * (normal[0] * vx + normal[1] * vy + normal[2] * vz)
             J1[d] += sign * (t1[0] * vx + t1[1] * vy + t1[2] * vz)
             J2[d] += sign * (t2[0] * vx + t2[1] * vy + t2[2] * vz)
         k = tree.parent[k]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _block_rows(tree, work, rows, first, source, ab, body_link, bodies, point, normal, angular):
+    """Rows first … first + 2 of the contact stage (``Rows``) along the directions ``normal`` (3,) and its
+    ``tangent_basis`` t1, t2, between World bodies ``ab`` = (a, b): on the path of row ``source`` (its coordinates
+    already in row_dofs[source]); J of a link side through ``_point_rows`` (of the velocity of ``point``, or with
+    ``angular`` of the angular velocity), and of a free body (bodies = (inv_mass, x)) J_b = ±(d, r × d) or, with
+    ``angular``, ±(0, d), + on A. Returns (t1x, t1y, t1z, t2x, t2y, t2z)."""
+    a, b = ab
+    inv_mass, x = bodies
+    rows_J, row_dofs, row_ndof, row_side, row_jb = rows.rows_J, rows.row_dofs, rows.row_ndof, rows.row_side, \
+        rows.row_jb
+    count = row_ndof[source]
+    for r in range(first, first + 3):
+        row_ndof[r] = count
+        for t in range(count):
+            d = row_dofs[source, t]
+            row_dofs[r, t] = d
+            rows_J[r, d] = 0.0
+    nx, ny, nz = normal[0], normal[1], normal[2]
+    t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(nx, ny, nz)
+    nrm, tg1, tg2 = work.vecs[0], work.vecs[1], work.vecs[2]
+    nrm[0], nrm[1], nrm[2] = nx, ny, nz
+    tg1[0], tg1[1], tg1[2] = t1x, t1y, t1z
+    tg2[0], tg2[1], tg2[2] = t2x, t2y, t2z
+    for side in range(2):
+        body = a if side == 0 else b
+        if body_link[body] >= 0:
+            _point_rows(tree, work, body_link[body], point, nrm, tg1, tg2, 1.0 if side == 0 else -1.0,
+                        rows_J[first], rows_J[first + 1], rows_J[first + 2], angular)
+    for r in range(3):
+        row = first + r
+        dirn = nrm if r == 0 else tg1 if r == 1 else tg2
+        for side in range(2):
+            body = a if side == 0 else b
+            sign = 1.0 if side == 0 else -1.0
+            row_side[row, side] = -1
+            if body_link[body] < 0 and inv_mass[body] > 0.0:
+                row_side[row, side] = body
+                jb = row_jb[row, side]
+                if angular:
+                    for e in range(3):
+                        jb[e] = 0.0
+                        jb[3 + e] = sign * dirn[e]
+                else:
+                    rx, ry, rz = point[0] - x[body, 0], point[1] - x[body, 1], point[2] - x[body, 2]
+                    jb[0], jb[1], jb[2] = sign * dirn[0], sign * dirn[1], sign * dirn[2]
+                    jb[3] = sign * (ry * dirn[2] - rz * dirn[1])
+                    jb[4] = sign * (rz * dirn[0] - rx * dirn[2])
+                    jb[5] = sign * (rx * dirn[1] - ry * dirn[0])
+    return t1x, t1y, t1z, t2x, t2y, t2z
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -518,8 +574,8 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     World's solve (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's
     solve, the contacts touching a link), or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no
     stage (no contact touches a link, no joint has dry friction, no limit is in reach: ``finish_step`` then steps
-    the robots whole) or STAGE_TOO_FEW_ROWS when R < 3 × those contacts + 3 nv or B < the World's bodies (grow,
-    call again)."""
+    the robots whole) or STAGE_TOO_FEW_ROWS when R < 3 × (those contacts + the link pairs with torsional or rolling
+    rows) + 3 nv or B < the World's bodies (grow, call again; that count of row triples is then the third value)."""
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, solver, max_push, friction_model, directions, substeps = settings
     tree, _, st, work, sc = _unpack(buffers)
@@ -531,8 +587,13 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         coupled = coupled or tree.friction[d] > 0.0
     if not coupled:
         return STAGE_UNCOUPLED, -1, 0
-    if R_cap < 3 * link_contacts + 3 * st.qd.shape[0] or B_cap < inv_mass.shape[0]:
-        return STAGE_TOO_FEW_ROWS, -1, link_contacts
+    blocks = link_contacts   # row triples: the contacts', and each link pair's angular rows (below)
+    for k in range(pairs.pair_key.shape[0]):
+        if pairs.pair_contacts[k] and (pairs.pair_rolling[k] != 0.0 or pairs.pair_torsional[k] != 0.0) and (
+                body_link[pairs.pair_body[k, 0]] >= 0 or body_link[pairs.pair_body[k, 1]] >= 0):
+            blocks += 1
+    if R_cap < 3 * blocks + 3 * st.qd.shape[0] or B_cap < inv_mass.shape[0]:
+        return STAGE_TOO_FEW_ROWS, -1, blocks
     rows = rows_views(rf, ri, R_cap, st.qd.shape[0], B_cap)
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
      row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _, _, row_C) = rows
@@ -568,44 +629,14 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         e = pairs.pair_restitution[k]
         for j in range(pairs.pair_contacts[k]):
             s = slot(k, j)
-            p = slots.point[s]
-            nx, ny, nz = slots.normal[s, 0], slots.normal[s, 1], slots.normal[s, 2]
-            t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(nx, ny, nz)
             first = n_rows
             n_rows += 3
             # the three rows share one path (the union of theirs): the sweeps take the contact as a block
-            count = _contact_path(tree, body_link[a], body_link[b], dof_stamp, first, row_dofs[first])
-            for r in range(first, first + 3):
-                row_ndof[r] = count
-                for t in range(count):
-                    d = row_dofs[first, t]
-                    row_dofs[r, t] = d
-                    rows_J[r, d] = 0.0
-            nrm, tg1, tg2 = work.vecs[0], work.vecs[1], work.vecs[2]
-            nrm[0], nrm[1], nrm[2] = nx, ny, nz
-            tg1[0], tg1[1], tg1[2] = t1x, t1y, t1z
-            tg2[0], tg2[1], tg2[2] = t2x, t2y, t2z
-            for side in range(2):
-                body = a if side == 0 else b
-                if body_link[body] >= 0:
-                    _point_rows(tree, work, body_link[body], p, nrm, tg1, tg2, 1.0 if side == 0 else -1.0,
-                                rows_J[first], rows_J[first + 1], rows_J[first + 2])
+            row_ndof[first] = _contact_path(tree, body_link[a], body_link[b], dof_stamp, first, row_dofs[first])
+            t1x, t1y, t1z, t2x, t2y, t2z = _block_rows(tree, work, rows, first, first, (a, b), body_link,
+                                                       (inv_mass, x), slots.point[s], slots.normal[s], False)
             for r in range(3):
                 row = first + r
-                dirn = nrm if r == 0 else tg1 if r == 1 else tg2
-                for side in range(2):
-                    body = a if side == 0 else b
-                    sign = 1.0 if side == 0 else -1.0
-                    row_side[row, side] = -1
-                    if body_link[body] < 0 and inv_mass[body] > 0.0:
-                        row_side[row, side] = body
-                        rx, ry, rz = p[0] - x[body, 0], p[1] - x[body, 1], p[2] - x[body, 2]
-                        row_jb[row, side, 0] = sign * dirn[0]
-                        row_jb[row, side, 1] = sign * dirn[1]
-                        row_jb[row, side, 2] = sign * dirn[2]
-                        row_jb[row, side, 3] = sign * (ry * dirn[2] - rz * dirn[1])
-                        row_jb[row, side, 4] = sign * (rz * dirn[0] - rx * dirn[2])
-                        row_jb[row, side, 5] = sign * (rx * dirn[1] - ry * dirn[0])
                 row_normal[row] = first
                 row_mu[row] = mu
                 row_slot[row] = s
@@ -636,6 +667,44 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                         lam[first + 2] = (f[0] * t2x + f[1] * t2y + f[2] * t2z) * substeps
                         break
     n_contact_rows = n_rows
+    # a pair's torsional and rolling rows (docs/materials.md; Gauss–Seidel only, as the World's: another solver's
+    # World refuses the materials): n, t1, t2 of its first contact on the links' angular velocities, after the
+    # contacts whose normal impulses bound them
+    if sweeps_singly(solver):
+        for k in range(pairs.pair_key.shape[0]):
+            a, b = pairs.pair_body[k, 0], pairs.pair_body[k, 1]
+            c = pairs.pair_contacts[k]
+            if c == 0 or (body_link[a] < 0 and body_link[b] < 0) or (
+                    pairs.pair_rolling[k] == 0.0 and pairs.pair_torsional[k] == 0.0):
+                continue
+            s0 = slot(k, 0)
+            normal_row = 0
+            while row_slot[normal_row] != s0:   # the pair's first contact row (its contacts' rows are consecutive)
+                normal_row += 3
+            first = n_rows
+            n_rows += 3
+            nx, ny, nz = slots.normal[s0, 0], slots.normal[s0, 1], slots.normal[s0, 2]
+            t1x, t1y, t1z, t2x, t2y, t2z = _block_rows(tree, work, rows, first, normal_row, (a, b), body_link,
+                                                       (inv_mass, x), slots.normal[s0], slots.normal[s0], True)
+            for r in range(3):
+                row = first + r
+                lo[row] = -np.inf
+                target[row] = 0.0
+                row_C[row] = 0.0
+                row_slot[row] = k
+            row_normal[first], row_normal[first + 1], row_normal[first + 2] = normal_row, c, normal_row
+            row_mu[first] = pairs.pair_torsional[k]
+            row_mu[first + 1] = row_mu[first + 2] = pairs.pair_rolling[k]
+            # warm start: the pair's angular impulse of the last step (world axes, one sub-step's share), on the new
+            # directions
+            lam[first] = lam[first + 1] = lam[first + 2] = 0.0
+            k_old = np.searchsorted(old.pair_key, pairs.pair_key[k])
+            if k_old < old.pair_key.shape[0] and old.pair_key[k_old] == pairs.pair_key[k]:
+                f = old.pair_angular_impulse[k_old]
+                lam[first] = (f[0] * nx + f[1] * ny + f[2] * nz) * substeps
+                lam[first + 1] = (f[0] * t1x + f[1] * t1y + f[2] * t1z) * substeps
+                lam[first + 2] = (f[0] * t2x + f[1] * t2y + f[2] * t2z) * substeps
+    n_body_rows = n_rows   # the rows that may touch a free body: contacts' and pairs' angular ones
     # joint limits about to be passed: a unilateral row on the coordinate
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
@@ -705,7 +774,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         inv_D[d] = 1.0 / M[d, d]
     r = 0
     while r < n_rows:
-        k = 3 if r < n_contact_rows else 1   # a contact's three rows share their path: one walk for the three
+        k = 3 if r < n_body_rows else 1   # a block's three rows share their path: one walk for the three
         count = row_ndof[r]
         for rr in range(r, r + k):
             for t in range(count):
@@ -735,7 +804,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 zd[rr, t] = rows_Y[rr, d] * inv_D[d]
         r += k
     # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
-    for r in range(n_contact_rows):
+    for r in range(n_body_rows):
         for side in range(2):
             body = row_side[r, side]
             if body < 0:
@@ -761,7 +830,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         s = 0.0
         for t in range(row_ndof[r]):
             s += zc[r, t] * zd[r, t]
-        if r < n_contact_rows:
+        if r < n_body_rows:
             for side in range(2):
                 if row_side[r, side] >= 0:
                     ja, mj = row_jb[r, side], row_mjb[r, side]
@@ -769,7 +838,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                         s += ja[a] * mj[a]
         W[r] = s
         rows.inv_W[r] = 1.0 / s if s > 0.0 else 0.0
-    for r in range(0, n_contact_rows, 3):
+    for r in range(0, n_body_rows, 3):
         for k, (ra, rb) in enumerate(((r, r + 1), (r, r + 2), (r + 1, r + 2))):
             s = 0.0
             for t in range(row_ndof[r]):
@@ -788,7 +857,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         for t in range(row_ndof[r]):
             d = row_dofs[r, t]
             s += rows_J[r, d] * qd_free[d]
-        if r < n_contact_rows:
+        if r < n_body_rows:
             for side in range(2):
                 body = row_side[r, side]
                 if body >= 0:
@@ -826,7 +895,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     # the rows' impulses by the World's solver (robots/contact_solve.py), from the warm start
     # (sc.qdd is free by now; Gauss–Seidel called directly: through link_solve's @overload the stage took 1 µs more)
     if sweeps_singly(solver):
-        done, residual, code = _pgs_rows(rows, n_rows, n_contact_rows, sc.qdd, friction_model, directions,
+        done, residual, code = _pgs_rows(rows, n_rows, n_contact_rows, n_body_rows, sc.qdd, friction_model, directions,
                                          solver.iterations, solver.tolerance)
     else:
         done, residual, code = link_solve(solver, rows, n_rows, n_contact_rows, sc.qdd, friction_model, directions)
@@ -842,13 +911,13 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     ltdl_solve(tree.dof_parent, M, g)
     for d in range(nv):
         st.qd[d] = qd_free[d] + g[d]
-    _keep_joint_impulses(st, rows, n_contact_rows, n_rows)
+    _keep_joint_impulses(st, rows, n_body_rows, n_rows)
     # a free body gets its impulses as the loads λ J / h of this step, which the World's velocity stage applies
     # with gravity in each of its sub-steps: its velocity at the end is the one solved for here, and its
     # position moves as the World's sub-stepped scheme moves a body under a steady load (an impulse added to v
     # before that scheme would move it further than the rows assumed, and a body resting on a link would keep
     # a rest speed)
-    for r in range(n_contact_rows):
+    for r in range(n_body_rows):
         for side in range(2):
             body = row_side[r, side]
             if body < 0:
@@ -865,6 +934,13 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         slots.friction_impulse[s, 0] = (lam[r + 1] * t1x + lam[r + 2] * t2x) / substeps
         slots.friction_impulse[s, 1] = (lam[r + 1] * t1y + lam[r + 2] * t2y) / substeps
         slots.friction_impulse[s, 2] = (lam[r + 1] * t1z + lam[r + 2] * t2z) / substeps
+    for r in range(n_contact_rows, n_body_rows, 3):   # a pair's angular impulse in world axes, as the World's
+        k = row_slot[r]
+        s0 = slot(k, 0)
+        t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(slots.normal[s0, 0], slots.normal[s0, 1], slots.normal[s0, 2])
+        for e, (n_e, t1_e, t2_e) in enumerate(((slots.normal[s0, 0], t1x, t2x), (slots.normal[s0, 1], t1y, t2y),
+                                               (slots.normal[s0, 2], t1z, t2z))):
+            pairs.pair_angular_impulse[k, e] = (lam[r] * n_e + lam[r + 1] * t1_e + lam[r + 2] * t2_e) / substeps
     return n_rows, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept), link_contacts
 
 
@@ -894,7 +970,8 @@ def show_link_pairs(pair_contacts, kept):
 
 
 StagePairs = namedtuple("StagePairs", ["pair_key", "pair_body", "pair_friction", "pair_restitution",
-                                       "pair_contacts", "pair_compliance", "pair_dissipation"])
+                                       "pair_contacts", "pair_compliance", "pair_dissipation", "pair_rolling",
+                                       "pair_torsional", "pair_angular_impulse"])
 """The contact pair fields the contact stage reads (``fields.ContactPairs``): passing these alone saves the
 unboxing of the others at each call (``ArrayGroup.subview``)."""
 
@@ -908,7 +985,10 @@ row r's path (the coordinates its Z can touch, deepest first) is row_dofs[r, :ro
 (dense, by coordinate) are written on it only; zc, zd (R, nv) hold Z and D⁻¹ Z by path position, so that a
 sweep reads them in order; tangent_frame (R, FRAME_SIZE) holds contact c's (first row 3c) ``tangent_frame`` in
 row c; row_C (R,) [1/kg] the compliance of a compliant contact's normal row (``compliant_row``; 0: rigid), on
-W's diagonal."""
+W's diagonal. Rows come in this order: contacts' triples (row_normal: the triple's first row, row_slot: the
+contact's slot), pairs' angular triples (torsion n, rolling t1, t2: row_normal[r] the pair's first contact row and
+row_normal[r + 1] its contacts, row_slot the pair, row_mu μ_s, μ_r, μ_r), joint limits (row_normal: the row,
+row_slot 2 d + side), joints' dry friction (row_normal −1, row_slot d, row_mu the bound)."""
 
 
 def rows_size(R: int, nv: int, B: int) -> tuple[int, int]:
@@ -919,7 +999,7 @@ def rows_size(R: int, nv: int, B: int) -> tuple[int, int]:
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def rows_views(rf, ri, R, nv, B):
     """The ``Rows`` as views into its float and int buffers (``rows_size``): the contact stage takes two arrays
-    for the 23 (a call unboxes each array it is given, ~5 ns each for a kernel without reference counting)."""
+    for the 25 (a call unboxes each array it is given, ~5 ns each for a kernel without reference counting)."""
     o = 0
     rows_J = view(rf, o, (R, nv))
     o += R * nv
@@ -1001,10 +1081,11 @@ def _stage_arguments(model, state, contacts, dt: float) -> tuple:
             contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)
 
 
-def _grow_rows(model, args: tuple, link_contacts: int) -> tuple:
-    """``args`` of ``_stage_arguments`` with a row scratch for ``link_contacts`` contacts and every limit."""
+def _grow_rows(model, args: tuple, blocks: int) -> tuple:
+    """``args`` of ``_stage_arguments`` with a row scratch for ``blocks`` row triples (contacts, pairs' angular
+    rows) and every limit."""
     forest = model.robots
-    packed = _row_capacity(forest, 3 * link_contacts + 3 * forest.nv, model.body.count)
+    packed = _row_capacity(forest, 3 * blocks + 3 * forest.nv, model.body.count)
     return args[:8] + (packed,) + args[9:]
 
 
