@@ -18,9 +18,9 @@ arrays may copy, write the loop) and keeps no array past its call needs no count
 compiles it without (Numba's ``_nrt=False``; compiling one that allocates fails loudly: "NRT required").
 The option also reaches what such a kernel calls, through an ``@overload`` or a kernel that does not set it (Numba
 inherits the flag): ``timestep.contact_step``, which calls the velocity solvers that way (APGD, CG and Lemke
-allocate), keeps counting. ``refcount=True`` set explicitly makes a kernel count whatever calls it: the link
-contact stage (robots/step.py, without counting) calls the dense solvers of robots/contact_solve.py, which
-allocate, so; the arrays it hands them are borrowed, their increments and decrements balanced.
+allocate), keeps counting. ``refcount=True`` set explicitly makes a kernel count whatever calls it: the dense
+solvers of robots/contact_solve.py allocate and set it, and the link contact stage (robots/step.py), which does
+not count, calls them; the arrays it hands them are borrowed, their increments and decrements balanced.
 
 **Fast-math flags are never inherited** (``fastmath`` is False unless a kernel asks): Numba lets a function
 that does not set ``fastmath`` take its first caller's flags, and a compiled function serves every later caller

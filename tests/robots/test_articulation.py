@@ -630,8 +630,8 @@ def test_a_speculative_contact_stops_an_approach_faster_than_its_gap(excess):
     impulse yet) and falling so that in one step it would close its gap less the slop and ``excess`` × h more: the
     contacts take exactly the impulse that leaves the approach at (gap − slop) / h (to 1e-9 m/s), and none when
     the fall does not reach that (excess 0). A contact without impulse is only skipped in a sweep while its
-    normal row's residual keeps it open (robots/step.py ``_contact_sweep``), so a small closing residual (2e-4 m/s
-    here) must still bring it in."""
+    normal row's residual keeps it open (robots/contact_solve.py ``_block_sweep``), so a small closing residual
+    (2e-4 m/s here) must still bring it in."""
     links = [LinkSpec("box", 2.0, np.zeros(3), np.diag([0.0083, 0.0167, 0.0217]), [GeomSpec(tb.Box(0.3, 0.2, 0.1))])]
     h, gap = 1 / 240, 0.002
     w = tb.World(gravity=(0, 0, -G))

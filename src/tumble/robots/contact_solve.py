@@ -5,8 +5,10 @@ the joints' dry friction, in joint space: W = J M⁻¹ Jᵀ (+ J_b M_b⁻¹ J_b�
 each row's Z = L⁻ᵀ Jᵀ on its path (``Rows``: zc, zd = D⁻¹ Z), the free velocities v_free and the targets. This
 module finds λ with
 
-    w = W λ + v_free − target,   normal and limit rows 0 <= λ ⊥ w >= 0,   a contact's friction pair in the
-    friction model's set of radius μ λ_n,   a dry-friction row |λ| <= its bound (and w = 0 inside it),
+    w = (W + C) λ + v_free − target,   normal and limit rows 0 <= λ ⊥ w >= 0,   a contact's friction pair in
+    the friction model's set of radius μ λ_n,   a dry-friction row |λ| <= its bound (and w = 0 inside it),
+
+C the compliance of a compliant pair's normal rows (``Rows.row_C``, 0 for the others),
 
 by the solver the World was given, as the World's own contact rows are (solvers/velocity_solve.py):
 
@@ -74,12 +76,12 @@ FALLBACK_TOLERANCE = 1e-6
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _apply_row(r, delta, n_contact_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv):
+def _apply_row(r, delta, n_body_rows, zd, row_dofs, row_ndof, u, row_side, row_mjb, body_dv):
     """An impulse change ``delta`` on row r: u += D⁻¹ Z_r δ along its path (``zd``: D⁻¹ Z by path position), and
-    each free body on it Δv_b += δ M_b⁻¹ J_bᵀ."""
+    each free body on it Δv_b += δ M_b⁻¹ J_bᵀ (rows below ``n_body_rows`` may have one)."""
     for t in range(row_ndof[r]):
         u[row_dofs[r, t]] += zd[r, t] * delta
-    if r < n_contact_rows:
+    if r < n_body_rows:
         for side in range(2):
             body = row_side[r, side]
             if body >= 0:

@@ -121,7 +121,6 @@ class Forest:
         ``hide_link_pairs``); ``hidden`` of them."""
         self.hidden = 0
 
-
     @property
     def iterations(self) -> int:
         """The most Gauss–Seidel sweeps of the link contact stage (solver "pgs"). Warm-started, a robot at rest takes
