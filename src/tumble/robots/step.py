@@ -4,7 +4,8 @@
                      stage, which factors M anyway, by M itself: CRBA, RNEA and a solve), with joint damping
                      implicit ((M + h D) in place of M: ``armature`` + h·damping on the diagonal) and the
                      position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
-                     clamped to the joint's effort
+                     clamped to the joint's effort; a free joint's body-frame linear velocity turned by
+                     exp(−h [ω]) instead of its explicit transport term h (−ω × v) (``free_joint_transport``)
     contact stage    the contacts that touch a link, the joint limits about to be passed and joints' dry
                      friction, as velocity-level rows: each contact's normal and two friction rows through
                      the link Jacobian (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from
@@ -88,6 +89,37 @@ def joint_forces(tree, st, h, tau_total, armature):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
+def free_joint_transport(tree, qd, qd_new, h):
+    """qd_new (nv,) += for each free joint, exp(−h [ω]) v − v − h (−ω × v): the rotation of its body-frame linear
+    velocity v that the velocity stage's explicit transport term h (−ω × v) approximates (qd: q̇ at the step's start,
+    ω the joint's body-frame angular velocity). The body-frame coordinates of a velocity fixed in the world turn
+    at −ω: d/dt (Rᵀ v_w) = Rᵀ a_w − ω × v; taken explicitly the turn also stretches v by √(1 + (h ω)²) a step (a
+    free box at 1 m/s spinning at 10 rad/s gained 37 % of its kinetic energy in 1 s at h = 1/240 s), taken as the
+    rotation it keeps |v| (Rodrigues: exp(−θ [k]) v = v + (cos θ − 1) v − sin θ k × v + (1 − cos θ)(k · v) k with
+    θ = h |ω|, k = ω / |ω|; h ω × v = θ k × v)."""
+    for i in range(tree.parent.shape[0]):
+        if tree.jtype[i] != FLOATING:
+            continue
+        d = tree.v_start[i]
+        vx, vy, vz = qd[d], qd[d + 1], qd[d + 2]
+        wx, wy, wz = qd[d + 3], qd[d + 4], qd[d + 5]
+        speed = np.sqrt(wx * wx + wy * wy + wz * wz)
+        theta = h * speed
+        if theta == 0.0:
+            continue
+        kx, ky, kz = wx / speed, wy / speed, wz / speed
+        half = np.sin(0.5 * theta)
+        cos_minus_1 = -2.0 * half * half
+        # θ − sin θ, by its series where the difference would cancel
+        theta_minus_sin = theta - np.sin(theta) if theta > 1e-2 else theta**3 / 6.0 * (1.0 - theta * theta / 20.0)
+        cx, cy, cz = ky * vz - kz * vy, kz * vx - kx * vz, kx * vy - ky * vx
+        kv = (kx * vx + ky * vy + kz * vz) * (1.0 - np.cos(theta))
+        qd_new[d] += cos_minus_1 * vx + theta_minus_sin * cx + kv * kx
+        qd_new[d + 1] += cos_minus_1 * vy + theta_minus_sin * cy + kv * ky
+        qd_new[d + 2] += cos_minus_1 * vz + theta_minus_sin * cz + kv * kz
+
+
+@njit(cache=True, forceinline=True, refcount=False)
 def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free, poses):
     """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring); the
     kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0]), else computed: with the
@@ -101,6 +133,7 @@ def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
         qd_free[d] = st.qd[d] + h * qdd[d]
+    free_joint_transport(tree, st.qd, qd_free, h)
 
 
 @njit(cache=True, refcount=False)
@@ -141,8 +174,11 @@ def _normalize_quaternions(tree, q):
 @njit(cache=True, forceinline=True, refcount=False)
 def position_stage(tree, q, qd, h):
     """q ← q ⊕ h q̇ (semi-implicit Euler's position update): angles and slides add h q̇; a ball or free joint's
-    orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length),
-    a free joint's position moves by h R v with R its orientation at the start."""
+    orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length), a free
+    joint's position moves by h R v with R its orientation at the start: the velocity the contact rows' J (of the
+    step's start) constrain, so that a resting or rolling body's contact does not drift. (With the end orientation
+    a ball rolling at 1 m/s sank 1 mm into the ground; with the start one, a free body spinning in flight moves
+    on a straight line at its speed but turned by h |ω| from its velocity: first order, bounded.)"""
     for i in range(tree.parent.shape[0]):
         k, d, code = tree.q_start[i], tree.v_start[i], tree.jtype[i]
         if code == REVOLUTE or code == PRISMATIC:
@@ -618,6 +654,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     ltdl_solve(tree.dof_parent, M, qdd)
     for d in range(nv):
         qd_free[d] = st.qd[d] + h * qdd[d]
+    free_joint_transport(tree, st.qd, qd_free, h)
     for d in range(nv):
         dof_stamp[d] = -1
     n_rows = 0
