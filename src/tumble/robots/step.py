@@ -113,7 +113,7 @@ def free_joint_transport(tree, qd, qd_new, h):
         # θ − sin θ, by its series where the difference would cancel
         theta_minus_sin = theta - np.sin(theta) if theta > 1e-2 else theta**3 / 6.0 * (1.0 - theta * theta / 20.0)
         cx, cy, cz = ky * vz - kz * vy, kz * vx - kx * vz, kx * vy - ky * vx
-        kv = (kx * vx + ky * vy + kz * vz) * (1.0 - np.cos(theta))
+        kv = -(kx * vx + ky * vy + kz * vz) * cos_minus_1
         qd_new[d] += cos_minus_1 * vx + theta_minus_sin * cx + kv * kx
         qd_new[d + 1] += cos_minus_1 * vy + theta_minus_sin * cy + kv * ky
         qd_new[d + 2] += cos_minus_1 * vz + theta_minus_sin * cz + kv * kz
