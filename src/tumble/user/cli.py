@@ -312,7 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
 @contextlib.contextmanager
 def _sigterm_interrupts() -> Iterator[None]:
     """While inside: SIGTERM raises ``_Terminated`` (a KeyboardInterrupt) in the main thread, so a run saves
-    what it recorded as on Ctrl-C. Elsewhere than the main thread nothing changes (only it may set handlers)."""
+    what it recorded as on Ctrl-C; and Ctrl-C (SIGINT) raises KeyboardInterrupt even in a process started with
+    SIGINT ignored or blocked (both pass from a parent to the programs it starts: Python then installs no handler
+    of its own, and `tumble run` ran on to its end). Elsewhere than the main thread nothing changes (only it may
+    set handlers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -321,10 +324,16 @@ def _sigterm_interrupts() -> Iterator[None]:
         raise _Terminated(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, terminate)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") \
+        else None
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+        if blocked is not None and signal.SIGINT in blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 @contextlib.contextmanager
