@@ -331,7 +331,8 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
+        if previous_int is not None:   # (None: a handler not set from Python, which cannot be put back)
+            signal.signal(signal.SIGINT, previous_int)
         if blocked is not None and signal.SIGINT in blocked:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
