@@ -355,12 +355,11 @@ def delassus(rows, index, n_contact_rows, u):
 
 
 @njit(cache=True)
-def _dense_problem(rows, n_rows, n_contact_rows, friction_model, directions, u):
-    """The rows that move something (``_active_rows``) as a dense problem: (index (m,), W (m, m), q (m,) = v_free −
-    target, their ``RowList`` (a limit row λ >= 0, a dry-friction row within ± its bound), the warm start x₀ (m,)
-    projected onto it, the largest diagonal entry of W, the largest absolute row sum of W: a bound on its largest
-    eigenvalue)."""
-    index, contacts = _active_rows(rows, n_rows, n_contact_rows)
+def _dense_problem(rows, index, contacts, n_contact_rows, friction_model, directions, u):
+    """The rows ``index`` (m,), contacts' triples in its first ``contacts`` entries and single rows after them, as a
+    dense problem: (W (m, m), q (m,) = v_free − target, their ``RowList`` (a single row λ >= 0, a dry-friction row
+    within ± its bound), the warm start x₀ (m,) projected onto it, the largest diagonal entry of W, the largest
+    absolute row sum of W: a bound on its largest eigenvalue)."""
     m = index.shape[0]
     W = delassus(rows, index, n_contact_rows, u)
     q, x0, mu, scale = np.empty(m), np.empty(m), np.empty(m), np.zeros(m)
@@ -382,7 +381,7 @@ def _dense_problem(rows, n_rows, n_contact_rows, friction_model, directions, u):
         scale[ii + 1] = scale[ii + 2] = 2.0 / k if k > 0.0 else 0.0
     feasible = RowList(contacts, mu, lo, hi, friction_model, directions, scale)
     project(feasible, x0)
-    return index, W, q, feasible, x0, diag_max, upper
+    return W, q, feasible, x0, diag_max, upper
 
 
 @njit(cache=True)
@@ -406,8 +405,9 @@ def _conclude(rows, n_rows, n_contact_rows, u, friction, problem, x, done, code)
 @njit(cache=True, refcount=True)
 def _apgd_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directions):
     """APGD on the dense rows (module docstring), from the warm start."""
-    index, W, q, feasible, x, diag_max, upper = _dense_problem(rows, n_rows, n_contact_rows, friction_model,
-                                                               directions, u)
+    index, contacts = _active_rows(rows, n_rows, n_contact_rows)
+    W, q, feasible, x, diag_max, upper = _dense_problem(rows, index, contacts, n_contact_rows, friction_model,
+                                                        directions, u)
     done, code = 0, CONVERGED
     if index.shape[0]:
         done, code, _ = _apgd_kernel(W, q, feasible, x, solver.iterations, solver.tolerance, diag_max, upper)
@@ -432,15 +432,8 @@ def _cg_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directions
             index[m] = r
             m += 1
     index = index[:m]
-    W = delassus(rows, index, n_contact_rows, u)
-    q, x, scale = np.empty(m), np.empty(m), np.empty(m)
-    upper = 0.0
-    for ii in range(m):
-        q[ii] = rows.vrow[index[ii]] - rows.target[index[ii]]
-        x[ii] = max(rows.lam[index[ii]], 0.0)
-        scale[ii] = 1.0 / W[ii, ii]
-        upper = max(upper, np.sum(np.abs(W[ii])))
-    feasible = RowList(0, np.zeros(m), np.zeros(m), np.full(m, np.inf), friction_model, directions, scale)
+    # the normal rows as single rows (λ >= 0, no friction pair): contacts = 0
+    W, q, feasible, x, _, upper = _dense_problem(rows, index, 0, n_contact_rows, friction_model, directions, u)
     done, code = 0, CONVERGED
     if m:
         done, code = _mprgp_kernel(W, q, feasible, x, solver.iterations, solver.tolerance, 1.9 / upper, upper)
@@ -453,13 +446,13 @@ def _lemke_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directi
     """Lemke's method on the rows' LCP (solvers/lcp_form.py): contact normals and limits unilateral, the contacts'
     friction pairs the pyramid's (with friction="pyramid"; otherwise λ_t = 0), dry friction bounded; tried as the
     World's step tries its LCP (``LEMKE_TRIES_*``), with Gauss–Seidel sweeps when both tries fail."""
-    index, W, q, feasible, x, _, _ = _dense_problem(rows, n_rows, n_contact_rows, friction_model, directions, u)
+    index, contacts = _active_rows(rows, n_rows, n_contact_rows)
+    W, q, feasible, x, _, _ = _dense_problem(rows, index, contacts, n_contact_rows, friction_model, directions, u)
     friction = (friction_model, directions)
     problem = (index, W, q, feasible)
     m = index.shape[0]
     if m == 0:
         return _conclude(rows, n_rows, n_contact_rows, u, friction, problem, x, 0, CONVERGED)
-    contacts = feasible.contact_rows
     kind = np.full(m, ROW_UNILATERAL)
     mu = np.zeros(m)
     for ii in range(m):
@@ -507,6 +500,7 @@ def link_solve(solver, rows, n_rows, n_contact_rows, u, friction_model, directio
 
 
 _KERNELS = {PGS: _pgs_link, APGD: _apgd_rows, CG: _cg_rows, Lemke: _lemke_rows}
+"""(PGS: the stage calls ``_pgs_rows`` itself, but Numba types its other branch, ``link_solve``, for PGS too.)"""
 
 
 @overload(link_solve)
