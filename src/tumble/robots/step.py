@@ -4,8 +4,9 @@
                      stage, which factors M anyway, by M itself: CRBA, RNEA and a solve), with joint damping
                      implicit ((M + h D) in place of M: ``armature`` + h·damping on the diagonal) and the
                      position/velocity motors τ = kp (q_t − q) + kd (q̇_t − q̇) implicit too (``joint_forces``),
-                     clamped to the joint's effort; a free joint's body-frame linear velocity turned by
-                     exp(−h [ω]) instead of its explicit transport term h (−ω × v) (``free_joint_transport``)
+                     clamped to the joint's effort; a free joint's linear velocity changed as the world
+                     velocity in the start's axes, not by its body-frame transport term −h ω × v
+                     (``free_joint_world_rate``)
     contact stage    the contacts that touch a link, the joint limits about to be passed and joints' dry
                      friction, as velocity-level rows: each contact's normal and two friction rows through
                      the link Jacobian (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from
@@ -16,7 +17,8 @@
                      by feature id; solved by the World's solver and friction model (robots/contact_solve.py:
                      projected Gauss–Seidel in joint space with the World's own friction step by default,
                      APGD, CG or Lemke on W formed densely)
-    position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map)
+    position stage   q ⊕ h q̇ (angles and slides added; ball and free joints by the exponential map; a free
+                     joint's linear velocity then turned into its body's end axes)
     bodies           the links' World bodies (collision shapes, energy, replay) follow the joints
 
 A step in which no link touches anything and no limit is in reach is one kernel call (``free_step``), after
@@ -89,34 +91,45 @@ def joint_forces(tree, st, h, tau_total, armature):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def free_joint_transport(tree, qd, qd_new, h):
-    """qd_new (nv,) += for each free joint, exp(−h [ω]) v − v − h (−ω × v): the rotation of its body-frame linear
-    velocity v that the velocity stage's explicit transport term h (−ω × v) approximates (qd: q̇ at the step's start,
-    ω the joint's body-frame angular velocity). The body-frame coordinates of a velocity fixed in the world turn
-    at −ω: d/dt (Rᵀ v_w) = Rᵀ a_w − ω × v; taken explicitly the turn also stretches v by √(1 + (h ω)²) a step (a
-    free box at 1 m/s spinning at 10 rad/s gained 37 % of its kinetic energy in 1 s at h = 1/240 s), taken as the
-    rotation it keeps |v| (Rodrigues: exp(−θ [k]) v = v + (cos θ − 1) v − sin θ k × v + (1 − cos θ)(k · v) k with
-    θ = h |ω|, k = ω / |ω|; h ω × v = θ k × v)."""
+def free_joint_world_rate(tree, qd, qd_new, h):
+    """qd_new (nv,) += h ω × v for each free joint (qd: q̇ at the step's start, v and ω the joint's body-frame
+    linear and angular velocity): its linear velocity's change over the step becomes that of the world velocity,
+    in the axes of the step's start, h R₀ᵀ a_w. The body-frame coordinates of a velocity fixed in the world turn at
+    −ω, d/dt (Rᵀ v_w) = Rᵀ a_w − ω × v (Featherstone §2.8's body-frame derivative), and the velocity stage's q̈
+    carries that −ω × v; taken explicitly it stretched v by √(1 + (h ω)²) a step (a free box at 1 m/s spinning at
+    10 rad/s gained 37 % of its kinetic energy in 1 s at h = 1/240 s). Until ``position_stage`` turns it into the
+    end's axes the free joint's v is the world velocity in R₀'s axes, the velocity the contact rows' J (formed at
+    the step's start) constrain and the position update moves by."""
     for i in range(tree.parent.shape[0]):
         if tree.jtype[i] != FLOATING:
             continue
         d = tree.v_start[i]
         vx, vy, vz = qd[d], qd[d + 1], qd[d + 2]
         wx, wy, wz = qd[d + 3], qd[d + 4], qd[d + 5]
-        speed = np.sqrt(wx * wx + wy * wy + wz * wz)
-        theta = h * speed
-        if theta == 0.0:
-            continue
-        kx, ky, kz = wx / speed, wy / speed, wz / speed
-        half = np.sin(0.5 * theta)
-        cos_minus_1 = -2.0 * half * half
-        # θ − sin θ, by its series where the difference would cancel
-        theta_minus_sin = theta - np.sin(theta) if theta > 1e-2 else theta**3 / 6.0 * (1.0 - theta * theta / 20.0)
-        cx, cy, cz = ky * vz - kz * vy, kz * vx - kx * vz, kx * vy - ky * vx
-        kv = -(kx * vx + ky * vy + kz * vz) * cos_minus_1
-        qd_new[d] += cos_minus_1 * vx + theta_minus_sin * cx + kv * kx
-        qd_new[d + 1] += cos_minus_1 * vy + theta_minus_sin * cy + kv * ky
-        qd_new[d + 2] += cos_minus_1 * vz + theta_minus_sin * cz + kv * kz
+        qd_new[d] += h * (wy * vz - wz * vy)
+        qd_new[d + 1] += h * (wz * vx - wx * vz)
+        qd_new[d + 2] += h * (wx * vy - wy * vx)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _turn_into_end_axes(qd, d, h):
+    """A free joint's linear velocity qd[d:d+3], the world velocity in the axes of the step's start (R₀ᵀ v_w), into
+    the body axes at its end, R₁ = R₀ exp(h [ω]) with ω = qd[d+3:d+6]: exp(−h [ω]) v by Rodrigues' formula
+    (v cos θ − sin θ k × v + (1 − cos θ)(k · v) k, θ = h |ω|, k = ω / |ω|), so that R₁ v is R₀ v and |v| is kept."""
+    wx, wy, wz = qd[d + 3], qd[d + 4], qd[d + 5]
+    speed = np.sqrt(wx * wx + wy * wy + wz * wz)
+    theta = h * speed
+    if theta == 0.0:
+        return
+    kx, ky, kz = wx / speed, wy / speed, wz / speed
+    vx, vy, vz = qd[d], qd[d + 1], qd[d + 2]
+    half = np.sin(0.5 * theta)
+    one_minus_cos = 2.0 * half * half   # 1 − cos θ from its half-angle form: no cancellation at small θ
+    sin = np.sin(theta)
+    kv = (kx * vx + ky * vy + kz * vz) * one_minus_cos
+    qd[d] = vx - one_minus_cos * vx - sin * (ky * vz - kz * vy) + kv * kx
+    qd[d + 1] = vy - one_minus_cos * vy - sin * (kz * vx - kx * vz) + kv * ky
+    qd[d + 2] = vz - one_minus_cos * vz - sin * (kx * vy - ky * vx) + kv * kz
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -133,7 +146,7 @@ def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
         qd_free[d] = st.qd[d] + h * qdd[d]
-    free_joint_transport(tree, st.qd, qd_free, h)
+    free_joint_world_rate(tree, st.qd, qd_free, h)
 
 
 @njit(cache=True, refcount=False)
@@ -174,11 +187,11 @@ def _normalize_quaternions(tree, q):
 @njit(cache=True, forceinline=True, refcount=False)
 def position_stage(tree, q, qd, h):
     """q ← q ⊕ h q̇ (semi-implicit Euler's position update): angles and slides add h q̇; a ball or free joint's
-    orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length), a free
-    joint's position moves by h R v with R its orientation at the start: the velocity the contact rows' J (of the
-    step's start) constrain, so that a resting or rolling body's contact does not drift. (With the end orientation
-    a ball rolling at 1 m/s sank 1 mm into the ground; with the start one, a free body spinning in flight moves
-    on a straight line at its speed but turned by h |ω| from its velocity: first order, bounded.)"""
+    orientation turns by the exponential map of h ω (link frame, exact for constant ω, stays unit length). A free
+    joint's v is then the world velocity in the axes of the step's start (``free_joint_world_rate``): its position
+    moves by h R₀ v, the velocity the contact rows' J (of the step's start) constrained, so that a resting or
+    rolling body's contact does not drift and a body spinning in flight moves on the straight line of its
+    velocity; then v is turned into the end's body axes (``_turn_into_end_axes``), q̇'s convention between steps."""
     for i in range(tree.parent.shape[0]):
         k, d, code = tree.q_start[i], tree.v_start[i], tree.jtype[i]
         if code == REVOLUTE or code == PRISMATIC:
@@ -193,6 +206,8 @@ def position_stage(tree, q, qd, h):
                 q[k + 2] += h * (r20 * qd[d] + r21 * qd[d + 1] + r22 * qd[d + 2])
             ew, ex, ey, ez = exp_map_t(qd[wd], qd[wd + 1], qd[wd + 2], h)
             q[qk], q[qk + 1], q[qk + 2], q[qk + 3] = qmul_t(q[qk], q[qk + 1], q[qk + 2], q[qk + 3], ew, ex, ey, ez)
+            if code == FLOATING:
+                _turn_into_end_axes(qd, d, h)
     _normalize_quaternions(tree, q)
 
 
@@ -654,7 +669,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     ltdl_solve(tree.dof_parent, M, qdd)
     for d in range(nv):
         qd_free[d] = st.qd[d] + h * qdd[d]
-    free_joint_transport(tree, st.qd, qd_free, h)
+    free_joint_world_rate(tree, st.qd, qd_free, h)
     for d in range(nv):
         dof_stamp[d] = -1
     n_rows = 0
