@@ -81,6 +81,7 @@ class Joint:
         """Unit axis (3,) in the world at creation (hinge and slider), else None."""
         self._world: World | None = None
         self._index = -1
+        self._closure = False   # a loop closure: a robot link's body on a side (World.add_joint)
         self.limits = limits
         self.motor = motor
         self._compliance = self._damping = 0.0
@@ -140,6 +141,7 @@ class Joint:
                 raise ValueError(f"limits need a hinge, slider or ball joint, got a fixed joint: {limits!r}")
             limits = _pair("limits", limits, math.pi if self.kind == HINGE else math.inf, False)
         if self._world is not None and limits is not None:
+            self._refuse_on_a_closure(f"limits={limits!r}")
             self._world._refuse_for_constraint_forces(f"limits={limits!r}")
         self._limits = limits
         if self._world is not None:
@@ -155,6 +157,7 @@ class Joint:
     def compliance(self, compliance: Any) -> None:
         compliance = _checks.non_negative("compliance", compliance)
         if self._world is not None and compliance > 0.0:
+            self._refuse_on_a_closure(f"compliance={compliance!r}")
             self._world._refuse_for_constraint_forces(f"compliance={compliance!r}")
         self._compliance = compliance
         if self._world is not None:
@@ -186,6 +189,7 @@ class Joint:
                 raise TypeError(f"motor must be (target_speed, max_force) or None, got {motor!r}")
             motor = (_checks.real("motor[0]", motor[0]), _checks.non_negative("motor[1]", motor[1]))
         if self._world is not None and motor is not None:
+            self._refuse_on_a_closure(f"motor={motor!r}")
             self._world._refuse_for_constraint_forces(f"motor={motor!r}")
         self._motor = motor
         if self._world is not None:
@@ -207,11 +211,17 @@ class Joint:
         if self._world is not None:
             self._world.model.joints.set_break_force(self._index, self._break_force)
 
+    def _refuse_on_a_closure(self, what: str) -> None:
+        if self._closure:
+            raise ValueError(f"{what} cannot be set on {self!r}, a loop closure (a robot link's body on a side): "
+                             f"its equality rows alone are held (docs/robots.md)")
+
     def _constraint_force_problem(self) -> str | None:
         """What of this joint the event method cannot solve, as ``name=value``, or None: it holds rigid
         equality joints only, by constraint forces (solvers/joint_accel.py, constraints/joint_dense.py). (The
         ODE integrators hold every joint: limits and motors too, and a compliance as the spring it stands
-        for.)"""
+        for.) A loop closure (a robot link's body on a side) holds the same, its rigid equality rows
+        (robots/closures.py)."""
         if self.limits is not None:
             return f"limits={self.limits!r}"
         if self.motor is not None:

@@ -784,13 +784,25 @@ class World:
                 continue
             if body._world is not self or body._index < 0:
                 raise ValueError(f"joint.{side} must be a live body of this world, got {body!r}")
-            self._refuse_link(f"joint.{side}", body, "jointed (loop closures are not supported yet)")
         inv_mass = self._model.body.live("inv_mass")
         if all(body is None or inv_mass[body._index] == 0.0 for body in (joint.a, joint.b)):
             raise ValueError(f"joint must connect at least one moving body, got {joint!r} between fixed bodies")
         problem = joint._constraint_force_problem()
+        forest = self._model.robots
+        links = forest.body_link(self._model.body.count) if len(forest) else None
+        closure = links is not None and any(body is not None and links[body._index] >= 0
+                                            for body in (joint.a, joint.b))
+        if closure:
+            # a loop closure: the robots' contact stage holds its rigid equality rows (robots/closures.py)
+            if problem is not None:
+                raise ValueError(f"joint {problem} cannot be held by a loop closure (a joint with a robot link's "
+                                 f"body on a side: its rigid equality rows alone are held), got {joint!r}")
+            if self._model.settings.solver != "pgs":
+                raise ValueError(f"joint {joint!r} is a loop closure (a robot link's body on a side), which only "
+                                 f"the default solver 'pgs' holds, got solver={self._model.settings.solver!r}")
         if problem is not None:
             self._refuse_for_constraint_forces(f"joint {problem}")
+        joint._closure = closure
         joint._world = self
         joint._index = len(self._model.joints)
         self._model.joints.add(joint)

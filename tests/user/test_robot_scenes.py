@@ -419,3 +419,28 @@ def test_an_mjcf_robot_placed_by_its_file_saves_and_loads_in_place(tmp_path):
     world.save_scene(tmp_path / "scene.toml")
     again = tb.load_scene(tmp_path / "scene.toml")
     assert np.allclose(again.robots[0].link("torso").position, (1.0, 0.0, 1.4))
+
+
+def test_a_loop_closure_saves_and_loads(urdf, tmp_path):
+    """A joint on a link's body (a loop closure, robots/closures.py) is written with the link body's name and
+    loads back as a closure on the loaded robot's link: the same frames, and the loaded world steps on as the
+    original does (to 1e-9)."""
+    world = tb.World(sleep=False)
+    robot = world.add_urdf(urdf, position=(0.0, 0.0, 2.0))
+    robot.q = [0.5]
+    arm = robot.link("arm").body
+    bob = world.add_body(tb.Sphere(0.05), mass=0.2, position=arm.position + (0.0, 0.0, -0.4), collide=False)
+    world.add_joint(tb.BallJoint(arm, bob, bob.position + (0.0, 0.0, 0.1)))
+    for _ in range(10):
+        world.step(DT)
+    text = world.save_scene(tmp_path / "s.toml").read_text()
+    assert 'a = "pendulum/arm"' in text
+    back = tb.load_scene(tmp_path / "s.toml")
+    assert back.joints[0].a is back.robot("pendulum").link("arm").body
+    for k in range(2):
+        np.testing.assert_array_equal(back.joints[0].frames[k], world.joints[0].frames[k])
+    for _ in range(24):
+        world.step(DT)
+        back.step(DT)
+    np.testing.assert_allclose(back.robot("pendulum").q, robot.q, rtol=0, atol=1e-9)
+    assert back.joints[0].error < 1e-11 and world.joints[0].error < 1e-11

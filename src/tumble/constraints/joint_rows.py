@@ -63,8 +63,11 @@ def limit_rows(kind):
         return RPY_ROWS, RPY_ROWS + 3
     return LIMIT_ROW, LIMIT_ROW + 1
 
-HAS_LIMIT, HAS_MOTOR, BROKEN = 1, 2, 4
-"""Bits of ``joint_flags``."""
+HAS_LIMIT, HAS_MOTOR, BROKEN, LINKED = 1, 2, 4, 8
+"""Bits of ``joint_flags``. LINKED: a loop closure, a joint with a robot link's body on a side, solved in the robots'
+contact stage (robots/closures.py), not by the World's joint solve."""
+IDLE = BROKEN | LINKED
+"""The joints the World's joint solve leaves alone (their rows identity rows, their impulses zero)."""
 
 
 @njit(cache=True, forceinline=True, refcount=False)

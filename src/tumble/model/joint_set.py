@@ -20,6 +20,7 @@ from ..constraints.joint_rows import (
     HAS_MOTOR,
     LIMIT_ROW,
     LIMIT_SLOTS,
+    LINKED,
     MOTOR_ROW,
     NO_LIMIT,
     ROW_SLOTS,
@@ -43,6 +44,11 @@ class JointSet:
         self._broken: list[bool] = []
         self._impulse = np.zeros((0, ROW_SLOTS))
         self._wrench = np.zeros((0, 6))
+        # the loop closures' (joints with a robot link's body on a side, solved by the robots' contact stage):
+        # the step's impulse of each equality row (its warm start) and the step's impulse on a, as _wrench
+        self._closure_impulse = np.zeros((0, ROW_SLOTS))
+        self._closure_wrench = np.zeros((0, 6))
+        self._closures: tuple | None = None   # closure_args' (() when there are none), None: to build
         self._dt = 0.0
         self._excluded: np.ndarray | None = None
         self._ode: tuple | None = None
@@ -57,6 +63,8 @@ class JointSet:
         self._broken.append(False)
         self._impulse = np.vstack([self._impulse, np.zeros((1, ROW_SLOTS))])
         self._wrench = np.vstack([self._wrench, np.zeros((1, 6))])
+        self._closure_impulse = np.vstack([self._closure_impulse, np.zeros((1, ROW_SLOTS))])
+        self._closure_wrench = np.vstack([self._closure_wrench, np.zeros((1, 6))])
         self.changed()
 
     def remove(self, joint: Joint) -> None:
@@ -66,6 +74,8 @@ class JointSet:
         self._broken.pop(j)
         self._impulse = np.delete(self._impulse, j, axis=0)
         self._wrench = np.delete(self._wrench, j, axis=0)
+        self._closure_impulse = np.delete(self._closure_impulse, j, axis=0)
+        self._closure_wrench = np.delete(self._closure_wrench, j, axis=0)
         for k, other in enumerate(self.joints):
             other._index = k
         joint._index = -1
@@ -79,6 +89,7 @@ class JointSet:
         self._arrays = None
         self._excluded = None
         self._ode = None
+        self._closures = None
 
     @property
     def excluded_pairs(self) -> np.ndarray:
@@ -110,14 +121,15 @@ class JointSet:
         motor = np.array([j.motor or (0.0, 0.0) for j in self.joints], dtype=float).reshape(m, 2)
         soft = np.array([(j.compliance, j.damping) for j in self.joints], dtype=float).reshape(m, 2)
         flags = np.array([(HAS_LIMIT if j.limits is not None else 0) | (HAS_MOTOR if j.motor is not None else 0)
-                          | (BROKEN if broken else 0) for j, broken in zip(self.joints, self._broken, strict=True)],
-                         dtype=np.int64)
+                          | (BROKEN if broken else 0) | (LINKED if j._closure else 0)
+                          for j, broken in zip(self.joints, self._broken, strict=True)], dtype=np.int64)
         self._arrays = {"kind": kind, "body": body, "frame_a": frame_a, "frame_b": frame_b, "limit": limit,
                         "motor": motor, "soft": soft, "flags": flags}
         # finish_step's scratch: |F|² of each joint and the breaking test, so a step allocates nothing
         self._break_force_sq = np.array([j.break_force for j in self.joints], dtype=float) ** 2
         self._breakable = bool(np.isfinite(self._break_force_sq).any())
         self._force_sq, self._limit_sq = np.zeros(m), np.zeros(m)
+        self._wrench_sum = np.zeros((m, 6)) if any(j._closure for j in self.joints) else None
         self._snapped = np.zeros(m, dtype=bool)
         self._structure = joint_structure(kind, body, flags, inv_mass, self.direct)
         rows = int(self._structure.count.sum())
@@ -204,7 +216,10 @@ class JointSet:
             return
         if not self._breakable:
             return
-        impulse = self._wrench[:, :3]
+        wrench = self._wrench
+        if self._wrench_sum is not None:   # (a closure's impulse is in _closure_wrench, the others' in _wrench)
+            wrench = np.add(self._wrench, self._closure_wrench, out=self._wrench_sum)
+        impulse = wrench[:, :3]
         np.einsum("ij,ij->i", impulse, impulse, out=self._force_sq)
         # |F| > break_force with F = impulse / dt, squared: |impulse|² > (break_force dt)²
         np.multiply(self._break_force_sq, dt * dt, out=self._limit_sq)
@@ -213,12 +228,35 @@ class JointSet:
             flags = self._arrays["flags"]
             flags[snapped] |= BROKEN
             self._impulse[snapped] = 0.0
+            self._closure_impulse[snapped] = 0.0
+
+    def _wrench_of(self, j: int) -> np.ndarray:
+        return self._closure_wrench[j] if self.joints[j]._closure else self._wrench[j]
 
     def force(self, j: int) -> np.ndarray:
-        return self._wrench[j, :3] / self._dt if self._dt > 0.0 else np.zeros(3)
+        return self._wrench_of(j)[:3] / self._dt if self._dt > 0.0 else np.zeros(3)
 
     def torque(self, j: int) -> np.ndarray:
-        return self._wrench[j, 3:] / self._dt if self._dt > 0.0 else np.zeros(3)
+        return self._wrench_of(j)[3:] / self._dt if self._dt > 0.0 else np.zeros(3)
+
+    def closure_args(self, inv_mass: np.ndarray) -> tuple:
+        """The loop closures for the robots' contact stage (robots/closures.py): (data, index, rows, shake) with
+        data the joints' ``JointData`` whose impulse (m, 8) and wrench (m, 6) are the closures' own (the World's
+        solve neither reads nor writes them), index (k,) int64 the closures (joints flagged LINKED), rows the
+        scratch of ``joint_rows`` (lin, ang_a, ang_b (m, 8, 3), error (m, 8), coordinate (m,)), shake = (another
+        such scratch, the predicted poses x (n, 3), q (n, 4) of the n bodies) for SHAKE; None without closures."""
+        if self._closures is None and not any(joint._closure for joint in self.joints):
+            self._closures = ()   # (none: the stage compiles without their code)
+        if self._closures is None:
+            solved, _, _ = self.kernel_args(inv_mass)
+            m = len(self.joints)
+            data = solved._replace(impulse=self._closure_impulse, wrench=self._closure_wrench)
+            index = np.array([j for j, joint in enumerate(self.joints) if joint._closure], dtype=np.int64)
+            rows, predicted = ((np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
+                                np.zeros((m, ROW_SLOTS)), np.zeros(m)) for _ in range(2))
+            n = inv_mass.shape[0]
+            self._closures = (data, index, rows, (predicted, np.zeros((n, 3)), np.zeros((n, 4))))
+        return self._closures or None
 
     def broken(self, j: int) -> bool:
         if self._arrays is None:
@@ -248,16 +286,21 @@ class JointSet:
         undone: integration/guard.py)."""
         self._impulse[...] = 0.0
         self._wrench[...] = 0.0
+        self._closure_impulse[...] = 0.0
+        self._closure_wrench[...] = 0.0
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> dict[str, Any]:
         flags = self._arrays["flags"].copy() if self._arrays is not None else None
         return {"impulse": self._impulse.copy(), "wrench": self._wrench.copy(), "dt": self._dt, "flags": flags,
-                "broken": list(self._broken)}
+                "broken": list(self._broken), "closure_impulse": self._closure_impulse.copy(),
+                "closure_wrench": self._closure_wrench.copy()}
 
     def restore(self, snap: dict[str, Any]) -> None:
         self._impulse[...] = snap["impulse"]
         self._wrench[...] = snap["wrench"]
+        self._closure_impulse[...] = snap["closure_impulse"]
+        self._closure_wrench[...] = snap["closure_wrench"]
         self._dt = snap["dt"]
         self._broken = list(snap["broken"])
         if snap["flags"] is not None and self._arrays is not None:

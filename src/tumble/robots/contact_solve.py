@@ -70,6 +70,7 @@ from ..solvers.velocity_solve import (
     PGS,
     Lemke,
 )
+from .closures import closure_sweeps
 
 FALLBACK_TOLERANCE = 1e-6
 """The relative tolerance of the fallback sweeps (``Forest.tolerance``'s default)."""
@@ -245,11 +246,14 @@ def _block_sweep(r, rows, u, friction_model, directions, change, largest, angula
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _pgs_rows(rows, n_rows, n_contact_rows, n_body_rows, u, friction_model, directions, iterations, tolerance):
+def _pgs_rows(rows, n_rows, layout, u, friction_model, directions, iterations, tolerance):
     """Projected Gauss–Seidel on the rows (module docstring) from the warm start ``rows.lam``, until no impulse
-    moves by more than ``tolerance`` of the largest, or ``iterations`` sweeps; u (nv,) scratch. Rows: contacts'
-    triples below ``n_contact_rows``, pairs' angular triples below ``n_body_rows`` (the rows that may touch a free
-    body), then single rows. Returns (sweeps, the last sweep's relative change, CONVERGED or MAX_ITERATIONS)."""
+    moves by more than ``tolerance`` of the largest, or ``iterations`` sweeps; u (nv,) scratch. Rows, by layout =
+    (n_contact_rows, n_pair_rows, n_body_rows): contacts' triples below the first, pairs' angular triples below the
+    second, loop closures' blocks below the third (robots/closures.py ``closure_sweep``; these are the rows that
+    may touch a free body), then single rows. Returns (sweeps, the last sweep's relative change, CONVERGED or
+    MAX_ITERATIONS)."""
+    n_contact_rows, n_pair_rows, n_body_rows = layout
     zc, zd, row_dofs, row_ndof, row_side, row_mjb, body_dv = (rows.zc, rows.zd, rows.row_dofs, rows.row_ndof,
                                                               rows.row_side, rows.row_mjb, rows.body_dv)
     W, vrow, target, lam, lo, row_mu, row_normal = (rows.W, rows.vrow, rows.target, rows.lam, rows.lo, rows.row_mu,
@@ -270,8 +274,10 @@ def _pgs_rows(rows, n_rows, n_contact_rows, n_body_rows, u, friction_model, dire
         sweeps += 1
         for r in range(0, n_contact_rows, 3):
             change, largest = _block_sweep(r, rows, u, friction_model, directions, change, largest, False)
-        for r in range(n_contact_rows, n_body_rows, 3):   # after the normal rows that bound them, as the World's
+        for r in range(n_contact_rows, n_pair_rows, 3):   # after the normal rows that bound them, as the World's
             change, largest = _block_sweep(r, rows, u, friction_model, directions, change, largest, True)
+        if n_body_rows > n_pair_rows:
+            change, largest = closure_sweeps(rows, n_pair_rows, n_body_rows, u, change, largest)
         for r in range(n_body_rows, n_rows):
             if W[r] <= 0.0:
                 continue
@@ -392,8 +398,8 @@ def _conclude(rows, n_rows, n_contact_rows, u, friction, problem, x, done, code)
     index, W, q, feasible = problem
     residual = natural_residual(feasible, x, W @ x + q) if index.shape[0] else 0.0
     if code >= INFEASIBLE or not np.isfinite(residual):
-        _pgs_rows(rows, n_rows, n_contact_rows, n_contact_rows, u, friction[0], friction[1], FALLBACK_SWEEPS,
-                  FALLBACK_TOLERANCE)
+        _pgs_rows(rows, n_rows, (n_contact_rows, n_contact_rows, n_contact_rows), u, friction[0], friction[1],
+                  FALLBACK_SWEEPS, FALLBACK_TOLERANCE)
         return done, residual, FAILED
     for r in range(n_rows):
         rows.lam[r] = 0.0
@@ -425,8 +431,8 @@ def _cg_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directions
     for ii in range(every.shape[0]):
         r = every[ii]
         if ii >= contacts and rows.row_normal[r] < 0:   # a dry-friction row: a box, not MPRGP's λ >= 0
-            _pgs_rows(rows, n_rows, n_contact_rows, n_contact_rows, u, friction_model, directions, FALLBACK_SWEEPS,
-                      FALLBACK_TOLERANCE)
+            _pgs_rows(rows, n_rows, (n_contact_rows, n_contact_rows, n_contact_rows), u, friction_model, directions,
+                      FALLBACK_SWEEPS, FALLBACK_TOLERANCE)
             return 0, np.inf, FAILED
         if ii >= contacts or ii % 3 == 0:
             index[m] = r
@@ -486,8 +492,8 @@ def _lemke_rows(solver, rows, n_rows, n_contact_rows, u, friction_model, directi
 
 @njit(cache=True, forceinline=True, refcount=False)
 def _pgs_link(solver, rows, n_rows, n_contact_rows, u, friction_model, directions):
-    return _pgs_rows(rows, n_rows, n_contact_rows, n_contact_rows, u, friction_model, directions, solver.iterations,
-                     solver.tolerance)
+    return _pgs_rows(rows, n_rows, (n_contact_rows, n_contact_rows, n_contact_rows), u, friction_model, directions,
+                     solver.iterations, solver.tolerance)
 
 
 def link_solve(solver, rows, n_rows, n_contact_rows, u, friction_model, directions):

@@ -814,13 +814,18 @@ def point_jacobian(parent, v_start, nv_link, S, R_world, p_world, link, point, J
         dz = point[2] - p_world[k, 2]
         for j in range(nv_link[k]):
             d = v_start[k] + j
-            s = S[d]
-            wx = R[0, 0] * s[0] + R[0, 1] * s[1] + R[0, 2] * s[2]
-            wy = R[1, 0] * s[0] + R[1, 1] * s[1] + R[1, 2] * s[2]
-            wz = R[2, 0] * s[0] + R[2, 1] * s[1] + R[2, 2] * s[2]
-            J[0, d], J[1, d], J[2, d] = wx, wy, wz
-            # velocity of link k's origin plus ω × (point − origin)
-            J[3, d] = R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5] + wy * dz - wz * dy
-            J[4, d] = R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5] + wz * dx - wx * dz
-            J[5, d] = R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5] + wx * dy - wy * dx
+            J[0, d], J[1, d], J[2, d], J[3, d], J[4, d], J[5, d] = jacobian_column(R, S[d], dx, dy, dz)
         k = parent[k]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def jacobian_column(R, s, dx, dy, dz):
+    """(ω, v) [world frame] of coordinate column s (6,) (motion subspace, link frame: angular first) of a link
+    with world rotation R, at the point (dx, dy, dz) from the link's origin: ω = R s_ω and v = R s_v + ω × d,
+    the velocity of the link's origin plus ω × (point − origin)."""
+    wx = R[0, 0] * s[0] + R[0, 1] * s[1] + R[0, 2] * s[2]
+    wy = R[1, 0] * s[0] + R[1, 1] * s[1] + R[1, 2] * s[2]
+    wz = R[2, 0] * s[0] + R[2, 1] * s[1] + R[2, 2] * s[2]
+    return (wx, wy, wz, R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5] + wy * dz - wz * dy,
+            R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5] + wz * dx - wx * dz,
+            R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5] + wx * dy - wy * dx)

@@ -34,12 +34,25 @@ import numpy as np
 
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
+from ..constraints.joint_rows import BROKEN, joint_rows_one
 from ..integration.guard import NonFiniteStep
 from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
 from ..model.settings import FRICTION_MODELS
 from ..solvers.sequential_impulse import FRICTION_NONE, compliant_row
 from ..solvers.velocity_solve import APGD, CG, PGS, Lemke, sweeps_singly
+from .closures import (
+    CLOSURE_ROWS,
+    PROJECTION_STEPS,
+    PROJECTION_TOLERANCE,
+    SHAKE_STEPS,
+    closure_readout,
+    closure_residual,
+    closure_rows,
+    closure_triples,
+    factor_block,
+    solve_blocks,
+)
 from .contact_solve import FRAME_SIZE, _pgs_rows, link_solve, tangent_frame
 from .dynamics import (
     FLOATING,
@@ -48,6 +61,7 @@ from .dynamics import (
     SPHERICAL,
     aba,
     crba,
+    jacobian_column,
     kinematics,
     link_velocities,
     ltdl_factor,
@@ -399,34 +413,207 @@ def _wake_links(link_bodies, awake, sleep_timer, force, torque):
             torque[b, k] = 0.0
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _closure_block(tree, rows, first, j, closures, body_link, bodies, work, projection):
+    """Closure j's rows from row ``first`` (``closures.closure_rows``) on the union of its links' paths. Returns
+    the rows taken."""
+    data = closures[0]
+    a, b = data.body[j, 0], data.body[j, 1]
+    link_a = body_link[a] if a >= 0 else -1
+    link_b = body_link[b] if b >= 0 else -1
+    rows.row_ndof[first] = _contact_path(tree, link_a, link_b, rows.dof_stamp, first, rows.row_dofs[first])
+    return closure_rows(tree, work, rows, first, j, closures, body_link, bodies, projection)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _joint_space_move(tree, rows, n_rows, M, g):
+    """g (nv,) = M⁻¹ Jᵀ λ of rows 0 … n_rows − 1: the generalized impulse gathered along each row's path, then one
+    solve with the LTDL-factored M."""
+    for d in range(g.shape[0]):
+        g[d] = 0.0
+    for r in range(n_rows):
+        for t in range(rows.row_ndof[r]):
+            d = rows.row_dofs[r, t]
+            g[d] += rows.rows_J[r, d] * rows.lam[r]
+    ltdl_solve(tree.dof_parent, M, g)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _impulse_velocities(tree, rows, n_rows, M, qd_free, qd, g):
+    """q̇ (nv,) = q̇_free + M⁻¹ Jᵀ λ of rows 0 … n_rows − 1 (``_joint_space_move``, in g (nv,))."""
+    _joint_space_move(tree, rows, n_rows, M, g)
+    for d in range(g.shape[0]):
+        qd[d] = qd_free[d] + g[d]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _shake_closures(tree, work, joint_state, rows, layout, closures, bodies, h, M):
+    """SHAKE (Ryckaert et al. 1977) on the loop closures after the velocity solve, as the World's joints
+    (solvers/joint_solve.py ``joint_shake``): impulses along the closures' rows of the step's start that make the
+    pose the position stage will reach satisfy them. With C⁺ a row's error at the predicted pose (q ⊕ h q̇ for the
+    links, x + h v⁺ and ω⁺ for a free body on a closure), the rows' velocities are asked for J v − C⁺ / h, by the
+    closure blocks' sweeps on W of the step's start (``closure_sweep``); q̇ and the free bodies' share follow;
+    ``SHAKE_STEPS`` times. With the velocity solve at the next step's pose this is RATTLE (Andersen 1983): the
+    velocity solve alone removes, each step, the velocity the rows' curvature turns into error, an O(h) loss of
+    energy (a four-bar lost 5 % of its energy in 2 s at 1/240 s). joint_state = (st, sc, link_body), layout =
+    (n_rows, n_pair_rows, n_body_rows) of the stage, bodies = (inv_mass, x, qb, v, w, force, gravity)."""
+    st, sc, link_body = joint_state
+    n_rows, first, end = layout
+    inv_mass, x, qb, v, w, force, gravity = bodies
+    data, _, _, shake = closures
+    predicted, px, pq = shake
+    u = sc.qdd   # D⁻¹ Σ Z λ, as the sweeps left it
+    for _ in range(SHAKE_STEPS):
+        for a in range(st.q.shape[0]):
+            sc.q_stage[a] = st.q[a]
+        for a in range(st.qd.shape[0]):
+            sc.qd_stage[a] = st.qd[a]
+        position_stage(tree, sc.q_stage, sc.qd_stage, h)
+        kinematics(tree, sc.q_stage, work)
+        # the predicted poses of the closures' bodies: a link's where q ⊕ h q̇ puts it, a free body's after h at the
+        # velocity the stage leaves it (its loads' h (g + F/m) and the rows' Δv)
+        r = first
+        while r < end:
+            j = rows.row_slot[r]
+            for side in range(2):
+                body = data.body[j, side]
+                if body < 0:
+                    continue
+                i = -1
+                for k in range(link_body.shape[0]):
+                    if link_body[k] == body:
+                        i = k
+                if i >= 0:
+                    R, c = work.R_world[i], tree.com[i]
+                    for e in range(3):
+                        px[body, e] = work.p_world[i, e] + R[e, 0] * c[0] + R[e, 1] * c[1] + R[e, 2] * c[2]
+                    matrix_to_quat(R, pq[body])
+                    continue
+                dv = rows.body_dv[body]
+                free = inv_mass[body] > 0.0
+                for e in range(3):
+                    vel = v[body, e] + h * (gravity[e] + force[body, e] * inv_mass[body]) + dv[e] if free else 0.0
+                    px[body, e] = x[body, e] + h * vel
+                ew, ex, ey, ez = exp_map_t(w[body, 0] + dv[3], w[body, 1] + dv[4], w[body, 2] + dv[5],
+                                           h if free else 0.0)
+                pq[body, 0], pq[body, 1], pq[body, 2], pq[body, 3] = qmul_t(ew, ex, ey, ez, qb[body, 0], qb[body, 1],
+                                                                            qb[body, 2], qb[body, 3])
+            joint_rows_one(j, data, px, pq, predicted)
+            k = rows.row_normal[r] - CLOSURE_ROWS
+            for i in range(k):
+                # J v now is its residual plus its target; ask it for that less C⁺ / h
+                rows.target[r + i] += closure_residual(rows, r + i, r, u) - predicted[3][j, i] / h
+            r += 3 if k <= 3 else 6
+        work.flags[0] = 0.0   # (work holds the predicted kinematics)
+        solve_blocks(rows, first, end, u)
+        _impulse_velocities(tree, rows, n_rows, M, sc.qd_free, st.qd, sc.qd0)
+    kinematics(tree, st.q, work)   # (the stage's: the start pose)
+    work.flags[0] = 1.0
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def project_closures(tree, work, sc, q, poses, projection):
+    """One Newton step of the loop closures' position projection (robots/closures.py): their rows at the pose of
+    q and the World bodies' poses = (x, qb) (the links' bodies written from q), W μ = −C by block Gauss–Seidel
+    (one closure alone: exact), q ← q ⊕ M⁻¹ Jᵀ μ and a free body's pose moved by M_b⁻¹ J_bᵀ μ (position and
+    rotation vector, world frame). projection = (closures, packed_rows, M, body_link, inv_mass,
+    inv_inertia_body), M the step's LTDL-factored joint-space matrix. Returns False, changing nothing, when no
+    closure row's |C| exceeds PROJECTION_TOLERANCE."""
+    closures, packed_rows, M, body_link, inv_mass, inv_inertia_body = projection
+    x, qb = poses
+    rf, ri, R_cap, B_cap = packed_rows
+    nv = M.shape[0]
+    rows = rows_views(rf, ri, R_cap, nv, B_cap)
+    for d in range(nv):
+        rows.dof_stamp[d] = -1
+    data, index, _, _ = closures
+    n = 0
+    for c in range(index.shape[0]):
+        j = index[c]
+        if not data.flags[j] & BROKEN:
+            n += _closure_block(tree, rows, n, j, closures, body_link, (inv_mass, x, qb), work, True)
+    worst = 0.0
+    for r in range(n):
+        worst = max(worst, abs(rows.target[r]))
+        rows.vrow[r] = 0.0
+    if worst <= PROJECTION_TOLERANCE:
+        return False
+    _row_operators(tree, rows, M, n, n, (inv_mass, inv_inertia_body, qb))
+    r = 0
+    while r < n:
+        factor_block(rows, r)
+        r += 3 if rows.row_normal[r] - CLOSURE_ROWS <= 3 else 6
+    u = sc.qdd
+    for d in range(nv):
+        u[d] = 0.0
+    for r in range(n):
+        for side in range(2):
+            if rows.row_side[r, side] >= 0:
+                for e in range(6):
+                    rows.body_dv[rows.row_side[r, side], e] = 0.0
+    solve_blocks(rows, 0, n, u)
+    # Δq = M⁻¹ Jᵀ μ (u, D⁻¹ Σ Z μ, is L Δq; one solve from Jᵀ μ is as cheap), and a free body's M_b⁻¹ J_bᵀ μ,
+    # which the sweeps summed in body_dv
+    g = sc.qdd
+    _joint_space_move(tree, rows, n, M, g)
+    position_stage(tree, q, g, 1.0)
+    for r in range(n):
+        for side in range(2):
+            body = rows.row_side[r, side]
+            if body < 0:
+                continue
+            move = rows.body_dv[body]
+            for e in range(3):
+                x[body, e] += move[e]
+            dw, ex, ey, ez = exp_map_t(move[3], move[4], move[5], 1.0)
+            a0, a1, a2, a3 = qmul_t(dw, ex, ey, ez, qb[body, 0], qb[body, 1], qb[body, 2], qb[body, 3])
+            norm = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
+            qb[body, 0], qb[body, 1], qb[body, 2], qb[body, 3] = a0 / norm, a1 / norm, a2 / norm, a3 / norm
+            for e in range(6):
+                move[e] = 0.0   # (moved: a body on several rows moves once)
+    return True
+
+
 @njit(cache=True, refcount=False)
-def finish_coupled(buffers, h, x, qb, v, w):
-    """After a step's contact stage: the position stage and the links' bodies. Returns −1, or the coordinate
-    that went non-finite (``_non_finite``), with the robots as at the step's start (``contact_stage`` keeps it)."""
+def finish_coupled(buffers, h, poses, projection):
+    """After a step's contact stage: the position stage, the loop closures' projection (``project_closures``; its
+    ``projection`` arguments) and the links' bodies; poses = (x, qb, v, w) of the World's bodies. Returns −1, or
+    the coordinate that went non-finite (``_non_finite``), with the robots as at the step's start
+    (``contact_stage`` keeps it)."""
     tree, link_body, st, work, sc = _unpack(buffers)
+    x, qb, v, w = poses
     position_stage(tree, st.q, st.qd, h)
     bad = _non_finite(st, sc, work)
     if bad >= 0:
         return bad
     write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
+    if projection is not None:   # (None without closures: this code is not compiled)
+        for _ in range(PROJECTION_STEPS):
+            if not project_closures(tree, work, sc, st.q, (x, qb), projection):
+                break
+            bad = _non_finite(st, sc, work)
+            if bad >= 0:
+                return bad
+            write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
     return -1
 
 
 @njit(cache=True, refcount=False)
-def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links):
+def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links, projection):
     """The robots' part of a step after the World's contact step, in one call: the link contacts hidden from the
     World's solve counted again (``show_link_pairs``; link_pairs = (pair_contacts, kept, hidden): ``hidden`` pairs
     were), then, after a ``contact_stage`` (``coupled``), the position stage and the links' bodies
     (``finish_coupled``), or else the robots' whole step (``free_step``: ABA, or ``rk4``); the links' bodies awake
     and without loads (``_wake_links``; links = (link_bodies, awake, sleep_timer, force, torque)). poses = (x, q,
-    v, w) of the World's bodies. Returns −1 or ``free_step``'s FREE_STEP_LIMIT, or the coordinate that went
-    non-finite (the robots are then as at the step's start)."""
+    v, w) of the World's bodies, ``projection`` the loop closures' (``project_closures``). Returns −1 or
+    ``free_step``'s FREE_STEP_LIMIT, or the coordinate that went non-finite (the robots are then as at the step's
+    start)."""
     pair_contacts, kept, hidden = link_pairs
     if hidden:
         show_link_pairs(pair_contacts, kept)
     x, qb, v, w = poses
     if coupled:
-        bad = finish_coupled(buffers, h, x, qb, v, w)
+        bad = finish_coupled(buffers, h, poses, projection)
     else:
         bad = free_step(buffers, gravity, h, rk4, x, qb, v, w)
     link_bodies, awake, sleep_timer, force, torque = links
@@ -435,20 +622,27 @@ def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links):
 
 
 @njit(cache=True, refcount=False)
-def links_step(buffers, gravity, body_link, pairs, slots, old, bodies, settings, packed_rows, M, kept, finish):
+def links_step(buffers, gravity, body_link, contacts, bodies, settings, packed_rows, M, kept, closures, finish):
     """A step's robot stages in a world of robots alone (every moving body a link's): ``contact_stage`` (its
     arguments) and then ``finish_step``, in one call; finish = (rk4, link_bodies, awake, sleep_timer). Nothing is
     left to a World solve between them. Returns (the stage's rows or its STAGE_* answer, the contacts touching a
     link, ``finish_step``'s answer); with STAGE_TOO_FEW_ROWS nothing changed (grow the rows, call again)."""
-    rows, _, link_contacts = contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings,
-                                           packed_rows, M, kept)
+    rows, _, link_contacts = contact_stage(buffers, gravity, body_link, contacts, bodies, settings, packed_rows, M,
+                                           kept, closures)
+    pairs = contacts[0]
     if rows == STAGE_TOO_FEW_ROWS:
         return rows, link_contacts, FREE_STEP_DONE
     rk4, link_bodies, awake, sleep_timer = finish
-    _, _, x, qb, v, w, force, torque = bodies
+    inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     hidden = pairs.pair_key.shape[0] if rows >= 0 else 0
-    bad = finish_step(buffers, gravity, settings[0], rk4, rows != STAGE_UNCOUPLED, (x, qb, v, w),
-                      (pairs.pair_contacts, kept, hidden), (link_bodies, awake, sleep_timer, force, torque))
+    links = (link_bodies, awake, sleep_timer, force, torque)
+    if closures is None:
+        bad = finish_step(buffers, gravity, settings[0], rk4, rows != STAGE_UNCOUPLED, (x, qb, v, w),
+                          (pairs.pair_contacts, kept, hidden), links, None)
+    else:
+        bad = finish_step(buffers, gravity, settings[0], rk4, rows != STAGE_UNCOUPLED, (x, qb, v, w),
+                          (pairs.pair_contacts, kept, hidden), links,
+                          (closures, packed_rows, M, body_link, inv_mass, inv_inertia_body))
     return rows, link_contacts, bad
 
 
@@ -479,13 +673,7 @@ def _point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2, angul
         dz = point[2] - work.p_world[k, 2]
         for j in range(tree.nv_link[k]):
             d = tree.v_start[k] + j
-            s = tree.S[d]
-            ax = R[0, 0] * s[0] + R[0, 1] * s[1] + R[0, 2] * s[2]
-            ay = R[1, 0] * s[0] + R[1, 1] * s[1] + R[1, 2] * s[2]
-            az = R[2, 0] * s[0] + R[2, 1] * s[1] + R[2, 2] * s[2]
-            vx = R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5] + ay * dz - az * dy
-            vy = R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5] + az * dx - ax * dz
-            vz = R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5] + ax * dy - ay * dx
+            ax, ay, az, vx, vy, vz = jacobian_column(R, tree.S[d], dx, dy, dz)
             if angular:
                 vx, vy, vz = ax, ay, az
             J0[d] += sign * (normal[0] * vx + normal[1] * vy + normal[2] * vz)
@@ -608,10 +796,97 @@ def _coordinate_row(dof_parent, d, sign, row, rows_J, row_dofs, row_ndof):
     rows_J[row, d] = sign
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _row_operators(tree, rows, M, n_rows, n_body_rows, bodies):
+    """What the sweeps need of rows 0 … n_rows − 1 (their J, path and free-body J_b set; triples below
+    ``n_body_rows``, single rows after): Z = L⁻ᵀ Jᵀ and D⁻¹ Z by path position (zc, zd), a free body's M_b⁻¹ J_bᵀ
+    (row_mjb), W's diagonal (W, inv_W) and inv_D, with M (nv, nv) LTDL-factored; bodies = (inv_mass,
+    inv_inertia_body, q) of the World's bodies."""
+    inv_mass, inv_inertia_body, qb = bodies
+    (rows_J, rows_Y, W, row_side, row_jb, row_mjb, row_dofs, row_ndof, inv_D, zc, zd) = (
+        rows.rows_J, rows.rows_Y, rows.W, rows.row_side, rows.row_jb, rows.row_mjb, rows.row_dofs, rows.row_ndof,
+        rows.inv_D, rows.zc, rows.zd)
+    nv = inv_D.shape[0]
+    # with M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L: each row's Z = L⁻ᵀ Jᵀ (in
+    # rows_Y), nonzero only on its path, the ancestors of the coordinates its J touches (Featherstone §6.5), so
+    # that J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
+    for d in range(nv):
+        inv_D[d] = 1.0 / M[d, d]
+    r = 0
+    while r < n_rows:
+        k = 3 if r < n_body_rows else 1   # a block's three rows share their path: one walk for the three
+        count = row_ndof[r]
+        for rr in range(r, r + k):
+            for t in range(count):
+                d = row_dofs[r, t]
+                rows_Y[rr, d] = rows_J[rr, d]
+        for t in range(count):   # deepest first: a coordinate is final before it passes its share up
+            i = row_dofs[r, t]
+            j = tree.dof_parent[i]
+            if k == 3:
+                y0, y1, y2 = rows_Y[r, i], rows_Y[r + 1, i], rows_Y[r + 2, i]
+                while j >= 0:
+                    m_ij = M[i, j]
+                    rows_Y[r, j] -= m_ij * y0
+                    rows_Y[r + 1, j] -= m_ij * y1
+                    rows_Y[r + 2, j] -= m_ij * y2
+                    j = tree.dof_parent[j]
+            else:
+                y0 = rows_Y[r, i]
+                while j >= 0:
+                    rows_Y[r, j] -= M[i, j] * y0
+                    j = tree.dof_parent[j]
+        # by path position for the sweeps: Z and D⁻¹ Z
+        for rr in range(r, r + k):
+            for t in range(count):
+                d = row_dofs[r, t]
+                zc[rr, t] = rows_Y[rr, d]
+                zd[rr, t] = rows_Y[rr, d] * inv_D[d]
+        r += k
+    # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
+    for r in range(n_body_rows):
+        for side in range(2):
+            body = row_side[r, side]
+            if body < 0:
+                continue
+            jb, mjb = row_jb[r, side], row_mjb[r, side]
+            r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(qb[body, 0], qb[body, 1], qb[body, 2],
+                                                                        qb[body, 3])
+            # body-frame angular part Rᵀ j, then I_b⁻¹, then back with R
+            b0 = r00 * jb[3] + r10 * jb[4] + r20 * jb[5]
+            b1 = r01 * jb[3] + r11 * jb[4] + r21 * jb[5]
+            b2 = r02 * jb[3] + r12 * jb[4] + r22 * jb[5]
+            Ib = inv_inertia_body[body]
+            c0 = Ib[0, 0] * b0 + Ib[0, 1] * b1 + Ib[0, 2] * b2
+            c1 = Ib[1, 0] * b0 + Ib[1, 1] * b1 + Ib[1, 2] * b2
+            c2 = Ib[2, 0] * b0 + Ib[2, 1] * b1 + Ib[2, 2] * b2
+            for a in range(3):
+                mjb[a] = inv_mass[body] * jb[a]
+            mjb[3] = r00 * c0 + r01 * c1 + r02 * c2
+            mjb[4] = r10 * c0 + r11 * c1 + r12 * c2
+            mjb[5] = r20 * c0 + r21 * c1 + r22 * c2
+    # the diagonal of W = J M⁻¹ Jᵀ (+ J_b M_b⁻¹ J_bᵀ of a free body): Σ Z² / D along the row's path
+    for r in range(n_rows):
+        s = 0.0
+        for t in range(row_ndof[r]):
+            s += zc[r, t] * zd[r, t]
+        if r < n_body_rows:
+            for side in range(2):
+                if row_side[r, side] >= 0:
+                    ja, mj = row_jb[r, side], row_mjb[r, side]
+                    for a in range(6):
+                        s += ja[a] * mj[a]
+        W[r] = s
+        rows.inv_W[r] = 1.0 / s if s > 0.0 else 0.0
+
+
 @njit(cache=True, refcount=False)
-def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settings, packed_rows, M, kept):
-    """The velocity stage, then the contacts that touch a link and the joint limits about to be passed, solved
-    together at velocity level (module docstring). Writes q̇ (st.qd) and adds the free bodies' share to their loads
+def contact_stage(buffers, gravity, body_link, contacts, bodies, settings, packed_rows, M, kept, closures):
+    """The velocity stage, then the contacts that touch a link, the loop closures (robots/closures.py) and the joint
+    limits about to be passed, solved together at velocity level (module docstring). ``contacts`` = (pairs, slots,
+    old): the World's contact pairs (``StagePairs``) and slots, and the last step's ``WarmStart``
+    (collision/contacts.py), whose contacts warm-start those found again; ``closures`` is
+    JointSet.closure_args'. Writes q̇ (st.qd) and adds the free bodies' share to their loads
     (force, torque), and each contact's impulses to its slot (normal_impulse, friction_impulse). Row scratch
     ``packed_rows`` = (floats, ints, R, B), R rows and B bodies of capacity (``rows_views``): rows_J, rows_Y (R,
     nv), W (R,) the diagonal, row_side (R, 2) int, row_jb (R, 2, 6), target, lam, lo, row_mu (R,), row_normal (R,)
@@ -619,26 +894,32 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     bodies, ``settings`` (h [s], baumgarte, slop [m], restitution_threshold [m/s], the solver's settings
     (robots/contact_solve.py ``link_solve``: ``Forest.stage_solver``), max_push_velocity [m/s] of a limit's push, the
     friction model (sequential_impulse.FRICTION_*), the pyramid's directions, the World's sub-steps: a slot holds
-    one sub-step's share of the step's impulse, as the World's solve leaves it and ``detect.gather`` reads it);
-    ``old`` the last step's ``WarmStart`` (collision/contacts.py): its contacts warm-start those found again. q and
+    one sub-step's share of the step's impulse, as the World's solve leaves it and ``detect.gather`` reads it). q and
     q̇ are kept as at the step's start first (``finish_coupled``); at the end the pairs that touch a link leave the
     World's solve (``hide_link_pairs`` into ``kept`` (≥ pairs,)). Returns (rows, the contacts left to the World's
     solve, the contacts touching a link), or, having changed nothing, rows = STAGE_UNCOUPLED when the step needs no
-    stage (no contact touches a link, no joint has dry friction, no limit is in reach: ``finish_step`` then steps
-    the robots whole) or STAGE_TOO_FEW_ROWS when R < 3 × (those contacts + the link pairs with torsional or rolling
-    rows) + 3 nv or B < the World's bodies (grow, call again; that count of row triples is then the third value)."""
+    stage (no contact touches a link, no closure, no joint has dry friction, no limit is in reach: ``finish_step``
+    then steps the robots whole) or STAGE_TOO_FEW_ROWS when R < 3 × (those contacts + the link pairs with torsional
+    or rolling rows + the closures' triples) + 3 nv or B < the World's bodies (grow, call again; that count of row
+    triples is then the third value)."""
+    pairs, slots, old = contacts
     inv_mass, inv_inertia_body, x, qb, v, w, force, torque = bodies
     h, baumgarte, slop, restitution_threshold, solver, max_push, friction_model, directions, substeps = settings
-    tree, _, st, work, sc = _unpack(buffers)
+    tree, link_body, st, work, sc = _unpack(buffers)
     rf, ri, R_cap, B_cap = packed_rows
-    # the stage is needed when a contact touches a link, a joint has dry friction or a limit is in reach
+    # the stage is needed when a contact touches a link, a closure holds, a joint has dry friction or a limit is in
+    # reach
     link_contacts = count_link_contacts(pairs.pair_body, pairs.pair_contacts, body_link)
-    coupled = link_contacts > 0 or limits_in_reach(tree, st.q, st.qd, h)
+    closure_blocks = 0
+    if closures is not None:   # (a world without closures passes None: this code is not compiled for it)
+        closure_blocks = closure_triples(closures)
+    coupled = link_contacts > 0 or closure_blocks > 0 or limits_in_reach(tree, st.q, st.qd, h)
     for d in range(tree.friction.shape[0]):
         coupled = coupled or tree.friction[d] > 0.0
     if not coupled:
         return STAGE_UNCOUPLED, -1, 0
-    blocks = link_contacts   # row triples: the contacts', and each link pair's angular rows (below)
+    blocks = link_contacts + closure_blocks   # row triples: the contacts', the closures', each link pair's angular
+    # rows (below)
     for k in range(pairs.pair_key.shape[0]):
         if pairs.pair_contacts[k] and (pairs.pair_rolling[k] != 0.0 or pairs.pair_torsional[k] != 0.0) and (
                 body_link[pairs.pair_body[k, 0]] >= 0 or body_link[pairs.pair_body[k, 1]] >= 0):
@@ -647,7 +928,7 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         return STAGE_TOO_FEW_ROWS, -1, blocks
     rows = rows_views(rf, ri, R_cap, st.qd.shape[0], B_cap)
     (rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow, row_dofs,
-     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _, _, row_C) = rows
+     row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, _, _, row_C, _, _) = rows
     _save(st, sc)
     # the velocity stage through M itself, which the rows need factored anyway: q̈ = (M + h D)⁻¹ (τ − C q̇ − g)
     # with M by the CRBA (and the implicit damping's h D and the armature on its diagonal: ``joint_forces``),
@@ -756,7 +1037,15 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
                 lam[first] = (f[0] * nx + f[1] * ny + f[2] * nz) * substeps
                 lam[first + 1] = (f[0] * t1x + f[1] * t1y + f[2] * t1z) * substeps
                 lam[first + 2] = (f[0] * t2x + f[1] * t2y + f[2] * t2z) * substeps
-    n_body_rows = n_rows   # the rows that may touch a free body: contacts' and pairs' angular ones
+    n_pair_rows = n_rows
+    # loop closures (robots/closures.py): each joint's equality rows as one block of whole triples
+    if closures is not None:
+        closure_data, closure_index, _, _ = closures
+        for c in range(closure_index.shape[0]):
+            j = closure_index[c]
+            if not closure_data.flags[j] & BROKEN:
+                n_rows += _closure_block(tree, rows, n_rows, j, closures, body_link, (inv_mass, x, qb), work, False)
+    n_body_rows = n_rows   # the rows that may touch a free body: contacts', pairs' angular ones and closures'
     # joint limits about to be passed: a unilateral row on the coordinate
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
@@ -819,78 +1108,12 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
             st.qd[d] = qd_free[d]
         _keep_joint_impulses(st, rows, 0, 0)
         return 0, hide_link_pairs(pairs.pair_body, pairs.pair_contacts, body_link, kept), link_contacts
-    # with M (with the implicit damping's h D and the armature) factored, M = Lᵀ D L: each row's Z = L⁻ᵀ Jᵀ (in
-    # rows_Y), nonzero only on its path, the ancestors of the coordinates its J touches (Featherstone §6.5), so
-    # that J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ costs a path per pair of rows, not nv
-    for d in range(nv):
-        inv_D[d] = 1.0 / M[d, d]
-    r = 0
-    while r < n_rows:
-        k = 3 if r < n_body_rows else 1   # a block's three rows share their path: one walk for the three
-        count = row_ndof[r]
-        for rr in range(r, r + k):
-            for t in range(count):
-                d = row_dofs[r, t]
-                rows_Y[rr, d] = rows_J[rr, d]
-        for t in range(count):   # deepest first: a coordinate is final before it passes its share up
-            i = row_dofs[r, t]
-            j = tree.dof_parent[i]
-            if k == 3:
-                y0, y1, y2 = rows_Y[r, i], rows_Y[r + 1, i], rows_Y[r + 2, i]
-                while j >= 0:
-                    m_ij = M[i, j]
-                    rows_Y[r, j] -= m_ij * y0
-                    rows_Y[r + 1, j] -= m_ij * y1
-                    rows_Y[r + 2, j] -= m_ij * y2
-                    j = tree.dof_parent[j]
-            else:
-                y0 = rows_Y[r, i]
-                while j >= 0:
-                    rows_Y[r, j] -= M[i, j] * y0
-                    j = tree.dof_parent[j]
-        # by path position for the sweeps: Z and D⁻¹ Z
-        for rr in range(r, r + k):
-            for t in range(count):
-                d = row_dofs[r, t]
-                zc[rr, t] = rows_Y[rr, d]
-                zd[rr, t] = rows_Y[rr, d] * inv_D[d]
-        r += k
-    # a free body's M_b⁻¹ J_bᵀ of each row: (J_lin / m, I_w⁻¹ J_ang) with I_w⁻¹ = R I_b⁻¹ Rᵀ
-    for r in range(n_body_rows):
-        for side in range(2):
-            body = row_side[r, side]
-            if body < 0:
-                continue
-            jb, mjb = row_jb[r, side], row_mjb[r, side]
-            r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_matrix_t(qb[body, 0], qb[body, 1], qb[body, 2],
-                                                                        qb[body, 3])
-            # body-frame angular part Rᵀ j, then I_b⁻¹, then back with R
-            b0 = r00 * jb[3] + r10 * jb[4] + r20 * jb[5]
-            b1 = r01 * jb[3] + r11 * jb[4] + r21 * jb[5]
-            b2 = r02 * jb[3] + r12 * jb[4] + r22 * jb[5]
-            Ib = inv_inertia_body[body]
-            c0 = Ib[0, 0] * b0 + Ib[0, 1] * b1 + Ib[0, 2] * b2
-            c1 = Ib[1, 0] * b0 + Ib[1, 1] * b1 + Ib[1, 2] * b2
-            c2 = Ib[2, 0] * b0 + Ib[2, 1] * b1 + Ib[2, 2] * b2
-            for a in range(3):
-                mjb[a] = inv_mass[body] * jb[a]
-            mjb[3] = r00 * c0 + r01 * c1 + r02 * c2
-            mjb[4] = r10 * c0 + r11 * c1 + r12 * c2
-            mjb[5] = r20 * c0 + r21 * c1 + r22 * c2
-    # the diagonal of W = J M⁻¹ Jᵀ (+ J_b M_b⁻¹ J_bᵀ of a free body): Σ Z² / D along the row's path
-    for r in range(n_rows):
-        s = 0.0
-        for t in range(row_ndof[r]):
-            s += zc[r, t] * zd[r, t]
-        if r < n_body_rows:
-            for side in range(2):
-                if row_side[r, side] >= 0:
-                    ja, mj = row_jb[r, side], row_mjb[r, side]
-                    for a in range(6):
-                        s += ja[a] * mj[a]
-        W[r] = s
-        rows.inv_W[r] = 1.0 / s if s > 0.0 else 0.0
-    for r in range(0, n_body_rows, 3):
+    _row_operators(tree, rows, M, n_rows, n_body_rows, (inv_mass, inv_inertia_body, qb))
+    r = n_pair_rows
+    while r < n_body_rows:
+        factor_block(rows, r)
+        r += 3 if row_normal[r] - CLOSURE_ROWS <= 3 else 6
+    for r in range(0, n_pair_rows, 3):
         for k, (ra, rb) in enumerate(((r, r + 1), (r, r + 2), (r + 1, r + 2))):
             s = 0.0
             for t in range(row_ndof[r]):
@@ -947,22 +1170,16 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
     # the rows' impulses by the World's solver (robots/contact_solve.py), from the warm start
     # (sc.qdd is free by now; Gauss–Seidel called directly: through link_solve's @overload the stage took 1 µs more)
     if sweeps_singly(solver):
-        done, residual, code = _pgs_rows(rows, n_rows, n_contact_rows, n_body_rows, sc.qdd, friction_model, directions,
-                                         solver.iterations, solver.tolerance)
+        done, residual, code = _pgs_rows(rows, n_rows, (n_contact_rows, n_pair_rows, n_body_rows), sc.qdd,
+                                         friction_model, directions, solver.iterations, solver.tolerance)
     else:
         done, residual, code = link_solve(solver, rows, n_rows, n_contact_rows, sc.qdd, friction_model, directions)
     stats[0], stats[1], stats[2] = done, residual, code
-    # q̇ = q̇_free + M⁻¹ Jᵀ λ: the generalized impulse gathered along each row's path, then one solve
-    g = sc.qdd   # free once the velocity stage has used it
-    for d in range(nv):
-        g[d] = 0.0
-    for r in range(n_rows):
-        for t in range(row_ndof[r]):
-            d = row_dofs[r, t]
-            g[d] += rows_J[r, d] * lam[r]
-    ltdl_solve(tree.dof_parent, M, g)
-    for d in range(nv):
-        st.qd[d] = qd_free[d] + g[d]
+    _impulse_velocities(tree, rows, n_rows, M, qd_free, st.qd, sc.qd0)
+    if closures is not None:   # loop closures: SHAKE (robots/closures.py)
+        if n_body_rows > n_pair_rows:
+            _shake_closures(tree, work, (st, sc, link_body), rows, (n_rows, n_pair_rows, n_body_rows), closures,
+                            (inv_mass, x, qb, v, w, force, gravity), h, M)
     _keep_joint_impulses(st, rows, n_body_rows, n_rows)
     # a free body gets its impulses as the loads λ J / h of this step, which the World's velocity stage applies
     # with gravity in each of its sub-steps: its velocity at the end is the one solved for here, and its
@@ -986,7 +1203,11 @@ def contact_stage(buffers, gravity, body_link, pairs, slots, old, bodies, settin
         slots.friction_impulse[s, 0] = (lam[r + 1] * t1x + lam[r + 2] * t2x) / substeps
         slots.friction_impulse[s, 1] = (lam[r + 1] * t1y + lam[r + 2] * t2y) / substeps
         slots.friction_impulse[s, 2] = (lam[r + 1] * t1z + lam[r + 2] * t2z) / substeps
-    for r in range(n_contact_rows, n_body_rows, 3):   # a pair's angular impulse in world axes, as the World's
+    if closures is not None:
+        r = n_pair_rows
+        while r < n_body_rows:
+            r += closure_readout(rows, r, closures, qb)
+    for r in range(n_contact_rows, n_pair_rows, 3):   # a pair's angular impulse in world axes, as the World's
         k = row_slot[r]
         s0 = slot(k, 0)
         t1x, t1y, t1z, t2x, t2y, t2z = tangent_basis(slots.normal[s0, 0], slots.normal[s0, 1], slots.normal[s0, 2])
@@ -1029,7 +1250,8 @@ unboxing of the others at each call (``ArrayGroup.subview``)."""
 
 Rows = namedtuple("Rows", ["rows_J", "rows_Y", "W", "row_side", "row_jb", "target", "lam", "lo", "row_normal",
                            "row_mu", "row_slot", "row_mjb", "vrow", "row_dofs", "row_ndof", "dof_stamp", "body_dv",
-                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W", "tangent_frame", "row_C"])
+                           "stats", "W_off", "inv_D", "zc", "zd", "inv_W", "tangent_frame", "row_C", "row_factor",
+                           "closure_work"])
 """The contact stage's row scratch (``contact_stage``); W_off (R,) holds each contact's off-diagonal entries of
 W = J M⁻¹ Jᵀ: W₀₁, W₀₂, W₁₂ of the triple starting at row r in W_off[r], W_off[r + 1], W_off[r + 2]; inv_D (nv,)
 the reciprocals of the LTDL factor's diagonal (the sweeps multiply: a division costs several multiplications);
@@ -1039,19 +1261,21 @@ sweep reads them in order; tangent_frame (R, FRAME_SIZE) holds contact c's (firs
 row c; row_C (R,) [1/kg] the compliance of a compliant contact's normal row (``compliant_row``; 0: rigid), on
 W's diagonal. Rows come in this order: contacts' triples (row_normal: the triple's first row, row_slot: the
 contact's slot), pairs' angular triples (torsion n, rolling t1, t2: row_normal[r] the pair's first contact row and
-row_normal[r + 1] its contacts, row_slot the pair, row_mu μ_s, μ_r, μ_r), joint limits (row_normal: the row,
+row_normal[r + 1] its contacts, row_slot the pair, row_mu μ_s, μ_r, μ_r), loop closures' blocks of whole triples
+(robots/closures.py: row_normal CLOSURE_ROWS + the joint's k rows, row_slot the joint; row_factor (R, 6) row i's
+entries of its block's LDLᵀ factor, closure_work (6,) a block's scratch), joint limits (row_normal: the row,
 row_slot 2 d + side), joints' dry friction (row_normal −1, row_slot d, row_mu the bound)."""
 
 
 def rows_size(R: int, nv: int, B: int) -> tuple[int, int]:
     """(floats, ints) in the packed buffers of a ``Rows`` of R rows, nv coordinates and B World bodies."""
-    return 4 * R * nv + 9 * R + (24 + FRAME_SIZE) * R + 6 * B + 3 + nv, R * nv + 5 * R + nv
+    return 4 * R * nv + 15 * R + (24 + FRAME_SIZE) * R + 6 * B + 9 + nv, R * nv + 5 * R + nv
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
 def rows_views(rf, ri, R, nv, B):
     """The ``Rows`` as views into its float and int buffers (``rows_size``): the contact stage takes two arrays
-    for the 25 (a call unboxes each array it is given, ~5 ns each for a kernel without reference counting)."""
+    for the 27 (a call unboxes each array it is given, ~5 ns each for a kernel without reference counting)."""
     o = 0
     rows_J = view(rf, o, (R, nv))
     o += R * nv
@@ -1073,6 +1297,10 @@ def rows_views(rf, ri, R, nv, B):
     o += 4 * R
     row_C = view(rf, o, R)
     o += R
+    row_factor = view(rf, o, (R, 6))
+    o += 6 * R
+    closure_work = view(rf, o, 6)
+    o += 6
     body_dv = view(rf, o, (B, 6))
     o += 6 * B
     stats = view(rf, o, 3)
@@ -1083,7 +1311,8 @@ def rows_views(rf, ri, R, nv, B):
     row_normal, row_slot, row_ndof = view(ri, o + 2 * R, R), view(ri, o + 3 * R, R), view(ri, o + 4 * R, R)
     dof_stamp = view(ri, o + 5 * R, nv)
     return Rows(rows_J, rows_Y, W, row_side, row_jb, target, lam, lo, row_normal, row_mu, row_slot, row_mjb, vrow,
-                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W, tangent_frame, row_C)
+                row_dofs, row_ndof, dof_stamp, body_dv, stats, W_off, inv_D, zc, zd, inv_W, tangent_frame, row_C,
+                row_factor, closure_work)
 
 
 def _row_capacity(forest, rows: int, bodies: int) -> tuple:
@@ -1101,12 +1330,16 @@ def _row_capacity(forest, rows: int, bodies: int) -> tuple:
     return forest.packed_rows
 
 
-_CONTACT_STAGE = {solver: CallSite(contact_stage, fixed=True) for solver in (PGS, APGD, CG, Lemke)}
+_CONTACT_STAGE = {(solver, alone): CallSite(contact_stage, fixed=True) for solver in (PGS, APGD, CG, Lemke)
+                  for alone in (False, True)}
 """``contact_stage`` called without the dispatcher's typing of its ~60 arrays in namedtuples (~100 ns each;
-jit.CallSite), one site per solver class: the contact list, the bodies and the row scratch keep their types from
-step to step, and the solver's settings, inside the plain settings tuple, keep theirs within a site."""
+jit.CallSite), one site per solver class and whether the world has no loop closures (``closures`` None: another
+compilation, without their code): the contact list, the bodies and the row scratch keep their types from step to
+step, and the solver's settings, inside the plain settings tuple, keep theirs within a site."""
 _FINISH_STEP = CallSite(finish_step, fixed=True)
-_LINKS_STEP = {solver: CallSite(links_step, fixed=True) for solver in (PGS, APGD, CG, Lemke)}
+_LINKS_STEP = {(solver, alone): CallSite(links_step, fixed=True) for solver in (PGS, APGD, CG, Lemke)
+               for alone in (False, True)}
+_FINISH_CLOSURES = CallSite(finish_step, fixed=True)
 
 
 def _stage_arguments(model, state, contacts, dt: float) -> tuple:
@@ -1129,28 +1362,29 @@ def _stage_arguments(model, state, contacts, dt: float) -> tuple:
             dt, settings.baumgarte, settings.slop, settings.restitution_threshold, forest.stage_solver(settings),
             settings.max_push_velocity, FRICTION_MODELS[settings.friction], settings.friction_directions,
             settings.substeps)
-    return (forest.buffers, model.gravity, forest.body_link(n), now.pairs.subview(StagePairs), now.slots.view(),
-            contacts.last.warm_start(), bodies, stage_settings, packed, forest.M, forest.kept_pairs)
+    return (forest.buffers, model.gravity, forest.body_link(n),
+            (now.pairs.subview(StagePairs), now.slots.view(), contacts.last.warm_start()), bodies, stage_settings,
+            packed, forest.M, forest.kept_pairs, model.joints.closure_args(bm.inv_mass))
 
 
 def _grow_rows(model, args: tuple, blocks: int) -> tuple:
     """``args`` of ``_stage_arguments`` with a row scratch for ``blocks`` row triples (contacts, pairs' angular
-    rows) and every limit."""
+    rows, closures) and every limit."""
     forest = model.robots
     packed = _row_capacity(forest, 3 * blocks + 3 * forest.nv, model.body.count)
-    return args[:8] + (packed,) + args[9:]
+    return args[:6] + (packed,) + args[7:]
 
 
 def before_contacts(model, state, contacts, dt: float) -> bool:
     """The robots' velocity and contact stages (module docstring), before the World's own contact step, when a
-    link touches something, a joint has dry friction or a limit is in reach (``contact_stage`` tells): q̇ gets the
-    joint forces, gravity and every link contact's and limit's impulse; the free bodies touching a link get their
-    share, and those contacts are taken out of the World's solve. Otherwise the robots' whole step waits for
-    ``after_contacts`` (one kernel call). Returns whether the World's solve has contacts left (False when every
-    contact touched a link)."""
+    link touches something, a loop closure holds, a joint has dry friction or a limit is in reach
+    (``contact_stage`` tells): q̇ gets the joint forces, gravity and every link contact's, closure's and limit's
+    impulse; the free bodies touching a link get their share, and those contacts are taken out of the World's
+    solve. Otherwise the robots' whole step waits for ``after_contacts`` (one kernel call). Returns whether the
+    World's solve has contacts left (False when every contact touched a link)."""
     forest = model.robots
     args = _stage_arguments(model, state, contacts, dt)
-    site = _CONTACT_STAGE[type(args[7][4])]   # (the stage's solver: its settings' fifth entry)
+    site = _CONTACT_STAGE[type(args[5][4]), args[9] is None]   # (the solver: its settings' fifth entry)
     rows, left, link_contacts = site(*args)
     if rows == STAGE_TOO_FEW_ROWS:
         rows, left, link_contacts = site(*_grow_rows(model, args, link_contacts))
@@ -1161,15 +1395,15 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
 
 
 def step_alone(model, state, contacts, dt: float) -> int:
-    """The robots' whole step in a world of robots alone (every moving body a link's, no World joints or springs:
-    ``TimeStepping.links_only``): ``before_contacts`` and ``after_contacts`` without a World solve between them,
-    in one kernel call (``links_step``). Returns as ``after_contacts``."""
+    """The robots' whole step in a world of robots alone (every moving body a link's, so no World joints but loop
+    closures, no springs: ``TimeStepping.links_only``): ``before_contacts`` and ``after_contacts`` without a World
+    solve between them, in one kernel call (``links_step``). Returns as ``after_contacts``."""
     forest = model.robots
     forest.moves += 1      # the joint state moved (Robot keeps its links' kinematics until it does)
     args = _stage_arguments(model, state, contacts, dt)
     b = state.bodies()
     finish = (forest.integrator == "rk4", forest.link_bodies, b.awake, b.sleep_timer)
-    site = _LINKS_STEP[type(args[7][4])]
+    site = _LINKS_STEP[type(args[5][4]), args[9] is None]
     rows, link_contacts, bad = site(*args, finish)
     if rows == STAGE_TOO_FEW_ROWS:
         rows, link_contacts, bad = site(*_grow_rows(model, args, link_contacts), finish)
@@ -1188,10 +1422,14 @@ def after_contacts(model, state, contacts, dt: float) -> int:
     forest = model.robots
     forest.moves += 1      # the joint state moved (Robot keeps its links' kinematics until it does)
     b = state.bodies()
-    bad = _FINISH_STEP(forest.buffers, model.gravity, dt, forest.integrator == "rk4", forest.coupled,
-                       (b.x, b.q, b.v, b.w),
-                       (contacts.now.pairs.subview(StagePairs).pair_contacts, forest.kept_pairs, forest.hidden),
-                       (forest.link_bodies, b.awake, b.sleep_timer, b.force, b.torque))
+    bm = model.bodies()
+    closures = model.joints.closure_args(bm.inv_mass)
+    projection = None if closures is None else (closures, forest.packed_rows, forest.M,
+                                                forest.body_link(model.body.count), bm.inv_mass, bm.inv_inertia_body)
+    site = _FINISH_STEP if closures is None else _FINISH_CLOSURES
+    bad = site(forest.buffers, model.gravity, dt, forest.integrator == "rk4", forest.coupled, (b.x, b.q, b.v, b.w),
+               (contacts.now.pairs.subview(StagePairs).pair_contacts, forest.kept_pairs, forest.hidden),
+               (forest.link_bodies, b.awake, b.sleep_timer, b.force, b.torque), projection)
     forest.hidden = 0
     return max(bad, -1)
 

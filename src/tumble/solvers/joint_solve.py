@@ -63,10 +63,10 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..constraints.joint_rows import (
     BALL,
-    BROKEN,
     EQUALITY_ROWS,
     HAS_LIMIT,
     HAS_MOTOR,
+    IDLE,
     LIMIT_ROW,
     MOTOR_ROW,
     ROW_SLOTS,
@@ -234,9 +234,9 @@ def _body_mass(i, inv_mass):
 def assemble_joint(j, joints, block, inv_mass, structure):
     """Joint j's rows of K + Σ (its own block and its blocks with the joints before it in the order) into the
     packed envelope ``block.factor``: the rows of its block (``structure``'s slots) that are ``block.active``
-    (m, 8) (the equality rows, an engaged limit, an unsaturated motor); the others, and a broken joint's, are
-    identity rows with no coupling (their impulse stays as it is). ``joints``: JointData; ``block``:
-    JointBlock."""
+    (m, 8) (the equality rows, an engaged limit, an unsaturated motor); the others, and an idle joint's (broken,
+    or LINKED: a loop closure), are identity rows with no coupling (their impulse stays as it is). ``joints``:
+    JointData; ``block``: JointBlock."""
     kind, body, flags = joints.kind, joints.body, joints.flags
     sigma, lin, ang_a, ang_b, inv_ang_a, inv_ang_b = (block.sigma, block.lin, block.ang_a, block.ang_b,
                                                       block.inv_ang_a, block.inv_ang_b)
@@ -244,7 +244,7 @@ def assemble_joint(j, joints, block, inv_mass, structure):
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
     a, b = body[j, 0], body[j, 1]
     ima, imb = _body_mass(a, inv_mass), _body_mass(b, inv_mass)
-    broken = flags[j] & BROKEN
+    idle = flags[j] & IDLE
     equality = EQUALITY_ROWS[kind[j]]
     for r in range(count[j]):
         s = slots[j, r]
@@ -252,7 +252,7 @@ def assemble_joint(j, joints, block, inv_mass, structure):
         base = ptr[g] - start[g]
         for c in range(start[g], g + 1):
             factor[base + c] = 0.0
-        if broken or not active[j, s]:
+        if idle or not active[j, s]:
             factor[base + g] = 1.0
             continue
         for r2 in range(r + 1):     # own block, lower triangle
@@ -266,7 +266,7 @@ def assemble_joint(j, joints, block, inv_mass, structure):
             factor[base + row0[j] + r2] = value
         for e in range(adj_ptr[j], adj_ptr[j + 1]):     # blocks with earlier joints through a shared body
             j2 = adj_joint[e]
-            if flags[j2] & BROKEN:
+            if flags[j2] & IDLE:
                 continue
             side, side2 = adj_side[e, 0], adj_side[e, 1]
             i = body[j, side]
@@ -355,7 +355,7 @@ def joint_warm_start(joints, scratch, inv_mass, awake, v, w):
     body, flags, impulse = joints.body, joints.flags, joints.impulse
     lin, inv_ang_a, inv_ang_b = scratch.lin, scratch.inv_ang_a, scratch.inv_ang_b
     for j in range(joints.kind.shape[0]):
-        if flags[j] & BROKEN or _asleep(j, body, awake):
+        if flags[j] & IDLE or _asleep(j, body, awake):
             continue
         a, b = body[j, 0], body[j, 1]
         for r in range(lin.shape[1]):
@@ -445,7 +445,7 @@ def motor_yields_to_limit(j, joints, block, h):
 def _unilateral_awake(j, flags, body, awake):
     """Whether joint j is whole, awake, and has a limit or a motor."""
     f = flags[j]
-    return not f & BROKEN and f & (HAS_LIMIT | HAS_MOTOR) != 0 and not _asleep(j, body, awake)
+    return not f & IDLE and f & (HAS_LIMIT | HAS_MOTOR) != 0 and not _asleep(j, body, awake)
 
 
 @njit(cache=True, refcount=False)
@@ -478,7 +478,7 @@ def _block_pass(p0, p1, joints, block, inv_mass, awake, structure, h, v, w):
         for jj in range(p0, p1):
             j = order[jj]
             a, b = body[j, 0], body[j, 1]
-            skip = flags[j] & BROKEN or _asleep(j, body, awake)
+            skip = flags[j] & IDLE or _asleep(j, body, awake)
             equality = EQUALITY_ROWS[kind[j]]
             for r in range(count[j]):
                 g = row0[j] + r
@@ -531,7 +531,7 @@ def _block_pass(p0, p1, joints, block, inv_mass, awake, structure, h, v, w):
             continue
         for jj in range(p0, p1):
             j = order[jj]
-            if flags[j] & BROKEN or _asleep(j, body, awake):
+            if flags[j] & IDLE or _asleep(j, body, awake):
                 continue
             a, b = body[j, 0], body[j, 1]
             for r in range(count[j]):
@@ -683,7 +683,7 @@ def joint_project(joints, scratch, block, structure, inv_mass, x, q, inv_inertia
                 if _rigid_violation(j, kind, flags, soft, error) <= POSITION_TOLERANCE:
                     continue
             joint_inverse_arms(j, body, lin, ang_a, ang_b, inv_inertia_world, inv_ang_a, inv_ang_b)
-            rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
+            rigid = soft[j, 0] == 0.0 and not flags[j] & IDLE
             equality = EQUALITY_ROWS[kind[j]]
             for r in range(count[j]):
                 s = slots[j, r]
@@ -707,7 +707,7 @@ def joint_project(joints, scratch, block, structure, inv_mass, x, q, inv_inertia
 @njit(cache=True, forceinline=True, refcount=False)
 def _rigid_violation(j, kind, flags, soft, error):
     """The largest |C| of joint j's rigid equality rows and of its limit past its bound [m or rad]."""
-    if flags[j] & BROKEN:
+    if flags[j] & IDLE:
         return 0.0
     worst = 0.0
     if soft[j, 0] == 0.0:
@@ -725,7 +725,7 @@ def _project_step(j, body, flags, structure, rhs, lin, inv_ang_a, inv_ang_b, inv
     """step_x, step_t (n, 3) of joint j's bodies += M⁻¹ J_jᵀ μ_j (μ of its block's rows in rhs): translation
     [m] and rotation vector [rad], world frame."""
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    if flags[j] & BROKEN:
+    if flags[j] & IDLE:
         return
     a, b = body[j, 0], body[j, 1]
     ima, imb = _body_mass(a, inv_mass), _body_mass(b, inv_mass)
@@ -758,31 +758,35 @@ def _apply_steps(j0, j1, body, inv_mass, step_x, step_t, x, q):
 @njit(cache=True, refcount=False)
 def joint_accumulate(body, lin, ang_a, impulse, frame_a, q, wrench):
     """wrench (m, 6) += the sub-step's impulse on body a: (Σ lin λ, torque about the joint's anchor on a)
-    [N·s, N·m·s], world frame; the world's step divides by dt."""
+    [N·s, N·m·s], world frame (``joint_wrench``); the world's step divides by dt."""
     for j in range(body.shape[0]):
-        f0 = f1 = f2 = t0 = t1 = t2 = 0.0
-        for r in range(lin.shape[1]):
-            lam = impulse[j, r]
-            f0 += lin[j, r, 0] * lam
-            f1 += lin[j, r, 1] * lam
-            f2 += lin[j, r, 2] * lam
-            t0 += ang_a[j, r, 0] * lam
-            t1 += ang_a[j, r, 1] * lam
-            t2 += ang_a[j, r, 2] * lam
-        a = body[j, 0]
-        # ang_a λ is the torque about a's COM; about the anchor p_a = x_a + r_a it is that − r_a × F
-        from_com = (0.0, 0.0, 0.0)
-        if a >= 0:
-            from_com = qrot_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3], frame_a[j, 0], frame_a[j, 1], frame_a[j, 2])
-        c0 = from_com[1] * f2 - from_com[2] * f1
-        c1 = from_com[2] * f0 - from_com[0] * f2
-        c2 = from_com[0] * f1 - from_com[1] * f0
-        wrench[j, 0] += f0
-        wrench[j, 1] += f1
-        wrench[j, 2] += f2
-        wrench[j, 3] += t0 - c0
-        wrench[j, 4] += t1 - c1
-        wrench[j, 5] += t2 - c2
+        w = joint_wrench(j, body, lin, ang_a, impulse, frame_a, q)
+        for k in range(6):
+            wrench[j, k] += w[k]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def joint_wrench(j, body, lin, ang_a, impulse, frame_a, q):
+    """Joint j's impulse (m, 8) on body a as (Σ lin λ, Σ ang_a λ − r_a × Σ lin λ): the linear impulse [N·s] and
+    the angular impulse about the joint's anchor p_a = x_a + r_a [N·m·s] (ang_a λ is about a's COM), world
+    frame; frame_a (m, 7) the anchors in a's axes, q (n, 4) the bodies' orientations."""
+    f0 = f1 = f2 = t0 = t1 = t2 = 0.0
+    for r in range(lin.shape[1]):
+        lam = impulse[j, r]
+        f0 += lin[j, r, 0] * lam
+        f1 += lin[j, r, 1] * lam
+        f2 += lin[j, r, 2] * lam
+        t0 += ang_a[j, r, 0] * lam
+        t1 += ang_a[j, r, 1] * lam
+        t2 += ang_a[j, r, 2] * lam
+    a = body[j, 0]
+    from_com = (0.0, 0.0, 0.0)
+    if a >= 0:
+        from_com = qrot_t(q[a, 0], q[a, 1], q[a, 2], q[a, 3], frame_a[j, 0], frame_a[j, 1], frame_a[j, 2])
+    c0 = from_com[1] * f2 - from_com[2] * f1
+    c1 = from_com[2] * f0 - from_com[0] * f2
+    c2 = from_com[0] * f1 - from_com[1] * f0
+    return f0, f1, f2, t0 - c0, t1 - c1, t2 - c2
 
 
 @njit(cache=True, refcount=False)
@@ -816,7 +820,7 @@ def joint_shake(joints, scratch, structure, bodies, state, direct, h, iterations
             if not direct:      # Gauss–Seidel: joint j sees the impulses of the joints before it
                 _predict(jj, jj + 1, order, body, bodies, state, h, scratch, scheme)
             joint_rows_one(j, joints, predict_x, predict_q, predicted)
-            rigid = soft[j, 0] == 0.0 and not flags[j] & BROKEN
+            rigid = soft[j, 0] == 0.0 and not flags[j] & IDLE
             equality = EQUALITY_ROWS[kind[j]]
             for r in range(count[j]):       # the limits and motors in the block keep their row velocity
                 s = slots[j, r]
@@ -843,7 +847,7 @@ def _shake_apply(j, joints, scratch, structure, inv_mass, v, w):
     active, rhs, lin, inv_ang_a, inv_ang_b = scratch.active, scratch.rhs, scratch.lin, scratch.inv_ang_a, \
         scratch.inv_ang_b
     order, row0, start, ptr, adj_ptr, adj_joint, adj_side, count, slots = structure
-    if flags[j] & BROKEN:
+    if flags[j] & IDLE:
         return
     a, b = body[j, 0], body[j, 1]
     for r in range(count[j]):

@@ -536,7 +536,7 @@ def _check_document(doc: dict[str, Any], base: Path) -> dict[str, Any]:
         if ground is not None:
             order.insert(ground["index"], ground["kwargs"]["name"])
         plan["attachments"] = check_attachments(doc.get("attachments", []), order)
-        plan["joints"] = check_joints(doc.get("joints", []), order)
+        plan["joints"] = check_joints(doc.get("joints", []), order, bool(robots))
         plan["springs"] = check_springs(doc.get("springs", []), order)
     return plan
 

@@ -69,9 +69,11 @@ _ATTACHMENT_KEYS = ("body", "master", "point", "mass")
 
 
 # ====================================================================== checking
-def check_joints(value: Any, bodies: list[str | None]) -> list[dict[str, Any]]:
+def check_joints(value: Any, bodies: list[str | None], robots: bool = False) -> list[dict[str, Any]]:
     """The ``[[joints]]`` array as plans for ``build_joints``; ``bodies``: each world body's name (None for
-    an unnamed one), in world order."""
+    an unnamed one), in world order. With ``robots`` (the file has ``[[robots]]``) a name of the form
+    "ROBOT/LINK" that names no body is kept as a name: a robot link's body (a loop closure, robots/closures.py),
+    found once the robots are read (``build_joints``)."""
     out = []
     for k, spec in enumerate(_array_of_tables(("joints",), value)):
         where: KeyPath = ("joints", k)
@@ -80,8 +82,8 @@ def check_joints(value: Any, bodies: list[str | None]) -> list[dict[str, Any]]:
         _known_keys(where, spec, _JOINT_KEYS, f"key of a {kind} joint")
         if "a" not in spec:
             raise _Problem(where, "a joint needs a = the first body (its name or index)")
-        a = _body(where + ("a",), spec["a"], bodies, world_ok=False)
-        b = _body(where + ("b",), spec["b"], bodies, world_ok=True) if "b" in spec else -1
+        a = _body(where + ("a",), spec["a"], bodies, world_ok=False, links=robots)
+        b = _body(where + ("b",), spec["b"], bodies, world_ok=True, links=robots) if "b" in spec else -1
         if a == b:
             raise _Problem(where + ("b",), f"must be a different body from a, got {_show(spec['b'])}")
         plan: dict[str, Any] = {"where": where, "kind": kind, "a": a, "b": b}
@@ -211,13 +213,16 @@ def _type(where: KeyPath, spec: dict[str, Any], known: dict[str, Any]) -> str:
     return kind
 
 
-def _body(where: KeyPath, value: Any, bodies: list[str | None], *, world_ok: bool) -> int:
-    """A body reference as its world index, −1 for the world."""
+def _body(where: KeyPath, value: Any, bodies: list[str | None], *, world_ok: bool, links: bool = False) -> Any:
+    """A body reference as its world index, −1 for the world; with ``links`` a "ROBOT/LINK" name that names no
+    body as itself (a link's body, found when the robots are read: ``_link_body``)."""
     if isinstance(value, str):
         if value == WORLD:
             if not world_ok:
                 raise _Problem(where, "must be a body, not the world (the world may be b)")
             return -1
+        if links and value not in bodies and "/" in value:
+            return value
         if value not in bodies:
             named = [name for name in bodies if name is not None]
             raise _Problem(where, f"names no body: {value!r}; the bodies' names are {named}")
@@ -279,8 +284,9 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
     """Add the planned joints to ``world`` (its bodies are built and posed as the file says)."""
     handles = world.bodies
     for plan in plans:
-        a = handles[plan["a"]]
-        b = None if plan["b"] < 0 else handles[plan["b"]]
+        a = _link_body(world, plan, "a") if isinstance(plan["a"], str) else handles[plan["a"]]
+        b = _link_body(world, plan, "b") if isinstance(plan["b"], str) else \
+            None if plan["b"] < 0 else handles[plan["b"]]
         cls = _JOINT_TYPES[plan["kind"]]
         if "frames" in plan:
             anchor, axis = _placed_by_frame(a, plan["frames"][0])
@@ -296,6 +302,17 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
             joint.frames = plan["frames"]
         if plan["broken"]:
             joint.broken = True
+
+
+def _link_body(world: World, plan: dict[str, Any], side: str) -> Any:
+    """The body named plan[side] once the robots are read: a robot link's body ("ROBOT/LINK")."""
+    name = plan[side]
+    for body in world.bodies:
+        if body.name == name:
+            return body
+    links = [f"{robot.name}/{link}" for robot in world.robots for link in robot.link_names
+             if robot.link(link).body is not None]
+    raise _Problem(plan["where"] + (side,), f"names no body: {name!r}; the robots' link bodies are {links}")
 
 
 def _keys(plan: dict[str, Any]) -> dict[str, KeyPath]:
