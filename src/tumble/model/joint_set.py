@@ -245,18 +245,24 @@ class JointSet:
         solve neither reads nor writes them), index (k,) int64 the closures (joints flagged LINKED), rows the
         scratch of ``joint_rows`` (lin, ang_a, ang_b (m, 8, 3), error (m, 8), coordinate (m,)), shake = (another
         such scratch, the predicted poses x (n, 3), q (n, 4) of the n bodies) for SHAKE; None without closures."""
-        if self._closures is None and not any(joint._closure for joint in self.joints):
-            self._closures = ()   # (none: the stage compiles without their code)
-        if self._closures is None:
-            solved, _, _ = self.kernel_args(inv_mass)
-            m = len(self.joints)
-            data = solved._replace(impulse=self._closure_impulse, wrench=self._closure_wrench)
-            index = np.array([j for j, joint in enumerate(self.joints) if joint._closure], dtype=np.int64)
-            rows, predicted = ((np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
-                                np.zeros((m, ROW_SLOTS)), np.zeros(m)) for _ in range(2))
-            n = inv_mass.shape[0]
-            self._closures = (data, index, rows, (predicted, np.zeros((n, 3)), np.zeros((n, 4))))
-        return self._closures or None
+        closures = self._closures
+        if closures is None:
+            closures = self._closures = self._build_closures(inv_mass)
+        return closures or None
+
+    def _build_closures(self, inv_mass: np.ndarray) -> tuple:
+        """``closure_args``' tuple, or () when no joint is a closure (the stage then compiles without their
+        code)."""
+        if not any(joint._closure for joint in self.joints):
+            return ()
+        solved, _, _ = self.kernel_args(inv_mass)
+        m = len(self.joints)
+        data = solved._replace(impulse=self._closure_impulse, wrench=self._closure_wrench)
+        index = np.array([j for j, joint in enumerate(self.joints) if joint._closure], dtype=np.int64)
+        rows, predicted = ((np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)), np.zeros((m, ROW_SLOTS, 3)),
+                            np.zeros((m, ROW_SLOTS)), np.zeros(m)) for _ in range(2))
+        n = inv_mass.shape[0]
+        return data, index, rows, (predicted, np.zeros((n, 3)), np.zeros((n, 4)))
 
     def broken(self, j: int) -> bool:
         if self._arrays is None:

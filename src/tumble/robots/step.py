@@ -1330,15 +1330,15 @@ def _row_capacity(forest, rows: int, bodies: int) -> tuple:
     return forest.packed_rows
 
 
-_CONTACT_STAGE = {(solver, alone): CallSite(contact_stage, fixed=True) for solver in (PGS, APGD, CG, Lemke)
-                  for alone in (False, True)}
+_CONTACT_STAGE = {solver: (CallSite(contact_stage, fixed=True), CallSite(contact_stage, fixed=True))
+                  for solver in (PGS, APGD, CG, Lemke)}
 """``contact_stage`` called without the dispatcher's typing of its ~60 arrays in namedtuples (~100 ns each;
-jit.CallSite), one site per solver class and whether the world has no loop closures (``closures`` None: another
-compilation, without their code): the contact list, the bodies and the row scratch keep their types from step to
-step, and the solver's settings, inside the plain settings tuple, keep theirs within a site."""
+jit.CallSite): per solver class two sites, indexed by whether the world has no loop closures (``closures`` None:
+another compilation, without their code). The contact list, the bodies and the row scratch keep their types from
+step to step, and the solver's settings, inside the plain settings tuple, keep theirs within a site."""
 _FINISH_STEP = CallSite(finish_step, fixed=True)
-_LINKS_STEP = {(solver, alone): CallSite(links_step, fixed=True) for solver in (PGS, APGD, CG, Lemke)
-               for alone in (False, True)}
+_LINKS_STEP = {solver: (CallSite(links_step, fixed=True), CallSite(links_step, fixed=True))
+               for solver in (PGS, APGD, CG, Lemke)}
 _FINISH_CLOSURES = CallSite(finish_step, fixed=True)
 
 
@@ -1384,7 +1384,7 @@ def before_contacts(model, state, contacts, dt: float) -> bool:
     World's solve has contacts left (False when every contact touched a link)."""
     forest = model.robots
     args = _stage_arguments(model, state, contacts, dt)
-    site = _CONTACT_STAGE[type(args[5][4]), args[9] is None]   # (the solver: its settings' fifth entry)
+    site = _CONTACT_STAGE[type(args[5][4])][args[9] is None]   # (the solver: its settings' fifth entry)
     rows, left, link_contacts = site(*args)
     if rows == STAGE_TOO_FEW_ROWS:
         rows, left, link_contacts = site(*_grow_rows(model, args, link_contacts))
@@ -1403,7 +1403,7 @@ def step_alone(model, state, contacts, dt: float) -> int:
     args = _stage_arguments(model, state, contacts, dt)
     b = state.bodies()
     finish = (forest.integrator == "rk4", forest.link_bodies, b.awake, b.sleep_timer)
-    site = _LINKS_STEP[type(args[5][4]), args[9] is None]
+    site = _LINKS_STEP[type(args[5][4])][args[9] is None]
     rows, link_contacts, bad = site(*args, finish)
     if rows == STAGE_TOO_FEW_ROWS:
         rows, link_contacts, bad = site(*_grow_rows(model, args, link_contacts), finish)
