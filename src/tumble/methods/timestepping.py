@@ -192,8 +192,10 @@ class TimeStepping:
             self.check_lemke_size(model, state, contacts, loads)
         t1 = time.perf_counter()
         robots = len(model.robots) > 0
-        # a world of robots alone (and fixed bodies): the robots' stages move every body
-        links_only = robots and not model.springs and not joints and self.links_only(model)
+        # a world of robots alone (and fixed bodies; its joints, if any, loop closures): the robots' stages move
+        # every body
+        links_only = robots and not model.springs and (not joints or model.joints.only_closures) \
+            and self.links_only(model)
         if pairs and model.settings.sleep and not links_only:
             self.islands(model, state, contacts, dt)
         elif state.sleeping:
@@ -201,6 +203,8 @@ class TimeStepping:
         if links_only:
             # every contact touches a link: the robots' stages are the whole step, in one call (robots/step.py)
             bad = robot_stages.step_alone(model, state, contacts, dt)
+            if joints and bad < 0:
+                model.joints.finish_step(dt)   # (the closures' readings and breaking)
         else:
             if model.springs:
                 self.spring_stage(model, state, dt)

@@ -49,6 +49,7 @@ class JointSet:
         self._closure_impulse = np.zeros((0, ROW_SLOTS))
         self._closure_wrench = np.zeros((0, 6))
         self._closures: tuple | None = None   # closure_args' (() when there are none), None: to build
+        self._only_closures: bool | None = None
         self._dt = 0.0
         self._excluded: np.ndarray | None = None
         self._ode: tuple | None = None
@@ -90,6 +91,15 @@ class JointSet:
         self._excluded = None
         self._ode = None
         self._closures = None
+        self._only_closures: bool | None = None
+
+    @property
+    def only_closures(self) -> bool:
+        """Whether every joint is a loop closure (a robot link's body on a side: the robots' stages hold them all,
+        and a world of robots alone needs no World joint solve)."""
+        if self._only_closures is None:
+            self._only_closures = all(joint._closure for joint in self.joints)
+        return self._only_closures
 
     @property
     def excluded_pairs(self) -> np.ndarray:
