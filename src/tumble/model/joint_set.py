@@ -324,6 +324,7 @@ class JointSet:
         elif self._arrays is not None:
             self._arrays = None
             self._ode = None
+            self._closures = None
 
 
 def _limit_row(joint: Joint) -> list[float]:
