@@ -32,8 +32,8 @@ LENGTHS = (0.3, 0.5, 0.4)
 
 def four_bar(world: tb.World, closure: str = "ball") -> tuple:
     """A planar four-bar in the x–z plane: a robot chain crank–coupler–rocker hinged about y from a fixed base at
-    height 1 m, the rocker's far end pinned to the world where it starts (a ``closure`` joint). Returns (robot,
-    joint)."""
+    height 1 m, the rocker's far end pinned where it starts by a ``closure`` joint: "ball" or "hinge" to the world,
+    "ball-to-fixed" to a fixed World body. Returns (robot, joint)."""
     links = [LinkSpec("base"), *(rod(n, length) for n, length in zip(("crank", "coupler", "rocker"), LENGTHS,
                                                                      strict=True))]
     joints = [JointSpec("j1", "revolute", "base", "crank", np.zeros(3), np.eye(3), Y),
@@ -43,7 +43,11 @@ def four_bar(world: tb.World, closure: str = "ball") -> tuple:
     robot.q = [0.4, -1.3, -1.5]
     rocker = robot.link("rocker").body
     end = rod_end(rocker, LENGTHS[2])
-    joint = tb.BallJoint(rocker, None, end) if closure == "ball" else tb.HingeJoint(rocker, None, end, Y)
+    if closure == "hinge":
+        joint = tb.HingeJoint(rocker, None, end, Y)
+    else:   # "ball" to the world, or "ball-to-fixed": to a fixed World body there
+        post = world.add_body(tb.Sphere(0.01), position=end, fixed=True, collide=False) if closure != "ball" else None
+        joint = tb.BallJoint(rocker, post, end)
     return robot, world.add_joint(joint)
 
 
@@ -84,7 +88,7 @@ def orientation_of(body: tb.Body) -> np.ndarray:
     return Rotation.from_quat(np.roll(body.orientation, -1)).as_matrix()
 
 
-@pytest.mark.parametrize("closure", ["ball", "hinge"])
+@pytest.mark.parametrize("closure", ["ball", "hinge", "ball-to-fixed"])
 def test_a_four_bar_moves_as_its_maximal_coordinate_twin(closure):
     """A four-bar closed by a joint from the rocker to the world, released under gravity, against the same
     mechanism built of free bodies and the World's hinge and ball joints (solvers/joint_solve.py: another
@@ -92,7 +96,8 @@ def test_a_four_bar_moves_as_its_maximal_coordinate_twin(closure):
     1 s: both schemes are first order, and their difference was measured at 0.021, 2.1e-3 and 5.2e-4 rad at h =
     1/240, 1/2400 and 1/9600 s (it shrinks as h). The closure holds to 1e-11 m at every step (the projection;
     without it the velocity rows alone drifted 1.3 mm in 2 s at 1/240 s). A hinge closure's axis rows, which
-    the planar chain already holds, move nothing (``factor_block`` leaves them out): the same motion."""
+    the planar chain already holds, move nothing (``factor_block`` leaves them out), and a ball joint to a fixed
+    World body is a ball joint to the world: the same motion."""
     world = tb.World(gravity=(0, 0, -G), sleep=False)
     robot, joint = four_bar(world, closure)
     twin = tb.World(gravity=(0, 0, -G), sleep=False)

@@ -489,13 +489,17 @@ def _shake_closures(tree, work, joint_state, rows, layout, closures, bodies, h, 
                         px[body, e] = work.p_world[i, e] + R[e, 0] * c[0] + R[e, 1] * c[1] + R[e, 2] * c[2]
                     matrix_to_quat(R, pq[body])
                     continue
+                if inv_mass[body] == 0.0:   # a fixed body stays (it is on no row: its body_dv is not kept)
+                    for e in range(3):
+                        px[body, e] = x[body, e]
+                    for e in range(4):
+                        pq[body, e] = qb[body, e]
+                    continue
                 dv = rows.body_dv[body]
-                free = inv_mass[body] > 0.0
                 for e in range(3):
-                    vel = v[body, e] + h * (gravity[e] + force[body, e] * inv_mass[body]) + dv[e] if free else 0.0
-                    px[body, e] = x[body, e] + h * vel
-                ew, ex, ey, ez = exp_map_t(w[body, 0] + dv[3], w[body, 1] + dv[4], w[body, 2] + dv[5],
-                                           h if free else 0.0)
+                    px[body, e] = x[body, e] + h * (v[body, e] + h * (gravity[e] + force[body, e] * inv_mass[body])
+                                                    + dv[e])
+                ew, ex, ey, ez = exp_map_t(w[body, 0] + dv[3], w[body, 1] + dv[4], w[body, 2] + dv[5], h)
                 pq[body, 0], pq[body, 1], pq[body, 2], pq[body, 3] = qmul_t(ew, ex, ey, ez, qb[body, 0], qb[body, 1],
                                                                             qb[body, 2], qb[body, 3])
             joint_rows_one(j, data, px, pq, predicted)
@@ -504,11 +508,11 @@ def _shake_closures(tree, work, joint_state, rows, layout, closures, bodies, h, 
                 # J v now is its residual plus its target; ask it for that less C⁺ / h
                 rows.target[r + i] += closure_residual(rows, r + i, r, u) - predicted[3][j, i] / h
             r += 3 if k <= 3 else 6
-        work.flags[0] = 0.0   # (work holds the predicted kinematics)
+        work.flags[0] = 0.0
         solve_blocks(rows, first, end, u)
         _impulse_velocities(tree, rows, n_rows, M, sc.qd_free, st.qd, sc.qd0)
-    kinematics(tree, st.q, work)   # (the stage's: the start pose)
-    work.flags[0] = 1.0
+    # (work keeps the predicted kinematics, flagged stale: the stage reads no more of them, and the finish
+    # computes them at the step's end)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
