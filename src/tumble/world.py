@@ -773,7 +773,9 @@ class World:
         bodies' poses now. Returns the joint, now a live handle (``force``, ``torque``, ``error``, ...).
         With the splitting, semi-implicit or implicit integrators joints are solved as impulses; with the ODE
         integrators (euler, rk4, adaptive) and the event-driven method as constraint forces (the event
-        method: rigid equality joints only; docs/joints.md).
+        method: rigid equality joints only; docs/joints.md). A joint with a robot link's body on a side is a loop
+        closure, held by the robots' contact stage: its rigid equality rows only (no limits, motor or
+        compliance), with the default solver "pgs" (docs/robots.md, robots/closures.py).
         Jointed bodies share an island (they sleep and wake together)."""
         if not isinstance(joint, Joint):
             raise TypeError(f"joint must be a BallJoint, HingeJoint, SliderJoint or FixedJoint, got {joint!r}")
