@@ -444,3 +444,14 @@ def test_a_loop_closure_saves_and_loads(urdf, tmp_path):
         back.step(DT)
     np.testing.assert_allclose(back.robot("pendulum").q, robot.q, rtol=0, atol=1e-9)
     assert back.joints[0].error < 1e-11 and world.joints[0].error < 1e-11
+
+
+def test_a_joint_naming_no_link_body_is_refused_at_its_key(urdf, tmp_path):
+    """A [[joints]] table whose a names a "ROBOT/LINK" body that the robots do not make is refused once they are
+    read, at its key, with the link bodies they do make listed."""
+    path = tmp_path / "s.toml"
+    path.write_text(f'format = 1\n\n[[robots]]\nfile = "{urdf}"\n\n[[joints]]\ntype = "ball"\n'
+                    f'a = "pendulum/hand"\nanchor = [0.0, 0.0, 0.0]\n')
+    with pytest.raises(ValueError, match=r"s\.toml:8: joints\[0\]\.a: names no body: 'pendulum/hand'; the robots' "
+                                         r"link bodies are \['pendulum/base', 'pendulum/arm'\]"):
+        tb.load_scene(path)
