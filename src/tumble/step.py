@@ -90,7 +90,7 @@ def step(model: Model, state: State, contacts: ContactBuffers, method: Any, stat
     """Advance by ``dt`` [s] (validated): the stages of the module docstring. ``forces`` runs the user's force
     callbacks; ``method`` is the world's (``method_for``)."""
     t0 = time.perf_counter()
-    stats.values[:] = 0.0
+    stats.values.fill(0.0)
     loads = method.loads_before_forces(state)
     forces()
     if method.guards_state:

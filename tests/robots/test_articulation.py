@@ -917,6 +917,21 @@ def test_the_stage_s_sweep_cap_takes_effect_at_the_next_step():
     assert sweeps[0] < sweeps[1]
 
 
+def test_a_new_gravity_reaches_a_resting_link_s_contact_stage_at_the_next_step():
+    """The contact stage keeps its arguments from step to step (robots/step.py ``_stage_arguments``), gravity among
+    them: a slab robot resting on the ground, gravity turned upward, leaves the ground at once with q̈_z = +g (the
+    contact pulls nothing): its vertical speed after the step is g h to 1e-9 m/s (rounding of the step's solve),
+    where the old gravity would have left it at rest."""
+    w = tb.World(gravity=(0, 0, -G), sleep=False)
+    robot = slab_robot(w, 0.5)
+    for _ in range(48):
+        w.step(1 / 240)
+    assert w.model.robots.coupled and abs(robot.qd[2]) < 1e-6   # resting, in contact
+    w.gravity = (0, 0, G)
+    w.step(1 / 240)
+    assert robot.qd[2] == pytest.approx(G / 240, abs=1e-9)
+
+
 def test_a_free_ball_rolling_on_a_link_slows_by_the_closed_form():
     """A pair of a link and a free body takes the angular rows too, the free body's share as a couple (its loads
     λ (0, ±d) / h): a free 1 kg ball (r = 0.1 m) rolling at 0.1 m/s on a robot's table link (a slider resting on

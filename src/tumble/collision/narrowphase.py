@@ -385,10 +385,11 @@ def narrowphase_range(k0, k1, pairs, geom, poly, poses, margins, scratch, out, s
     reference counting, so the containers cost nothing per pair (binding ~40 arrays per pair through calls
     cost ~1 µs of reference counting, more than most pair tests take).
     """
-    stats_out[:] = 0
+    stats_out.fill(0)
     for family in families:
         _FAMILY_SITES[family](k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out)
-    if stats_out[DEFERRED] and FAMILY_POLYTOPES not in families:
+    # (only the box family defers pairs; the other families' steps skip reading the count)
+    if FAMILY_BOXES in families and FAMILY_POLYTOPES not in families and stats_out[DEFERRED]:
         _FAMILY_SITES[FAMILY_POLYTOPES](k0, k1, pairs, geom, poly, poses, margins, scratch, out, stats_out)
 
 
@@ -454,7 +455,7 @@ def narrowphase_parallel(bounds, pairs, geom, poly, poses, margins, scratch, epa
     stats_out.fill(0)
     for family in families:
         _PARALLEL_SITES[family](bounds, pairs, geom, poly, poses, margins, scratch, epa, out, stats_out)
-    if FAMILY_POLYTOPES not in families and stats_out[:, DEFERRED].any():
+    if FAMILY_BOXES in families and FAMILY_POLYTOPES not in families and stats_out[:, DEFERRED].any():
         _PARALLEL_SITES[FAMILY_POLYTOPES](bounds, pairs, geom, poly, poses, margins, scratch, epa, out, stats_out)
 
 

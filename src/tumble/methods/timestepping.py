@@ -182,9 +182,10 @@ class TimeStepping:
         """One step of ``dt`` [s] (module docstring); ``stats`` is the world's ``StepStats``."""
         t0 = time.perf_counter()
         self.swapped = False
-        self.refresh(model)
+        if self._version != model.version:
+            self.refresh(model)
         joints = len(model.joints) > 0
-        if self.quiet(model, state, contacts, joints):
+        if state.sleeping and self.quiet(model, state, contacts, joints):
             _asleep_step(contacts, state, stats)
             return
         pairs = self.detect(model, state, contacts, dt)
@@ -258,8 +259,9 @@ class TimeStepping:
             return 0
         contacts.swap()
         self.swapped = True
-        self.detector(model).update(model, state, contacts.now, contacts.last, dt)
-        return contacts.now.pair_count
+        now = contacts.now
+        self.detector(model).update(model, state, now, contacts.last, dt)
+        return now.pair_count
 
     def islands(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> None:
         """Sleep and wake by islands (constraints/islands.py); ``dt`` [s] advances the quiet timers."""

@@ -99,6 +99,9 @@ class Forest:
         self.stage_settings: Any = None
         """The contact stage's settings tuple of the last step (robots/step.py ``_stage_arguments``), kept while
         the step's dt is the same; None after ``iterations`` or ``tolerance`` change."""
+        self.stage_args: dict[int, tuple] = {}
+        """The contact stage's (key, arguments) for each contact buffer of the last steps (robots/step.py
+        ``_stage_arguments``); emptied when the row scratch, the sweeps, the tolerance or the robots change."""
         self.coupled = False
         """This step's robots touch something, reach a limit or have joint friction (robots/step.py
         ``contact_stage``)."""
@@ -134,6 +137,7 @@ class Forest:
     def iterations(self, value: int) -> None:
         self._iterations = int(value)
         self._stage_solver = self.stage_settings = None
+        self.stage_args.clear()
 
     @property
     def tolerance(self) -> float:
@@ -144,6 +148,7 @@ class Forest:
     def tolerance(self, value: float) -> None:
         self._tolerance = float(value)
         self._stage_solver = self.stage_settings = None
+        self.stage_args.clear()
 
     def stage_solver(self, settings: Any) -> tuple:
         """The link contact stage's solver settings (robots/contact_solve.py) in a World of ``settings``
@@ -251,5 +256,6 @@ class Forest:
         """``free_step``'s compiled entry point for this forest's argument types, once the first call found it."""
         self.rows = None
         self.packed_rows = None
+        self.stage_args.clear()
         n = self.nv
         self.M = np.zeros((n, n))
