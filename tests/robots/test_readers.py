@@ -599,7 +599,7 @@ ARM_MJCF = """<mujoco model="arm">
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
     <body name="base" pos="0.1 0 0.5" euler="0 0 90" childclass="knuckle">
-      <joint name="j1" pos="0.05 0 0.1" axis="1 0 0" ref="30"/>
+      <joint name="j1" pos="0.05 0 0.1" axis="1 0 0" ref="30" stiffness="4" springref="40"/>
       <joint name="j2" pos="0.2 0 0" actuatorfrcrange="-20 20"/>
       <geom name="base_box" pos="0.3 0 0"/>
       <geom name="shell" class="visual" type="sphere" size="0.5"/>
@@ -608,7 +608,7 @@ ARM_MJCF = """<mujoco model="arm">
         <inertial pos="0 0.1 0" mass="1.5" fullinertia="0.2 0.1 0.25 0.03 0 -0.02"/>
         <geom name="bone" type="capsule" fromto="0 0 0 0 0.3 0" size="0.02"/>
         <body name="hand" pos="0 0.3 0">
-          <joint name="wrist" type="ball" pos="0 0.05 0" range="0 60"/>
+          <joint name="wrist" type="ball" pos="0 0.05 0" range="0 60" stiffness="2"/>
           <geom name="palm" type="ellipsoid" size="0.03 0.04 0.05"/>
           <geom name="block" type="mesh" mesh="block" pos="0.1 0 0"/>
         </body>
@@ -697,7 +697,12 @@ def test_mjcf_defaults_degrees_and_body_with_two_joints(arm):
     assert "geom 'floor': on the world body, not part of the robot" in robot.skipped
     assert any("'shell'" in line and "visual" in line for line in robot.skipped)
     assert "joint 'wrist': ball-joint cone limit 1.0472 rad not represented" in robot.skipped   # 60°
-    assert "joint 'slide': spring stiffness 3 not represented" in robot.skipped
+    # springs: a hinge's rest springref − ref (degrees in the file), a slide's springref (0 by default); a ball's
+    # spring is skipped
+    assert (j1.stiffness, j1.spring_ref) == (4.0, pytest.approx(math.radians(40 - 30), abs=1e-12))
+    assert (slide.stiffness, slide.spring_ref, j2.stiffness) == (3.0, 0.0, 0.0)
+    assert "joint 'wrist': spring stiffness 2 of a spherical joint not represented" in robot.skipped
+    assert not any("'slide'" in line or "'j1'" in line for line in robot.skipped)
 
 
 WALKER_MJCF = """<mujoco model="walker">

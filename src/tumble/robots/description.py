@@ -54,7 +54,9 @@ class JointSpec:
     ``lower``/``upper`` are position limits [rad or m] (±inf: none), ``effort`` the largest |τ| [N m or N]
     a motor may apply (inf: no limit), ``velocity`` the largest |q̇| (inf: none; recorded, not enforced),
     ``damping`` [N m s/rad or N s/m] (τ = −damping q̇), ``friction`` [N m or N] (dry joint friction),
-    ``armature`` [kg m² or kg] (rotor inertia added to the mass matrix's diagonal)."""
+    ``armature`` [kg m² or kg] (rotor inertia added to the mass matrix's diagonal), ``stiffness`` [N m/rad or
+    N/m] and ``spring_ref`` [rad or m]: a joint spring τ = −stiffness (q − spring_ref) (MJCF's ``stiffness`` and
+    ``springref``; revolute, continuous and prismatic joints)."""
 
     name: str
     type: str
@@ -70,6 +72,8 @@ class JointSpec:
     damping: float = 0.0
     friction: float = 0.0
     armature: float = 0.0
+    stiffness: float = 0.0
+    spring_ref: float = 0.0
 
 
 @dataclass

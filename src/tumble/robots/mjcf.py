@@ -20,14 +20,15 @@ Conversion (see ``_Converter`` for the frame algebra):
   body frame's axes; the COM, geoms and child bodies of the body are shifted by −anchor of its last joint.
 - Joint types: hinge → revolute (continuous when not limited), slide → prismatic, ball → spherical, free →
   floating. q is MuJoCo's qpos − qpos0, so a hinge's ``ref`` is q = 0 and its range is shifted by −ref.
-- Per joint: damping, armature and frictionloss of its (first) degree of freedom; ``effort`` from the joint's
+- Per joint: damping, armature and frictionloss of its (first) degree of freedom; a hinge's or slide's spring
+  (``stiffness``, rest at ``springref``: ``spring_ref`` = qpos_spring − qpos0); ``effort`` from the joint's
   ``actuatorfrcrange`` and from the actuators that drive it (``|gear|`` × ``forcerange``, or for a motor
   ``|gear · gain|`` × ``ctrlrange``); inf when nothing bounds it. ``velocity`` is inf (MJCF has no such bound).
 - Geoms: sphere, capsule, cylinder, box (MJCF half sizes → tumble's full sizes), ellipsoid, mesh (the convex
   hull of MuJoCo's compiled mesh vertices, see _mesh.py). Geoms that collide with nothing (``contype`` and
   ``conaffinity`` both 0: visual geoms) are skipped and listed. A plane, height field or SDF geom on a body
   is an error.
-- Not represented, listed in ``skipped``: joint springs (``stiffness``), ball-joint cone limits, equality
+- Not represented, listed in ``skipped``: springs of ball and free joints, ball-joint cone limits, equality
   constraints, tendons, mocap bodies (read as welded to the world).
 
 Errors are ``ValueError``s naming the file; MuJoCo's own compile errors name the element, its name and line.
@@ -200,8 +201,16 @@ class _Converter:
                                     f"not represented")
         else:
             spec.type = "floating"
-        if m.jnt_stiffness[j] != 0.0:
-            self.skipped.append(f"joint {name!r}: spring stiffness {float(m.jnt_stiffness[j]):g} not represented")
+        stiffness = float(m.jnt_stiffness[j])
+        if stiffness != 0.0 and spec.type in ("revolute", "continuous", "prismatic"):
+            # MuJoCo's passive spring −stiffness (qpos − qpos_spring), qpos_spring from ``springref``; in q = qpos −
+            # qpos0 its rest is qpos_spring − qpos0
+            address = m.jnt_qposadr[j]
+            spec.stiffness = stiffness
+            spec.spring_ref = float(m.qpos_spring[address]) - float(m.qpos0[address])
+        elif stiffness != 0.0:
+            self.skipped.append(f"joint {name!r}: spring stiffness {stiffness:g} of a {spec.type} joint not "
+                                f"represented")
         return spec
 
     def _efforts(self) -> list[float]:

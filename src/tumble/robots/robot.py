@@ -329,7 +329,7 @@ class Robot:
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """(nv,) τ = M(q) q̈ + C(q, q̇) q̇ + g(q) [N m, N] by the recursive Newton–Euler algorithm (Featherstone
-        Table 5.1), under the world's gravity; armature included, joint damping and contact not."""
+        Table 5.1), under the world's gravity; armature included, joint damping, springs and contact not."""
         q = self._q_arg(q)
         qd = _checks.array("qd", qd, (self.nv,))
         qdd = _checks.array("qdd", qdd, (self.nv,))
@@ -340,7 +340,8 @@ class Robot:
 
     def forward_dynamics(self, q: Any, qd: Any, tau: Any) -> np.ndarray:
         """(nv,) q̈ = M⁻¹ (τ − C q̇ − g) without contact, by the articulated-body algorithm (Featherstone
-        Table 7.1); armature included, joint damping not (add −damping q̇ to τ for it)."""
+        Table 7.1); armature included, joint damping and springs not (add −damping q̇ − stiffness (q − spring_ref)
+        to τ for them)."""
         q = self._q_arg(q)
         qd = _checks.array("qd", qd, (self.nv,))
         tau = _checks.array("tau", tau, (self.nv,))
@@ -381,12 +382,19 @@ class Robot:
         return 0.5 * float(qd @ self.mass_matrix() @ qd)
 
     def potential_energy(self) -> float:
-        """−Σ m g·c [J] of the links' COMs in the world's gravity (zero at the world origin)."""
+        """−Σ m g·c [J] of the links' COMs in the world's gravity (zero at the world origin), plus the joint
+        springs' Σ ½ stiffness (q − spring_ref)²."""
         w = self._kinematics()
         t = self._tree
         g = self._world.gravity
         com = w.p_world + np.einsum("lab,lb->la", w.R_world, t.com)
-        return float(-np.sum(t.mass * (com @ g)))
+        energy = float(-np.sum(t.mass * (com @ g)))
+        one = np.flatnonzero(t.nv_link == 1)   # (springs are on revolute and prismatic joints only)
+        d = t.v_start[one]
+        if np.any(t.stiffness[d] > 0.0):
+            stretch = self._state_array("q")[t.q_start[one]] - t.spring_ref[d]
+            energy += 0.5 * float(np.sum(t.stiffness[d] * stretch * stretch))
+        return energy
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, {len(self.link_names)} links, nq={self.nq}, nv={self.nv})"

@@ -76,11 +76,12 @@ from .tree import tree_views
 
 @njit(cache=True, forceinline=True, refcount=False)
 def joint_forces(tree, st, h, tau_total, armature):
-    """tau_total (nv,) = τ + motors − damping q̇ and armature (nv,) = armature + h damping + the motors' implicit
-    share (module docstring). A motor evaluated at the step's end state, τ_m = kp (q_t − q − h q̇⁺) + kd (q̇_t −
-    q̇⁺) with q̇⁺ = q̇ + h q̈, is kp (q_t − q − h q̇) + kd (q̇_t − q̇) now and (h kd + h² kp) on M's diagonal
-    (stable for any gains, as joint damping); a motor at its effort limit pushes explicitly with the limit.
-    h = 0 gives the explicit forces (RK4's stages)."""
+    """tau_total (nv,) = τ + motors − damping q̇ − the springs' stiffness (q − spring_ref) and armature (nv,) =
+    armature + h damping + the motors' and springs' implicit share (module docstring). A motor evaluated at the
+    step's end state, τ_m = kp (q_t − q − h q̇⁺) + kd (q̇_t − q̇⁺) with q̇⁺ = q̇ + h q̈, is kp (q_t − q − h q̇) +
+    kd (q̇_t − q̇) now and (h kd + h² kp) on M's diagonal (stable for any gains, as joint damping); a motor at its
+    effort limit pushes explicitly with the limit. A joint spring is such a motor without effort limit, kp =
+    stiffness toward spring_ref, kd = 0. h = 0 gives the explicit forces (RK4's stages)."""
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
         for j in range(tree.nv_link[i]):
@@ -100,6 +101,10 @@ def joint_forces(tree, st, h, tau_total, armature):
                 else:
                     t += m
                     extra = h * kd + h * h * kp
+            k = tree.stiffness[d]
+            if k != 0.0:   # (a revolute or prismatic coordinate: tree.build_tree refuses others)
+                t -= k * (st.q[tree.q_start[i]] - tree.spring_ref[d] + h * st.qd[d])
+                extra += h * h * k
             tau_total[d] = t - tree.damping[d] * st.qd[d]
             armature[d] = tree.armature[d] + h * tree.damping[d] + extra
 

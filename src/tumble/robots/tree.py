@@ -12,6 +12,7 @@ of M without fill-in).
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any
 
 import numpy as np
 
@@ -22,17 +23,18 @@ from .dynamics import FIXED, FLOATING, JOINT_CODES, NQ, NV, PRISMATIC, REVOLUTE,
 
 Tree = namedtuple("Tree", ["parent", "jtype", "axis", "origin_R", "origin_p", "q_start", "v_start", "nv_link",
                            "S", "spatial_inertia", "dof_parent", "dof_link", "armature", "damping", "friction",
-                           "lower", "upper", "effort", "velocity_limit", "mass", "com", "inertia", "origin_RK",
-                           "origin_RK2"])
+                           "stiffness", "spring_ref", "lower", "upper", "effort", "velocity_limit", "mass", "com",
+                           "inertia", "origin_RK", "origin_RK2"])
 """The tree of L links and nv velocity coordinates: parent (L,) int (−1: the world); jtype (L,) int
 (dynamics.FIXED …); axis (L, 3) unit joint axes in the joint frame; origin_R (L, 3, 3), origin_p (L, 3) [m]
 each joint frame's pose in its parent link's frame; q_start, v_start, nv_link (L,) int where each joint's
 coordinates start in q and q̇ and how many velocities it has; S (nv, 6) the motion-subspace column of each
 velocity coordinate in its link's frame (dynamics module docstring); spatial_inertia (L, 6, 6) about each
 link's origin in its frame (Featherstone (2.63)); dof_parent, dof_link (nv,) int; per velocity coordinate:
-armature [kg m² or kg], damping [N m s/rad or N s/m], friction [N m or N], lower, upper [rad or m] (±inf:
-none), effort [N m or N] (inf: none), velocity_limit; per link: mass (L,) [kg], com (L, 3) [m] in the link
-frame, inertia (L, 3, 3) [kg m²] about the COM; origin_RK, origin_RK2 (L, 3, 3) a revolute joint's origin_R K
+armature [kg m² or kg], damping [N m s/rad or N s/m], friction [N m or N], stiffness [N m/rad or N/m] and
+spring_ref [rad or m] of a joint spring τ = −stiffness (q − spring_ref), lower, upper [rad or m] (±inf: none),
+effort [N m or N] (inf: none), velocity_limit; per link: mass (L,) [kg], com (L, 3) [m] in the link frame,
+inertia (L, 3, 3) [kg m²] about the COM; origin_RK, origin_RK2 (L, 3, 3) a revolute joint's origin_R K
 and origin_R K² with K the cross-product matrix of its axis (zero for other joints), so that its rotation
 origin_R (I + sin q K + (1 − cos q) K²) (Rodrigues) costs no matrix product per step."""
 
@@ -47,6 +49,20 @@ def spatial_inertia(mass: float, com: np.ndarray, inertia: np.ndarray) -> np.nda
     out[3:, :3] = mass * cx.T
     out[3:, 3:] = mass * np.eye(3)
     return out
+
+
+def _check_spring(desc: RobotDescription, joint: Any) -> None:
+    """ValueError unless ``joint``'s spring is a finite stiffness >= 0 about a finite spring_ref, on a revolute,
+    continuous or prismatic joint when the stiffness is not 0 (a spring on one coordinate)."""
+    k, ref = joint.stiffness, joint.spring_ref
+    where = f"{desc.source or desc.name}: joint {joint.name!r}"
+    if not isinstance(k, (int, float, np.number)) or isinstance(k, bool) or not (np.isfinite(k) and k >= 0.0):
+        raise ValueError(f"{where} has stiffness {k!r}; it must be a finite number >= 0 [N m/rad or N/m]")
+    if not isinstance(ref, (int, float, np.number)) or isinstance(ref, bool) or not np.isfinite(ref):
+        raise ValueError(f"{where} has spring_ref {ref!r}; it must be a finite number [rad or m]")
+    if k > 0.0 and joint.type not in ("revolute", "continuous", "prismatic"):
+        raise ValueError(f"{where} is {joint.type!r} with stiffness {k:g}: a joint spring needs a revolute, "
+                         "continuous or prismatic joint")
 
 
 def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientation: np.ndarray,
@@ -81,6 +97,7 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
             raise ValueError(f"{desc.source or desc.name}: joint {j.name!r} has axis {list(j.axis)}; it must be a "
                              "non-zero finite vector")
         axis[i] = np.asarray(j.axis, dtype=float) / norm
+        _check_spring(desc, j)
         origin_R[i], origin_p[i] = j.origin_rotation, j.origin_xyz
     nq_link = np.array([NQ[c] for c in jtype], dtype=np.int64)
     nv_link = np.array([NV[c] for c in jtype], dtype=np.int64)
@@ -90,7 +107,7 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
     S = np.zeros((nv, 6))
     dof_parent = np.full(nv, -1, dtype=np.int64)
     dof_link = np.zeros(nv, dtype=np.int64)
-    per_dof = {name: np.zeros(nv) for name in ("armature", "damping", "friction")}
+    per_dof = {name: np.zeros(nv) for name in ("armature", "damping", "friction", "stiffness", "spring_ref")}
     lower, upper = np.full(nv, -np.inf), np.full(nv, np.inf)
     effort, velocity_limit = np.full(nv, np.inf), np.full(nv, np.inf)
     last_dof = np.full(L, -1, dtype=np.int64)   # the last velocity coordinate on the path root → link
@@ -133,7 +150,8 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
         K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
         origin_RK[i], origin_RK2[i] = origin_R[i] @ K, origin_R[i] @ K @ K
     tree = Tree(parent, jtype, axis, origin_R, origin_p, q_start, v_start, nv_link, S, inertia6, dof_parent,
-                dof_link, per_dof["armature"], per_dof["damping"], per_dof["friction"], lower, upper, effort,
+                dof_link, per_dof["armature"], per_dof["damping"], per_dof["friction"], per_dof["stiffness"],
+                per_dof["spring_ref"], lower, upper, effort,
                 velocity_limit, mass, com, inertia, origin_RK, origin_RK2)
     return tree, q0
 
@@ -150,8 +168,9 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
 # (a 1-link step 1.12 → 0.30 µs, 10 links 3.0 → 1.6 µs, 50 links 10.1 → 7.5 µs, the kernel alone).
 
 _TREE_INT = ("parent", "jtype", "q_start", "v_start", "nv_link", "dof_parent", "dof_link")
-_TREE_FLOAT = ("axis", "origin_R", "origin_p", "S", "spatial_inertia", "armature", "damping", "friction", "lower",
-               "upper", "effort", "velocity_limit", "mass", "com", "inertia", "origin_RK", "origin_RK2")
+_TREE_FLOAT = ("axis", "origin_R", "origin_p", "S", "spatial_inertia", "armature", "damping", "friction",
+               "stiffness", "spring_ref", "lower", "upper", "effort", "velocity_limit", "mass", "com", "inertia",
+               "origin_RK", "origin_RK2")
 HEADER = 5
 """tree_i starts with (L, nv, nq, links with a body, coordinates with a position limit)."""
 
@@ -199,8 +218,8 @@ def tree_views(ti, tf):
     f += 6 * nv
     spatial = view(tf, f, (L, 6, 6))
     f += 36 * L
-    per_dof = view(tf, f, (7, nv))
-    f += 7 * nv
+    per_dof = view(tf, f, (9, nv))
+    f += 9 * nv
     mass = tf[f:f + L]
     f += L
     com = view(tf, f, (L, 3))
@@ -211,6 +230,6 @@ def tree_views(ti, tf):
     f += 9 * L
     origin_RK2 = view(tf, f, (L, 3, 3))
     tree = Tree(parent, jtype, axis, origin_R, origin_p, q_start, v_start, nv_link, S, spatial, dof_parent,
-                dof_link, per_dof[0], per_dof[1], per_dof[2], per_dof[3], per_dof[4], per_dof[5], per_dof[6], mass,
-                com, inertia, origin_RK, origin_RK2)
+                dof_link, per_dof[0], per_dof[1], per_dof[2], per_dof[3], per_dof[4], per_dof[5], per_dof[6],
+                per_dof[7], per_dof[8], mass, com, inertia, origin_RK, origin_RK2)
     return tree, link_body
