@@ -82,6 +82,7 @@ class Joint:
         self._world: World | None = None
         self._index = -1
         self._closure = False   # a loop closure: a robot link's body on a side (World.add_joint)
+        self._robot: str | None = None   # the robot whose description made it (robots/build.py), else None
         self.limits = limits
         self.motor = motor
         self._compliance = self._damping = 0.0

@@ -694,7 +694,8 @@ class World:
         link with collision shapes gets a World body named "ROBOT/LINK" that follows the joints; the robot's
         own links do not collide with each other unless ``self_collision`` (then only parent and child are
         kept apart). ``friction`` and ``restitution`` are the links' materials. Robots need time-stepping.
-        Every argument is checked before anything changes."""
+        The description's loop closures (``RobotDescription.closures``) become joints between the links' bodies,
+        made at q = 0 (``robot.closures``; docs/robots.md). Every argument is checked before anything changes."""
         from .robots.build import add_robot
 
         if not isinstance(description, RobotDescription):

@@ -9,7 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import tumble as tb
-from tumble.robots import GeomSpec, JointSpec, LinkSpec, RobotDescription
+from tumble.robots import ClosureSpec, GeomSpec, JointSpec, LinkSpec, RobotDescription
 
 G = 9.81
 Y = np.array([0.0, 1.0, 0.0])
@@ -247,3 +247,163 @@ def test_a_restored_closure_world_steps_again_bitwise():
     assert runs[0][2] is not None and runs[0][2] == runs[1][2]
     for a, b in zip(runs[0][:2], runs[1][:2], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# ---------------------------------------------------------------- closures of a robot's description (MJCF)
+
+def four_bar_mjcf(timestep: float) -> str:
+    """A four-bar in MJCF (x–z plane, hinges about y, gravity −z): crank A → B (0.2 m, 70° up) and coupler B → C
+    (0.45 m) hang from the world at A, the rocker D → C (0.3 m) from D = (0.5, 0, 0); ``<equality connect>`` pins the
+    coupler's end C to the rocker's, nearly rigid in MuJoCo (solref time constant two of its ``timestep``s). The
+    coupler's body frame is at its middle, its hinge at B (``pos``), so the anchor is converted to its link frame."""
+    A, D, (L1, L2, L3) = np.zeros(3), np.array([0.5, 0.0, 0.0]), (0.2, 0.45, 0.3)
+    B = A + L1 * np.array([np.cos(np.radians(70)), 0.0, np.sin(np.radians(70))])
+    d = np.linalg.norm(D - B)
+    e = (D - B) / d
+    along = (L2**2 - L3**2 + d**2) / (2 * d)
+    C = B + along * e + np.sqrt(L2**2 - along**2) * np.array([-e[2], 0.0, e[0]])
+    assert C[2] > 0.0
+    M = (B + C) / 2   # the coupler's body frame, away from its joint (the link frame sits at the joint's anchor)
+
+    def f(v: np.ndarray) -> str:
+        return " ".join(f"{x:.17g}" for x in v)
+
+    return f"""<mujoco model="fourbar">
+  <option gravity="0 0 -9.81" timestep="{timestep}"/>
+  <worldbody>
+    <body name="crank" pos="{f(A)}">
+      <joint name="a" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 {f(B - A)}" size="0.01" density="2000"/>
+      <body name="coupler" pos="{f(M - A)}">
+        <joint name="b" type="hinge" axis="0 1 0" pos="{f(B - M)}"/>
+        <geom type="capsule" fromto="{f(B - M)} {f(C - M)}" size="0.01" density="2000"/>
+      </body>
+    </body>
+    <body name="rocker" pos="{f(D)}">
+      <joint name="d" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 {f(C - D)}" size="0.01" density="2000"/>
+    </body>
+  </worldbody>
+  <contact><exclude body1="coupler" body2="rocker"/><exclude body1="crank" body2="rocker"/></contact>
+  <equality><connect name="loop" body1="coupler" body2="rocker" anchor="{f(C - M)}" solref="{2 * timestep} 1"/>
+  </equality>
+</mujoco>"""
+
+
+def test_an_mjcf_four_bar_moves_as_mujoco_s_as_both_steps_shrink(tmp_path):
+    """An MJCF four-bar whose loop is an ``<equality connect>`` (a ball closure of the robot's description): released
+    under gravity its crank swings through ~5.8 rad in 1 s, in MuJoCo and through ``add_mjcf``. The crank angles
+    every 0.1 s differ by the two integrators' first-order errors and MuJoCo's soft constraint: 3.6e-3 rad at
+    (MuJoCo 2e-4 s, tumble 1/2400 s), 8.9e-4 rad at steps four times smaller (allowed: 5e-3 and 1.5e-3, and the
+    fine difference under a third of the coarse). The closure holds to 1e-10 m throughout."""
+    mujoco = pytest.importorskip("mujoco")
+    gaps = []
+    for mj_dt, h in ((2e-4, 1 / 2400), (5e-5, 1 / 9600)):
+        path = tmp_path / f"fourbar_{h:.6f}.xml"
+        path.write_text(four_bar_mjcf(mj_dt))
+        model = mujoco.MjModel.from_xml_path(str(path))
+        data = mujoco.MjData(model)
+        theirs = []
+        for i in range(round(1.0 / mj_dt)):
+            mujoco.mj_step(model, data)
+            if (i + 1) % round(0.1 / mj_dt) == 0:
+                theirs.append(data.qpos[0])
+        w = tb.World(gravity=(0, 0, -G))
+        robot = w.add_mjcf(path)
+        (loop,) = robot.closures
+        assert loop.name == "fourbar/loop" and isinstance(loop, tb.BallJoint) and not robot.description.skipped
+        ours, error = [], 0.0
+        for i in range(round(1.0 / h)):
+            w.step(h)
+            error = max(error, float(np.linalg.norm(loop.error)))
+            if (i + 1) % round(0.1 / h) == 0:
+                ours.append(robot.q[0])
+        assert ours[-1] > 5.0 and error < 1e-10
+        gaps.append(float(np.max(np.abs(np.array(ours) - np.array(theirs)))))
+    assert gaps[0] < 5e-3 and gaps[1] < 1.5e-3 and gaps[1] < gaps[0] / 3
+
+
+WELDED_MJCF = """<mujoco model="welded">
+  <worldbody>
+    <body name="upper" pos="0 0 1" euler="0 40 0">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      <body name="lower" pos="0.3 0 0" euler="0 -70 0">
+        <joint name="elbow" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      </body>
+    </body>
+    <body name="pin" pos="0.8 0 0.5"><geom type="sphere" size="0.01"/></body>
+    <body name="plain" pos="-1 0 0"><joint type="slide" axis="1 0 0"/><geom type="sphere" size="0.05"/></body>
+    <body name="ghost" pos="-2 0 0"><joint type="slide" axis="1 0 0"/>
+      <geom type="sphere" size="0.05" contype="0" conaffinity="0"/></body>
+  </worldbody>
+  <equality>
+    <weld name="hold" body1="lower"/>
+    <weld name="twisted" body1="plain" relpose="0 0 0 0 1 0 0"/>
+    <connect name="off" body1="plain" anchor="0 0 0" active="false"/>
+    <connect name="unseen" body1="ghost" anchor="0 0 0"/>
+    <joint name="couple" joint1="shoulder" joint2="elbow"/>
+  </equality>
+</mujoco>"""
+
+
+def test_an_mjcf_weld_holds_its_link_still_and_what_cannot_be_held_is_listed(tmp_path):
+    """``<weld body1="lower"/>`` (to the world, at the file's pose) holds a bent two-link arm still under gravity:
+    after 1 s both joints are where they started to 1e-9 rad (a rigid weld; MuJoCo's soft one would sag). A weld
+    with a relpose other than the file's pose, an inactive connect, a connect of a body without a collision geom
+    and a joint equality are listed in ``skipped`` and not added."""
+    path = tmp_path / "welded.xml"
+    path.write_text(WELDED_MJCF)
+    w = tb.World(gravity=(0, 0, -G))
+    robot = w.add_mjcf(path)
+    assert [j.name for j in robot.closures] == ["welded/hold"] and isinstance(robot.closures[0], tb.FixedJoint)
+    skipped = "\n".join(robot.description.skipped)
+    for phrase in ("equality 'twisted': a weld whose relpose", "equality 'off': inactive",
+                   "equality 'unseen': body 'ghost' has no collision geom", "equality 'couple': a joint constraint"):
+        assert phrase in skipped
+    q0 = robot.q.copy()
+    for _ in range(240):
+        w.step(1 / 240)
+    np.testing.assert_allclose(robot.q[:2], q0[:2], atol=1e-9)
+
+
+def test_a_robot_file_s_closures_are_saved_with_its_file_not_twice(tmp_path):
+    """``save_scene`` leaves a robot file's closures to the file (``add_mjcf`` makes them again): the loaded world
+    has the one closure, and steps as the saved one did (bitwise)."""
+    path = tmp_path / "fourbar.xml"
+    path.write_text(four_bar_mjcf(2e-4))
+    w = tb.World(gravity=(0, 0, -G))
+    w.add_mjcf(path)
+    scene = w.save_scene(tmp_path / "scene.toml")
+    loaded = tb.load_scene(scene)
+    assert [j.name for j in loaded.joints] == ["fourbar/loop"] and loaded.robots[0].closures == loaded.joints
+    for world in (w, loaded):
+        for _ in range(48):
+            world.step(1 / 240)
+    np.testing.assert_array_equal(loaded.robots[0].q, w.robots[0].q)
+
+
+def test_a_description_s_bad_closure_is_refused_before_the_world_changes():
+    """A closure naming an unknown link, a link without a shape, one link twice or an unknown type, or a world whose
+    solver cannot hold closures: ValueError naming the closure; nothing added."""
+    def described(*closures: ClosureSpec) -> RobotDescription:
+        links = [LinkSpec("base"), rod("crank", 0.3), LinkSpec("bare", 1.0, np.zeros(3), np.eye(3) * 1e-3)]
+        joints = [JointSpec("j1", "revolute", "base", "crank", np.zeros(3), np.eye(3), Y),
+                  JointSpec("j2", "revolute", "crank", "bare", np.array([0.3, 0, 0]), np.eye(3), Y)]
+        return RobotDescription("arm", links, joints, closures=list(closures))
+
+    cases = [(ClosureSpec("c", "ball", "nope", None), "names link 'nope'"),
+             (ClosureSpec("c", "ball", "bare", None), "'bare', which has no collision shape"),
+             (ClosureSpec("c", "ball", "crank", "crank"), "joins link 'crank' to itself"),
+             (ClosureSpec("c", "hinge", "crank", None), "has type 'hinge'")]
+    for spec, phrase in cases:
+        w = tb.World()
+        with pytest.raises(ValueError, match=f"closure 'c' {phrase}" if "names" in phrase or "type" in phrase
+                           or "joins" in phrase else phrase):
+            w.add_robot(described(spec))
+        assert len(w.robots) == 0 and w.model.body.count == 0 and len(w.joints) == 0
+    w = tb.World(solver="apgd")
+    with pytest.raises(ValueError, match="only the default solver 'pgs' holds"):
+        w.add_robot(described(ClosureSpec("c", "ball", "crank", None, np.array([0.3, 0, 0]))))
+    assert len(w.robots) == 0 and w.model.body.count == 0

@@ -3,7 +3,7 @@
 format-free description.py), the Model's forest of articulations (forest.py), their stages in a
 time-stepping step (step.py) and the ``Robot`` and ``Link`` handles (robot.py). See docs/robots.md."""
 
-from .description import GeomSpec, JointSpec, LinkSpec, RobotDescription
+from .description import ClosureSpec, GeomSpec, JointSpec, LinkSpec, RobotDescription
 from .robot import Link, Robot
 
-__all__ = ["GeomSpec", "JointSpec", "Link", "LinkSpec", "Robot", "RobotDescription"]
+__all__ = ["ClosureSpec", "GeomSpec", "JointSpec", "Link", "LinkSpec", "Robot", "RobotDescription"]

@@ -15,7 +15,7 @@ from ..math3d import matrix_to_quat
 from ..model.fields import FLOAT
 from ..rotations import quat_mul, quat_to_matrix
 from . import dynamics as dy
-from .description import RobotDescription
+from .description import CLOSURE_TYPES, ClosureSpec, RobotDescription
 from .robot import Robot
 from .tree import build_tree
 
@@ -98,6 +98,7 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
             if not hasattr(shape, "geom_type"):
                 raise TypeError(f"{desc.source or desc.name}: link {desc.links[i].name!r} has a shape tumble does "
                                 f"not know: {shape!r}")
+    _check_closures(world, desc)
     # ---- nothing above changed the world
     desc = dataclasses.replace(desc, name=robot_name)   # the caller's description is left as given
     link_body = np.full(len(desc.links), -1, dtype=np.int64)
@@ -126,7 +127,52 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
                                  "orientation": quat, "self_collision": bool(self_collision)})
     world._bodies_changed()
     world._robots_moved()
+    robot.closures = tuple(_add_closure(world, robot, spec) for spec in desc.closures)
     return robot
+
+
+def _check_closures(world: Any, desc: RobotDescription) -> None:
+    """ValueError or TypeError, naming the closure, unless each of ``desc.closures`` can be added as a joint once
+    the robot is (``_add_closure``): a known type, links of the robot with collision shapes (their World bodies),
+    two different links, a finite anchor (3,), a unique name, and the world's solver "pgs" (which alone holds loop
+    closures: World.add_joint)."""
+    names = {link.name: link for link in desc.links}
+    seen: set[str] = set()
+    for spec in desc.closures:
+        where = f"{desc.source or desc.name}: closure {getattr(spec, 'name', spec)!r}"
+        if not isinstance(spec, ClosureSpec):
+            raise TypeError(f"{desc.source or desc.name}: closures must be ClosureSpec, got {spec!r}")
+        if spec.name in seen:
+            raise ValueError(f"{where} occurs twice; closure names must be unique")
+        seen.add(spec.name)
+        if spec.type not in CLOSURE_TYPES:
+            raise ValueError(f"{where} has type {spec.type!r}; it must be one of {CLOSURE_TYPES}")
+        for side in [spec.link_a] + ([] if spec.link_b is None else [spec.link_b]):
+            if side not in names:
+                raise ValueError(f"{where} names link {side!r}, which the robot does not have")
+            if not names[side].geoms:
+                raise ValueError(f"{where} names link {side!r}, which has no collision shape: a loop closure joints "
+                                 "the links' World bodies, and only a link with a shape has one")
+        if spec.link_a == spec.link_b:
+            raise ValueError(f"{where} joins link {spec.link_a!r} to itself")
+        _checks.vector3(f"closure {spec.name!r} anchor", spec.anchor)
+    if desc.closures and world.settings.solver != "pgs":
+        raise ValueError(f"{desc.source or desc.name} has loop closures {[c.name for c in desc.closures]}, which "
+                         f"only the default solver 'pgs' holds, got solver={world.settings.solver!r}")
+
+
+def _add_closure(world: Any, robot: Robot, spec: ClosureSpec) -> Any:
+    """The closure ``spec`` (checked by ``_check_closures``) as a World joint named "ROBOT/NAME" between its links'
+    bodies, made at the robot's pose now (q = 0 as added, so the joint holds that configuration)."""
+    from ..joints import BallJoint, FixedJoint
+
+    link = robot.link(spec.link_a)
+    anchor = link.position + link.rotation @ np.asarray(spec.anchor, dtype=float)
+    other = None if spec.link_b is None else robot.link(spec.link_b).body
+    kind = BallJoint if spec.type == "ball" else FixedJoint
+    joint = world.add_joint(kind(link.body, other, anchor, name=f"{robot.name}/{spec.name}"))
+    joint._robot = robot.name   # (save_scene leaves it to the robot's file: user/scene_joints.py)
+    return joint
 
 
 def _body_above(parent: np.ndarray, link_body: np.ndarray, i: int) -> int:

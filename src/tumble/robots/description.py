@@ -76,6 +76,25 @@ class JointSpec:
     spring_ref: float = 0.0
 
 
+CLOSURE_TYPES = ("ball", "fixed")
+"""The loop closures a description may hold (MJCF's equality ``connect`` and ``weld``)."""
+
+
+@dataclass
+class ClosureSpec:
+    """A loop closure of the robot, held as a World joint between its links' bodies (robots/closures.py; MJCF's
+    ``<equality connect|weld>``): ``type`` "ball" holds the point ``anchor`` (3,) [m] of link ``link_a``'s frame on
+    ``link_b`` where it is with every joint at q = 0; "fixed" holds the two links' relative pose at q = 0 (``anchor``
+    the point at which its error is measured). ``link_b`` None: the world. Both links need a collision shape (a
+    link without one has no World body to joint)."""
+
+    name: str
+    type: str
+    link_a: str
+    link_b: str | None
+    anchor: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
 @dataclass
 class RobotDescription:
     """A robot as a tree: ``links`` (the root first), ``joints`` (each link but the root is the child of exactly
@@ -84,7 +103,8 @@ class RobotDescription:
 
     ``floating``: the file says the root moves freely (MJCF: its one top-level body has a free joint; URDF never
     says). ``base_position`` (3,) [m] and ``base_orientation`` (4,) (w, x, y, z): where the file puts the root
-    link in its own world frame (MJCF: that body's pos and quat; the origin otherwise)."""
+    link in its own world frame (MJCF: that body's pos and quat; the origin otherwise). ``closures``: the loop
+    closures (``ClosureSpec``) that ``World.add_robot`` adds as joints with the robot."""
 
     name: str
     links: list[LinkSpec]
@@ -94,6 +114,7 @@ class RobotDescription:
     floating: bool = False
     base_position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     base_orientation: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    closures: list[ClosureSpec] = field(default_factory=list)
 
     @property
     def root(self) -> str:

@@ -28,8 +28,14 @@ Conversion (see ``_Converter`` for the frame algebra):
   hull of MuJoCo's compiled mesh vertices, see _mesh.py). Geoms that collide with nothing (``contype`` and
   ``conaffinity`` both 0: visual geoms) are skipped and listed. A plane, height field or SDF geom on a body
   is an error.
-- Not represented, listed in ``skipped``: springs of ball and free joints, ball-joint cone limits, equality
-  constraints, tendons, mocap bodies (read as welded to the world).
+- Equality constraints ``connect`` and ``weld`` between bodies, active at the start: loop closures
+  (``RobotDescription.closures``, a ball joint at a connect's anchor, a fixed joint for a weld), which
+  ``World.add_robot`` adds as joints between the links' bodies (robots/closures.py): rigid, so their
+  ``solref``/``solimp`` softness and a weld's ``torquescale`` are not represented. Both bodies need a collision
+  geom (a link's World body), and a weld its ``relpose`` at the file's pose.
+- Not represented, listed in ``skipped``: springs of ball and free joints, ball-joint cone limits, the other
+  equality constraints (joint, tendon, distance, flex, between sites, inactive), tendons, mocap bodies (read as
+  welded to the world).
 
 Errors are ``ValueError``s naming the file; MuJoCo's own compile errors name the element, its name and line.
 """
@@ -44,7 +50,7 @@ import numpy as np
 from ..rotations import quat_to_matrix
 from ..shapes import Box, Capsule, Cylinder, Ellipsoid, Sphere
 from . import _mesh, _xml
-from .description import GeomSpec, JointSpec, LinkSpec, RobotDescription
+from .description import ClosureSpec, GeomSpec, JointSpec, LinkSpec, RobotDescription
 
 WORLD = "world"
 """The root link's name: MuJoCo's name for body 0."""
@@ -129,8 +135,7 @@ class _Converter:
             b = stack.pop()
             self._body(b)
             stack.extend(reversed(children[b]))
-        if m.neq:
-            self.skipped.append(f"{m.neq} equality constraint(s): not represented")
+        closures = [self._closure(e) for e in range(m.neq)]
         if m.ntendon:
             self.skipped.append(f"{m.ntendon} tendon(s): not represented")
         names = [link.name for link in self.links]
@@ -139,7 +144,8 @@ class _Converter:
             if duplicates:
                 raise ValueError(f"{self.source}: the {kind} names {duplicates} occur twice after naming MuJoCo's "
                                  f"unnamed bodies, joints and per-joint links (BODY__JOINT); rename them")
-        robot = RobotDescription(name, self.links, self.joints, self.source, self.skipped)
+        robot = RobotDescription(name, self.links, self.joints, self.source, self.skipped,
+                                 closures=[c for c in closures if c is not None])
         if floating:
             robot.floating = True
             robot.base_position = np.array(m.body_pos[top[0]], dtype=float)
@@ -212,6 +218,55 @@ class _Converter:
             self.skipped.append(f"joint {name!r}: spring stiffness {stiffness:g} of a {spec.type} joint not "
                                 f"represented")
         return spec
+
+    def _closure(self, e: int) -> ClosureSpec | None:
+        """MuJoCo equality e as a loop closure (module docstring), or None with the reason in ``skipped``."""
+        m, mj = self.m, self.mj
+        name = self._name(mj.mjtObj.mjOBJ_EQUALITY, e, f"equality{e}")
+        kind = int(m.eq_type[e])
+        types = {int(mj.mjtEq.mjEQ_CONNECT): ("connect", "ball"), int(mj.mjtEq.mjEQ_WELD): ("weld", "fixed")}
+        if kind not in types:
+            self.skipped.append(f"equality {name!r}: a {mj.mjtEq(kind).name[5:].lower()} constraint, not represented")
+            return None
+        tag, closure = types[kind]
+        if int(m.eq_objtype[e]) != int(mj.mjtObj.mjOBJ_BODY):
+            self.skipped.append(f"equality {name!r}: a {tag} between sites, not represented (name bodies)")
+            return None
+        if not m.eq_active0[e]:
+            self.skipped.append(f"equality {name!r}: inactive at the start (active=\"false\"), not represented")
+            return None
+        b1, b2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        data = np.array(m.eq_data[e], dtype=float)
+        if kind == int(mj.mjtEq.mjEQ_WELD) and not self._weld_at_reference(b1, b2, data[3:10]):
+            self.skipped.append(f"equality {name!r}: a weld whose relpose is not the bodies' pose in the file, not "
+                                f"represented")
+            return None
+        shapeless = [self.body_name(b) for b in (b1, b2) if b != 0 and not self._link_spec(b).geoms]
+        if shapeless:
+            self.skipped.append(f"equality {name!r}: body {shapeless[0]!r} has no collision geom, and a loop closure "
+                                f"needs its link's World body; not represented")
+            return None
+        # a connect's anchor is in body1's frame (a weld's anchor, in body2's, only places where its error is
+        # measured: body1's origin is used); the link frame sits at the body's last joint anchor
+        anchor = data[0:3] - self.anchor[b1] if kind == int(mj.mjtEq.mjEQ_CONNECT) else -self.anchor[b1]
+        return ClosureSpec(name, closure, self.link_of[b1], None if b2 == 0 else self.link_of[b2], anchor)
+
+    def _link_spec(self, b: int) -> LinkSpec:
+        return next(link for link in self.links if link.name == self.link_of[b])
+
+    def _weld_at_reference(self, b1: int, b2: int, relpose: np.ndarray) -> bool:
+        """Whether a weld's ``relpose`` (7,) (MuJoCo's compiled data: body2's position and orientation in body1's
+        frame) is the bodies' relative pose at qpos0, the only weld a rigid FixedJoint made there holds."""
+        m, mj = self.m, self.mj
+        data = mj.MjData(m)
+        mj.mj_kinematics(m, data)
+        R1 = data.xmat[b1].reshape(3, 3)
+        position = R1.T @ (data.xpos[b2] - data.xpos[b1])
+        q1, q2 = np.array(data.xquat[b1]), np.array(data.xquat[b2])
+        relative = np.empty(4)
+        mj.mju_mulQuat(relative, np.array([q1[0], -q1[1], -q1[2], -q1[3]]), q2)
+        return bool(np.allclose(position, relpose[:3], atol=1e-9)
+                    and abs(abs(float(relative @ relpose[3:7])) - 1.0) < 1e-9)
 
     def _efforts(self) -> list[float]:
         """The largest |τ| [N m or N] each joint's actuators can apply (module docstring); inf if unbounded."""

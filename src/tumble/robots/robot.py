@@ -145,6 +145,9 @@ class Robot:
         """``Forest.moves`` when ``_work`` last got the kinematics of the current state (−1: of another q)."""
         self._link_index = {link.name: i for i, link in enumerate(desc.links)}
         movable = [i for i in range(1, len(desc.links)) if tree.nv_link[i] > 0]
+        self.closures: tuple[Any, ...] = ()
+        """The World joints (named "ROBOT/CLOSURE") that hold the description's loop closures
+        (``RobotDescription.closures``; docs/robots.md "Loop closures"), in its order."""
         self.joint_names: tuple[str, ...] = tuple(desc.joints[i - 1].name for i in movable)
         """Movable joints' names in q order (URDF depth-first); a floating base's coordinates come first."""
         self.link_names: tuple[str, ...] = tuple(link.name for link in desc.links)

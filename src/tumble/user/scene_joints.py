@@ -442,6 +442,8 @@ def joint_tables(world: World, reference: Any) -> list[dict[str, Any]]:
     ``reference(body)`` gives the body's name or index for the file."""
     out = []
     for joint in world.joints:
+        if joint._robot is not None:   # a robot file's closure: the robot's file makes it again
+            continue
         fa, fb = joint._frames
         table: dict[str, Any] = {"type": joint.kind_name, "a": reference(joint.a)}
         if joint.b is not None:
