@@ -43,8 +43,8 @@ Modelling per row (the tables say which):
   torso floats by its free joint), then the original file with ``fixed_base=False``; should the torso not
   start at the file's (0, 0, 1.4) m, built again with ``position`` making up the difference (the report
   notes what raised and what was used; the row is skipped with a note while ``tumble.robots.mjcf`` does not
-  exist). The joints' spring ``stiffness`` (1–20 N m/rad here) acts in MuJoCo only:
-  tumble's reader lists it as not represented, PyBullet's ignores it.
+  exist). The joints' spring ``stiffness`` (1–20 N m/rad here) acts in MuJoCo and tumble (its reader maps
+  ``stiffness``/``springref`` to joint springs); PyBullet's reader ignores it.
 - Link states are read the same way everywhere: tumble's ``Robot.link(name)`` (``com``, ``orientation``,
   ``velocity``, ``angular_velocity``); MuJoCo's ``xipos``, ``xquat`` and ``mj_objectVelocity`` after
   ``mj_kinematics``, ``mj_comPos``, ``mj_comVel`` (after ``mj_step`` those arrays still hold the state before

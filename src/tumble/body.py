@@ -281,7 +281,9 @@ class Body:
 
     def apply_force(self, f: Any, point: Any = None) -> None:
         """Add a world-frame force f (3,) [N] at a world point (the COM if None) for the next step.
-        The torque about the COM is (point − x) × f (Baraff I (2-21))."""
+        The torque about the COM is (point − x) × f (Baraff I (2-21)). On a robot link's body the load acts on the
+        robot, as the generalized force Jᵀ (torque, force) through the link's Jacobian at its COM
+        (docs/robots.md)."""
         f = _checks.vector3("f", f)
         arm = self._point_arm(point)
         self._add(_given("f", f, point), lambda: {"force": f, "torque": np.cross(arm, f)})
@@ -297,8 +299,11 @@ class Body:
 
     def apply_impulse(self, j: Any, point: Any = None) -> None:
         """Apply a world-frame impulse j (3,) [N s] at a world point (the COM if None), now:
-        Δv = j / M, Δω = I⁻¹ ((point − x) × j) (Baraff II (8-12)). No effect on a fixed body."""
+        Δv = j / M, Δω = I⁻¹ ((point − x) × j) (Baraff II (8-12)). No effect on a fixed body. A robot link's body
+        takes none (ValueError: its motion is its robot's; ``apply_force`` acts on the robot through the link)."""
         j = _checks.vector3("j", j)
+        self._world._refuse_link("body", self, "given an impulse (its velocity is its robot's; apply_force acts on "
+                                               "the robot through the link)")
         arm = self._point_arm(point)
         self._add(_given("j", j, point),
                   lambda: {"v": self.inv_mass * j, "w": self.inv_inertia_world @ np.cross(arm, j)})

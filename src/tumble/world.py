@@ -1093,7 +1093,6 @@ class World:
         for body in spring_bodies(spring):
             if not isinstance(body, Body) or body._world is not self or body._index < 0:
                 raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
-            self._refuse_link("spring's body", body, "sprung (its robot would not feel the spring)")
         if self.method == "event":     # before bind: a refused spring is left as it was given
             raise ValueError("springs act in method='timestep' only (the event-driven method's ODE does not "
                              "take their loads yet)")
@@ -1332,7 +1331,8 @@ class World:
             forest.moves += 1
             entry = forest.free_step_entry
             if entry is not None:
-                done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
+                done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w,
+                             b.force, b.torque)
             else:
                 done = self._first_free_robot_step(forest, dt, b)
             if done == FREE_STEP_DONE:
@@ -1348,10 +1348,12 @@ class World:
 
     def _first_free_robot_step(self, forest: Any, dt: float, b: Any) -> int:
         """``free_step`` of the robots through Numba's dispatcher (its answer), keeping the compiled entry point
-        for the later steps, which call it directly (0.4 µs less per step: no typing of the eight arguments,
+        for the later steps, which call it directly (0.4 µs less per step: no typing of the ten arguments,
         whose types are fixed — the forest's packed float64/int64 buffers, the model's gravity (3,), the
-        bodies' C-contiguous rows (``b``), a float and a bool; tests/robots check the step it takes)."""
-        args = (forest.buffers, self._model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
+        bodies' C-contiguous rows (``b``: the links' loads too), a float and a bool; tests/robots check the step it
+        takes)."""
+        args = (forest.buffers, self._model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w, b.force,
+                b.torque)
         done = free_step(*args)
         compiled = free_step.overloads.get(tuple(free_step.typeof_pyval(a) for a in args))
         forest.free_step_entry = None if compiled is None else compiled.entry_point

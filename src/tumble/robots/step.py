@@ -75,13 +75,14 @@ from .tree import tree_views
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def joint_forces(tree, st, h, tau_total, armature):
+def joint_forces(tree, st, h, tau_total, armature, tau_loads):
     """tau_total (nv,) = τ + motors − damping q̇ − the springs' stiffness (q − spring_ref) and armature (nv,) =
     armature + h damping + the motors' and springs' implicit share (module docstring). A motor evaluated at the
     step's end state, τ_m = kp (q_t − q − h q̇⁺) + kd (q̇_t − q̇⁺) with q̇⁺ = q̇ + h q̈, is kp (q_t − q − h q̇) +
     kd (q̇_t − q̇) now and (h kd + h² kp) on M's diagonal (stable for any gains, as joint damping); a motor at its
     effort limit pushes explicitly with the limit. A joint spring is such a motor without effort limit, kp =
-    stiffness toward spring_ref, kd = 0. h = 0 gives the explicit forces (RK4's stages)."""
+    stiffness toward spring_ref, kd = 0. ``tau_loads`` (nv,): the links' loads (``gather_link_loads``), added.
+    h = 0 gives the explicit forces (RK4's stages)."""
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
         for j in range(tree.nv_link[i]):
@@ -105,7 +106,7 @@ def joint_forces(tree, st, h, tau_total, armature):
             if k != 0.0:   # (a revolute or prismatic coordinate: tree.build_tree refuses others)
                 t -= k * (st.q[tree.q_start[i]] - tree.spring_ref[d] + h * st.qd[d])
                 extra += h * h * k
-            tau_total[d] = t - tree.damping[d] * st.qd[d]
+            tau_total[d] = t - tree.damping[d] * st.qd[d] + tau_loads[d]
             armature[d] = tree.armature[d] + h * tree.damping[d] + extra
 
 
@@ -152,16 +153,54 @@ def _turn_into_end_axes(qd, d, h):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free, poses):
+def gather_link_loads(tree, work, q, link_body, force, torque, tau_loads):
+    """tau_loads (nv,) += Σ J_cᵀ f + J_ωᵀ τ [N m, N] of the loads on the links' World bodies (force (n, 3) [N] at
+    the body's COM and torque (n, 3) [N m] about it, world frame: ``Body.apply_force``, force callbacks, springs),
+    J_c the Jacobian of the link's COM (``dynamics.jacobian_column`` along its path to the root, as the contact
+    rows' J; Featherstone (2.?) τ = Sᵀ f); the loads are then zeroed (consumed: a step takes them once, as the World's
+    velocity stage takes a free body's). Kinematics of ``q`` (nq,) are computed when a load is found and the work
+    does not hold them (work.flags[0]: 0 none, 1 ``write_bodies``', 2 these)."""
+    for i in range(link_body.shape[0]):
+        b = link_body[i]
+        if b < 0:
+            continue
+        f0, f1, f2 = force[b, 0], force[b, 1], force[b, 2]
+        t0, t1, t2 = torque[b, 0], torque[b, 1], torque[b, 2]
+        if f0 == 0.0 and f1 == 0.0 and f2 == 0.0 and t0 == 0.0 and t1 == 0.0 and t2 == 0.0:
+            continue
+        if work.flags[0] == 0.0:
+            kinematics(tree, q, work)
+            work.flags[0] = 2.0   # (world poses of q, without write_bodies' link velocities: not 1)
+        R, c = work.R_world[i], tree.com[i]
+        cx = work.p_world[i, 0] + R[0, 0] * c[0] + R[0, 1] * c[1] + R[0, 2] * c[2]
+        cy = work.p_world[i, 1] + R[1, 0] * c[0] + R[1, 1] * c[1] + R[1, 2] * c[2]
+        cz = work.p_world[i, 2] + R[2, 0] * c[0] + R[2, 1] * c[1] + R[2, 2] * c[2]
+        k = i
+        while k >= 0:
+            Rk = work.R_world[k]
+            for j in range(tree.nv_link[k]):
+                d = tree.v_start[k] + j
+                ax, ay, az, vx, vy, vz = jacobian_column(Rk, tree.S[d], cx - work.p_world[k, 0],
+                                                         cy - work.p_world[k, 1], cz - work.p_world[k, 2])
+                tau_loads[d] += ax * t0 + ay * t1 + az * t2 + vx * f0 + vy * f1 + vz * f2
+            k = tree.parent[k]
+        for a in range(3):
+            force[b, a] = 0.0
+            torque[b, a] = 0.0
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free, poses, tau_loads):
     """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring); the
     kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0]), else computed: with the
-    links' world poses if ``poses`` (the contact stage's Jacobians need them), else only the transforms."""
-    if work.flags[0] != 1.0:
+    links' world poses if ``poses`` (the contact stage's Jacobians need them), else only the transforms;
+    ``tau_loads`` the links' loads (``gather_link_loads``)."""
+    if work.flags[0] == 0.0:
         if poses:
             kinematics(tree, st.q, work)
         else:
             transforms(tree, st.q, work)
-    joint_forces(tree, st, h, tau_total, armature)
+    joint_forces(tree, st, h, tau_total, armature, tau_loads)
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
         qd_free[d] = st.qd[d] + h * qdd[d]
@@ -254,7 +293,7 @@ def rk4_stage(tree, st, work, gravity, h, sc):
         for a in range(nv):
             st.qd[a] = qd_stage[a]
         transforms(tree, st.q, work)
-        joint_forces(tree, st, 0.0, tau_total, armature)
+        joint_forces(tree, st, 0.0, tau_total, armature, sc.tau_loads)
         aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
         for a in range(nv):
             k_v[s, a] = qdd[a]
@@ -352,6 +391,7 @@ def _non_finite(st, sc, work):
             st.q[a] = sc.q_saved[a]
         for a in range(st.qd.shape[0]):
             st.qd[a] = sc.qd_saved[a]
+            sc.tau_loads[a] = 0.0
         work.flags[0] = 0.0
     return bad
 
@@ -370,10 +410,12 @@ STAGE_TOO_FEW_ROWS = -2
 
 
 @njit(cache=True, refcount=False)
-def free_step(buffers, gravity, h, rk4, x, qb, v, w):
+def free_step(buffers, gravity, h, rk4, x, qb, v, w, force, torque):
     """A whole step of robots that touch nothing, in one call: (q, q̇) by semi-implicit Euler
-    (``velocity_stage``, ``position_stage``) or, with ``rk4``, by ``rk4_stage``; then ``write_bodies``.
-    ``buffers`` is ``Forest.buffers``; x, qb, v, w the World bodies' state rows. Returns FREE_STEP_DONE;
+    (``velocity_stage``, ``position_stage``) or, with ``rk4``, by ``rk4_stage``, with the loads on the links'
+    bodies (``gather_link_loads``: those of this step, and any a ``contact_stage`` gathered before); then
+    ``write_bodies``. ``buffers`` is ``Forest.buffers``; x, qb, v, w, force, torque the World bodies' state rows.
+    Returns FREE_STEP_DONE;
     FREE_STEP_LIMIT, having changed nothing, when a limit is in reach (the step then needs ``contact_stage``);
     or the coordinate that went non-finite (``_non_finite``), with the robots as before the step."""
     tree, link_body, st, work, sc = _unpack(buffers)
@@ -381,13 +423,17 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     if header[4] > 0 and limits_in_reach(tree, st.q, st.qd, h):   # (tree.HEADER: coordinates with a limit)
         return FREE_STEP_LIMIT
     _save(st, sc)
+    gather_link_loads(tree, work, st.q, link_body, force, torque, sc.tau_loads)
     if rk4:
         rk4_stage(tree, st, work, gravity, h, sc)
     else:
-        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, False)
+        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, False,
+                       sc.tau_loads)
         for d in range(st.qd.shape[0]):
             st.qd[d] = sc.qd_free[d]
         position_stage(tree, st.q, st.qd, h)
+    for d in range(st.qd.shape[0]):
+        sc.tau_loads[d] = 0.0   # (used)
     bad = _non_finite(st, sc, work)
     if bad >= 0:
         return bad
@@ -624,7 +670,7 @@ def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links, pro
     if coupled:
         bad = finish_coupled(buffers, h, poses, projection)
     else:
-        bad = free_step(buffers, gravity, h, rk4, x, qb, v, w)
+        bad = free_step(buffers, gravity, h, rk4, x, qb, v, w, links[3], links[4])
     link_bodies, awake, sleep_timer, force, torque = links
     _wake_links(link_bodies, awake, sleep_timer, force, torque)
     return bad
@@ -916,6 +962,9 @@ def contact_stage(buffers, gravity, body_link, contacts, bodies, settings, packe
     h, baumgarte, slop, restitution_threshold, solver, max_push, friction_model, directions, substeps = settings
     tree, link_body, st, work, sc = _unpack(buffers)
     rf, ri, R_cap, B_cap = packed_rows
+    # the loads on the links' bodies, before the World's step clears them (kept in sc.tau_loads until a velocity
+    # stage, this one's or ``free_step``'s, takes them)
+    gather_link_loads(tree, work, st.q, link_body, force, torque, sc.tau_loads)
     # the stage is needed when a contact touches a link, a closure holds, a joint has dry friction or a limit is in
     # reach
     link_contacts = count_link_contacts(pairs.pair_body, pairs.pair_contacts, body_link)
@@ -945,9 +994,9 @@ def contact_stage(buffers, gravity, body_link, contacts, bodies, settings, packe
     # RNEA and a solve cost less than the ABA)
     qd_free, armature, qdd = sc.qd_free, sc.armature, sc.qdd
     nv = qd_free.shape[0]
-    if work.flags[0] != 1.0:
+    if work.flags[0] == 0.0:
         kinematics(tree, st.q, work)
-    joint_forces(tree, st, h, sc.tau_total, armature)
+    joint_forces(tree, st, h, sc.tau_total, armature, sc.tau_loads)
     crba(tree, work, M)
     for d in range(nv):
         M[d, d] += armature[d]
@@ -956,6 +1005,7 @@ def contact_stage(buffers, gravity, body_link, contacts, bodies, settings, packe
     rnea(tree, work, st.qd, qdd, gravity, qd_free)   # C q̇ + g, in qd_free until the solve
     for d in range(nv):
         qdd[d] = sc.tau_total[d] - qd_free[d]
+        sc.tau_loads[d] = 0.0   # (used)
     ltdl_solve(tree.dof_parent, M, qdd)
     for d in range(nv):
         qd_free[d] = st.qd[d] + h * qdd[d]

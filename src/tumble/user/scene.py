@@ -537,7 +537,7 @@ def _check_document(doc: dict[str, Any], base: Path) -> dict[str, Any]:
             order.insert(ground["index"], ground["kwargs"]["name"])
         plan["attachments"] = check_attachments(doc.get("attachments", []), order)
         plan["joints"] = check_joints(doc.get("joints", []), order, bool(robots))
-        plan["springs"] = check_springs(doc.get("springs", []), order)
+        plan["springs"] = check_springs(doc.get("springs", []), order, bool(robots))
     return plan
 
 

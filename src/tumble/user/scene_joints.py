@@ -139,8 +139,9 @@ def check_joints(value: Any, bodies: list[str | None], robots: bool = False) -> 
     return out
 
 
-def check_springs(value: Any, bodies: list[str | None]) -> list[dict[str, Any]]:
-    """The ``[[springs]]`` array as plans for ``build_springs`` (``bodies`` as in ``check_joints``)."""
+def check_springs(value: Any, bodies: list[str | None], robots: bool = False) -> list[dict[str, Any]]:
+    """The ``[[springs]]`` array as plans for ``build_springs`` (``bodies`` and ``robots`` as in ``check_joints``: a
+    spring may hold a robot link's body, "ROBOT/LINK", whose loads act on the robot)."""
     out = []
     for k, spec in enumerate(_array_of_tables(("springs",), value)):
         where: KeyPath = ("springs", k)
@@ -153,13 +154,14 @@ def check_springs(value: Any, bodies: list[str | None]) -> list[dict[str, Any]]:
             if not isinstance(refs, list) or len(refs) < 2:
                 raise _Problem(where + ("bodies",), f"must be an array of at least 2 bodies (names, indices or "
                                                     f"\"world\"), got {_show(refs)}")
-            plan["bodies"] = [_body(where + ("bodies", j), r, bodies, world_ok=True) for j, r in enumerate(refs)]
+            plan["bodies"] = [_body(where + ("bodies", j), r, bodies, world_ok=True, links=robots)
+                              for j, r in enumerate(refs)]
             plan["points"] = _points(where, spec, "points", "local_points", len(refs))
         else:
             for side in ("a", "b"):
                 if side not in spec:
                     raise _Problem(where, f"a {kind} spring needs {side} = a body's name or index, or \"world\"")
-                plan[side] = _body(where + (side,), spec[side], bodies, world_ok=True)
+                plan[side] = _body(where + (side,), spec[side], bodies, world_ok=True, links=robots)
             if plan["a"] == plan["b"]:
                 raise _Problem(where + ("b",), f"must differ from a, got {_show(spec['b'])}")
         if kind == "axial":
@@ -284,8 +286,8 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
     """Add the planned joints to ``world`` (its bodies are built and posed as the file says)."""
     handles = world.bodies
     for plan in plans:
-        a = _link_body(world, plan, "a") if isinstance(plan["a"], str) else handles[plan["a"]]
-        b = _link_body(world, plan, "b") if isinstance(plan["b"], str) else \
+        a = _link_body(world, plan["a"], plan["where"] + ("a",)) if isinstance(plan["a"], str) else handles[plan["a"]]
+        b = _link_body(world, plan["b"], plan["where"] + ("b",)) if isinstance(plan["b"], str) else \
             None if plan["b"] < 0 else handles[plan["b"]]
         cls = _JOINT_TYPES[plan["kind"]]
         if "frames" in plan:
@@ -304,15 +306,15 @@ def build_joints(world: World, plans: list[dict[str, Any]]) -> None:
             joint.broken = True
 
 
-def _link_body(world: World, plan: dict[str, Any], side: str) -> Any:
-    """The body named plan[side] once the robots are read: a robot link's body ("ROBOT/LINK")."""
-    name = plan[side]
+def _link_body(world: World, name: str, where: KeyPath) -> Any:
+    """The body called ``name`` (the file's key ``where``) once the robots are read: a robot link's body
+    ("ROBOT/LINK")."""
     for body in world.bodies:
         if body.name == name:
             return body
     links = [f"{robot.name}/{link}" for robot in world.robots for link in robot.link_names
              if robot.link(link).body is not None]
-    raise _Problem(plan["where"] + (side,), f"names no body: {name!r}; the robots' link bodies are {links}")
+    raise _Problem(where, f"names no body: {name!r}; the robots' link bodies are {links}")
 
 
 def _keys(plan: dict[str, Any]) -> dict[str, KeyPath]:
@@ -330,7 +332,9 @@ def build_springs(world: World, plans: list[dict[str, Any]]) -> None:
     """Add the planned springs to ``world``; body-local points and frames are stored as written."""
     handles = world.bodies
 
-    def ref(index: int) -> Any:
+    def ref(plan: dict[str, Any], index: int | str, *key: Any) -> Any:
+        if isinstance(index, str):   # a robot link's body (``check_springs``)
+            return _link_body(world, index, plan["where"] + key)
         return None if index < 0 else handles[index]
 
     for plan in plans:
@@ -339,15 +343,15 @@ def build_springs(world: World, plans: list[dict[str, Any]]) -> None:
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise"):
                 if plan["kind"] == "cable":
-                    refs = [ref(i) for i in plan["bodies"]]
+                    refs = [ref(plan, i, "bodies", j) for j, i in enumerate(plan["bodies"])]
                     points = world_points if local is None else _to_world(refs, local)
                     spring: Any = MultiPointSpring(refs, points, **plan["options"])
                 elif plan["kind"] == "axial":
-                    refs = [ref(plan["a"]), ref(plan["b"])]
+                    refs = [ref(plan, plan["a"], "a"), ref(plan, plan["b"], "b")]
                     points = world_points if local is None else _to_world(refs, local)
                     spring = AxialSpring(refs[0], refs[1], points[0], points[1], **plan["options"])
                 else:
-                    refs = [ref(plan["a"]), ref(plan["b"])]
+                    refs = [ref(plan, plan["a"], "a"), ref(plan, plan["b"], "b")]
                     if "frames" in plan:
                         point, orientation = _frame_in_world(refs[0], plan["frames"][0])
                     else:
