@@ -737,7 +737,8 @@ class World:
     @property
     def robot_records(self) -> tuple[dict[str, Any], ...]:
         """How each robot was added, in order (for ``save_scene``): "robot" (the Robot), "fixed_base",
-        "position", "orientation", "self_collision", and for a robot read from a file "file" and "format"."""
+        "position", "orientation", "self_collision", "friction", "restitution" (the links' materials as added),
+        and for a robot read from a file "file" and "format"."""
         return tuple(self._robot_records)
 
     @property

@@ -124,7 +124,8 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
     robot = Robot(world, len(world.model.robots), desc, tree, bool(fixed_base))
     world.model.robots.append(robot, tree, q0, link_body, np.array(keys, dtype=np.int64))
     world._robot_records.append({"robot": robot, "fixed_base": bool(fixed_base), "position": x,
-                                 "orientation": quat, "self_collision": bool(self_collision)})
+                                 "orientation": quat, "self_collision": bool(self_collision), "friction": mu,
+                                 "restitution": e})
     world._bodies_changed()
     world._robots_moved()
     robot.closures = tuple(_add_closure(world, robot, spec) for spec in desc.closures)

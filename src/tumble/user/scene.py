@@ -84,7 +84,10 @@ _BODY_KEYS = ("name", "shape", "parts", "density", "mass", "inertia", "position"
 _SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"),
                "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
 _POSE_KEYS = ("position", "orientation")
-_ROBOT_KEYS = ("file", "format", "name", "position", "orientation", "fixed_base", "self_collision", "q", "qd")
+_ROBOT_CONTROLS = ("tau", "kp", "kd", "q_target", "qd_target")
+"""A robot's controls (``Robot.tau`` …), (nv,) each, written when not all zero."""
+_ROBOT_KEYS = ("file", "format", "name", "position", "orientation", "fixed_base", "self_collision", "friction",
+               "restitution", "q", "qd") + _ROBOT_CONTROLS
 _ROBOT_FORMATS = {".urdf": "urdf", ".xml": "mjcf"}
 """The format a robot file's extension implies when its table gives no ``format``."""
 _CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
@@ -247,11 +250,17 @@ def _robot_tables(world: World, folder: Path | None) -> list[dict[str, Any]]:
                 text = file.relative_to(inside).as_posix()
             except ValueError:
                 pass
-        tables.append({"file": text, "format": record["format"], "name": robot.name,
-                       "position": [float(c) for c in record["position"]],
-                       "orientation": [float(c) for c in record["orientation"]],
-                       "fixed_base": bool(record["fixed_base"]), "self_collision": bool(record["self_collision"]),
-                       "q": robot.q.tolist(), "qd": robot.qd.tolist()})
+        table = {"file": text, "format": record["format"], "name": robot.name,
+                 "position": [float(c) for c in record["position"]],
+                 "orientation": [float(c) for c in record["orientation"]],
+                 "fixed_base": bool(record["fixed_base"]), "self_collision": bool(record["self_collision"]),
+                 "friction": float(record["friction"]), "restitution": float(record["restitution"]),
+                 "q": robot.q.tolist(), "qd": robot.qd.tolist()}
+        for key in _ROBOT_CONTROLS:
+            value = getattr(robot, key)
+            if np.any(value != 0.0):
+                table[key] = value.tolist()
+        tables.append(table)
     return tables
 
 
@@ -779,8 +788,11 @@ def _check_robot(where: KeyPath, spec: Any, base: Path, names: dict[str, KeyPath
     for key in ("fixed_base", "self_collision"):
         if key in spec:
             kwargs[key] = _boolean(where + (key,), spec[key])
+    for key in ("friction", "restitution"):
+        if key in spec:
+            kwargs[key] = _number(where + (key,), spec[key], minimum=0.0)
     state: dict[str, list[float]] = {}
-    for key in ("q", "qd"):
+    for key in ("q", "qd") + _ROBOT_CONTROLS:
         if key in spec:
             value = spec[key]
             if not isinstance(value, list):
@@ -892,7 +904,7 @@ def _build_robot(world: World, entry: dict[str, Any]) -> None:
         at = where + ("file",) if _one_line(exc).startswith(str(path)) else where
         raise _located(at, exc, keys) from None
     state = entry["state"]
-    for key, size in (("q", robot.nq), ("qd", robot.nv)):
+    for key, size in (("q", robot.nq), ("qd", robot.nv)) + tuple((key, robot.nv) for key in _ROBOT_CONTROLS):
         if key in state and len(state[key]) != size:
             names = ", ".join(robot.joint_names) or "none"
             raise _Problem(where + (key,), f"must have {size} numbers (robot {robot.name!r} has {key} of size "
@@ -901,6 +913,9 @@ def _build_robot(world: World, entry: dict[str, Any]) -> None:
         if "q" in state:
             robot.q = state["q"]     # checked; a quaternion off unit length normalized (a unit one kept as is)
         robot.qd = state["qd"] if "qd" in state else robot.qd    # also places the link bodies from q
+        for key in _ROBOT_CONTROLS:
+            if key in state:
+                setattr(robot, key, state[key])   # (checked: finite; gains >= 0)
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise _located(where, exc, keys) from None
 
