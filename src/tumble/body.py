@@ -289,6 +289,7 @@ class Body:
         self._add(_given("f", f, point), lambda: {"force": f, "torque": np.cross(arm, f)})
         if np.any(f) and not self.fixed:
             self._wake()
+            self._world._link_loaded(self)
 
     def apply_torque(self, tau: Any) -> None:
         """Add a world-frame torque τ (3,) [N m] for the next step."""
@@ -296,6 +297,7 @@ class Body:
         self._add(_given("tau", tau, None), lambda: {"torque": tau})
         if np.any(tau) and not self.fixed:
             self._wake()
+            self._world._link_loaded(self)
 
     def apply_impulse(self, j: Any, point: Any = None) -> None:
         """Apply a world-frame impulse j (3,) [N s] at a world point (the COM if None), now:

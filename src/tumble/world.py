@@ -760,6 +760,13 @@ class World:
             raise ValueError(f"{arg} is {body.name!r}, a robot link's body, which follows its robot: it cannot be "
                              f"{what}")
 
+    def _link_loaded(self, body: Body) -> None:
+        """A load was put on ``body``: when it is a robot link's, the next step takes the stages that gather link
+        loads (robots/step.py ``gather_link_loads``), not the one-kernel path of a robot alone."""
+        forest = self._model.robots
+        if len(forest) and forest.body_link(self._model.body.count)[body._index] >= 0:
+            forest.loads_pending = True
+
     def _robots_moved(self) -> None:
         """The robots' q or q̇ were set: their links' bodies follow now (robots/step.py ``write_bodies``)."""
         forest = self._model.robots
@@ -1325,15 +1332,15 @@ class World:
         model = self._model
         forest = model.robots
         if (forest.alone and model.body._count == forest.n_link_bodies and not self._force_fns
-                and not model.springs and not model.joints.joints and not self._attachments):
+                and not model.springs and not model.joints.joints and not self._attachments
+                and not forest.loads_pending):
             # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py), called
             # through its compiled entry point once the first call found it (``_first_free_robot_step``)
             b = self._state.body._view or self._state.bodies()
             forest.moves += 1
             entry = forest.free_step_entry
             if entry is not None:
-                done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w,
-                             b.force, b.torque)
+                done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
             else:
                 done = self._first_free_robot_step(forest, dt, b)
             if done == FREE_STEP_DONE:
@@ -1345,16 +1352,15 @@ class World:
             if done >= 0:
                 raise non_finite_error(forest, done, self._state.time, dt)
         step(model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
+        forest.loads_pending = False   # (the step's robot stages took them)
         self._stats_stale = True
 
     def _first_free_robot_step(self, forest: Any, dt: float, b: Any) -> int:
         """``free_step`` of the robots through Numba's dispatcher (its answer), keeping the compiled entry point
-        for the later steps, which call it directly (0.4 µs less per step: no typing of the ten arguments,
+        for the later steps, which call it directly (0.4 µs less per step: no typing of the eight arguments,
         whose types are fixed — the forest's packed float64/int64 buffers, the model's gravity (3,), the
-        bodies' C-contiguous rows (``b``: the links' loads too), a float and a bool; tests/robots check the step it
-        takes)."""
-        args = (forest.buffers, self._model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w, b.force,
-                b.torque)
+        bodies' C-contiguous rows (``b``), a float and a bool; tests/robots check the step it takes)."""
+        args = (forest.buffers, self._model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
         done = free_step(*args)
         compiled = free_step.overloads.get(tuple(free_step.typeof_pyval(a) for a in args))
         forest.free_step_entry = None if compiled is None else compiled.entry_point

@@ -118,6 +118,10 @@ class Forest:
         self.joint_friction = False
         self.free_step_entry: Any = None
         """``free_step``'s compiled entry point for this forest's argument types (``World.step``)."""
+        self.loads_pending = False
+        """A link body holds a load put on it since the last step (``Body.apply_force``/``apply_torque``): the next
+        step gathers it (robots/step.py ``gather_link_loads``), so it does not take ``World.step``'s one-kernel
+        path of a robot alone."""
         self.moves = 0
         """Counts the steps and every change of the joint state from outside a step (set q or q̇, restore, a robot
         added): ``Robot`` keeps its links' kinematics while it is unchanged."""

@@ -157,9 +157,10 @@ def gather_link_loads(tree, work, q, link_body, force, torque, tau_loads):
     """tau_loads (nv,) += Σ J_cᵀ f + J_ωᵀ τ [N m, N] of the loads on the links' World bodies (force (n, 3) [N] at
     the body's COM and torque (n, 3) [N m] about it, world frame: ``Body.apply_force``, force callbacks, springs),
     J_c the Jacobian of the link's COM (``dynamics.jacobian_column`` along its path to the root, as the contact
-    rows' J; Featherstone (2.?) τ = Sᵀ f); the loads are then zeroed (consumed: a step takes them once, as the World's
-    velocity stage takes a free body's). Kinematics of ``q`` (nq,) are computed when a load is found and the work
-    does not hold them (work.flags[0]: 0 none, 1 ``write_bodies``', 2 these)."""
+    rows' J): the external forces f^x of the RNEA (Featherstone Table 5.1) as joint forces. The loads are then
+    zeroed (consumed: a step takes them once, as the World's velocity stage takes a free body's). Kinematics of
+    ``q`` (nq,) are computed when a load is found and the work does not hold them (work.flags[0]: 0 none,
+    1 ``write_bodies``', 2 these)."""
     for i in range(link_body.shape[0]):
         b = link_body[i]
         if b < 0:
@@ -410,11 +411,12 @@ STAGE_TOO_FEW_ROWS = -2
 
 
 @njit(cache=True, refcount=False)
-def free_step(buffers, gravity, h, rk4, x, qb, v, w, force, torque):
+def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     """A whole step of robots that touch nothing, in one call: (q, q̇) by semi-implicit Euler
     (``velocity_stage``, ``position_stage``) or, with ``rk4``, by ``rk4_stage``, with the loads on the links'
-    bodies (``gather_link_loads``: those of this step, and any a ``contact_stage`` gathered before); then
-    ``write_bodies``. ``buffers`` is ``Forest.buffers``; x, qb, v, w, force, torque the World bodies' state rows.
+    bodies that a ``contact_stage`` gathered before it in this step (``gather_link_loads``; World.step takes the
+    one-kernel path of a robot alone only while no link body holds a load: ``Forest.loads_pending``); then
+    ``write_bodies``. ``buffers`` is ``Forest.buffers``; x, qb, v, w the World bodies' state rows.
     Returns FREE_STEP_DONE;
     FREE_STEP_LIMIT, having changed nothing, when a limit is in reach (the step then needs ``contact_stage``);
     or the coordinate that went non-finite (``_non_finite``), with the robots as before the step."""
@@ -423,7 +425,7 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w, force, torque):
     if header[4] > 0 and limits_in_reach(tree, st.q, st.qd, h):   # (tree.HEADER: coordinates with a limit)
         return FREE_STEP_LIMIT
     _save(st, sc)
-    gather_link_loads(tree, work, st.q, link_body, force, torque, sc.tau_loads)
+    bodies = header[3] > 0   # (links with a World body: loads possible; without, tau_loads stays zero)
     if rk4:
         rk4_stage(tree, st, work, gravity, h, sc)
     else:
@@ -432,12 +434,13 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w, force, torque):
         for d in range(st.qd.shape[0]):
             st.qd[d] = sc.qd_free[d]
         position_stage(tree, st.q, st.qd, h)
-    for d in range(st.qd.shape[0]):
-        sc.tau_loads[d] = 0.0   # (used)
+    if bodies:
+        for d in range(st.qd.shape[0]):
+            sc.tau_loads[d] = 0.0   # (used)
     bad = _non_finite(st, sc, work)
     if bad >= 0:
         return bad
-    if header[3] > 0:   # links with a World body
+    if bodies:
         write_bodies(tree, work, st.q, st.qd, link_body, x, qb, v, w)
     else:
         work.flags[0] = 0.0
@@ -670,7 +673,7 @@ def finish_step(buffers, gravity, h, rk4, coupled, poses, link_pairs, links, pro
     if coupled:
         bad = finish_coupled(buffers, h, poses, projection)
     else:
-        bad = free_step(buffers, gravity, h, rk4, x, qb, v, w, links[3], links[4])
+        bad = free_step(buffers, gravity, h, rk4, x, qb, v, w)
     link_bodies, awake, sleep_timer, force, torque = links
     _wake_links(link_bodies, awake, sleep_timer, force, torque)
     return bad
