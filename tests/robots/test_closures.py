@@ -343,6 +343,7 @@ WELDED_MJCF = """<mujoco model="welded">
     <weld name="twisted" body1="plain" relpose="0 0 0 0 1 0 0"/>
     <connect name="off" body1="plain" anchor="0 0 0" active="false"/>
     <connect name="unseen" body1="ghost" anchor="0 0 0"/>
+    <connect name="upside" body1="world" body2="plain" anchor="-1 0 0.2"/>
     <joint name="couple" joint1="shoulder" joint2="elbow"/>
   </equality>
 </mujoco>"""
@@ -350,14 +351,20 @@ WELDED_MJCF = """<mujoco model="welded">
 
 def test_an_mjcf_weld_holds_its_link_still_and_what_cannot_be_held_is_listed(tmp_path):
     """``<weld body1="lower"/>`` (to the world, at the file's pose) holds a bent two-link arm still under gravity:
-    after 1 s both joints are where they started to 1e-9 rad (a rigid weld; MuJoCo's soft one would sag). A weld
-    with a relpose other than the file's pose, an inactive connect, a connect of a body without a collision geom
-    and a joint equality are listed in ``skipped`` and not added."""
+    after 1 s both joints are where they started to 1e-9 rad (a rigid weld; MuJoCo's soft one would sag). A connect
+    whose body1 is the world holds its body2 there. A weld with a relpose other than the file's pose, an inactive
+    connect, a connect of a body without a collision geom and a joint equality are listed in ``skipped`` and not
+    added."""
     path = tmp_path / "welded.xml"
     path.write_text(WELDED_MJCF)
     w = tb.World(gravity=(0, 0, -G))
     robot = w.add_mjcf(path)
-    assert [j.name for j in robot.closures] == ["welded/hold"] and isinstance(robot.closures[0], tb.FixedJoint)
+    assert [j.name for j in robot.closures] == ["welded/hold", "welded/upside"]
+    hold, upside = robot.closures
+    assert isinstance(hold, tb.FixedJoint) and isinstance(upside, tb.BallJoint)
+    # body1 = world: the closure's first side is the body, the anchor where the file puts it in the world
+    assert upside.a is robot.link("plain").body and upside.b is None
+    np.testing.assert_allclose(upside.anchor, [-1.0, 0.0, 0.2], atol=1e-12)
     skipped = "\n".join(robot.description.skipped)
     for phrase in ("equality 'twisted': a weld whose relpose", "equality 'off': inactive",
                    "equality 'unseen': body 'ghost' has no collision geom", "equality 'couple': a joint constraint"):

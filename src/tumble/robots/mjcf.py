@@ -246,10 +246,17 @@ class _Converter:
             self.skipped.append(f"equality {name!r}: body {shapeless[0]!r} has no collision geom, and a loop closure "
                                 f"needs its link's World body; not represented")
             return None
-        # a connect's anchor is in body1's frame (a weld's anchor, in body2's, only places where its error is
-        # measured: body1's origin is used); the link frame sits at the body's last joint anchor
-        anchor = data[0:3] - self.anchor[b1] if kind == int(mj.mjtEq.mjEQ_CONNECT) else -self.anchor[b1]
-        return ClosureSpec(name, closure, self.link_of[b1], None if b2 == 0 else self.link_of[b2], anchor)
+        # a connect's anchor is in body1's frame, and MuJoCo compiles the same point in body2's (data[3:6]); a weld's
+        # anchor only places where its error is measured (body1's origin is used). A closure's first side is a
+        # body, the world its second: body1 = world swaps the two. The link frame sits at the body's last joint
+        # anchor.
+        connect = kind == int(mj.mjtEq.mjEQ_CONNECT)
+        point = data[0:3] if connect else np.zeros(3)
+        if b1 == 0:
+            b1, b2 = b2, b1
+            point = data[3:6] if connect else np.zeros(3)
+        return ClosureSpec(name, closure, self.link_of[b1], None if b2 == 0 else self.link_of[b2],
+                           point - self.anchor[b1])
 
     def _link_spec(self, b: int) -> LinkSpec:
         return next(link for link in self.links if link.name == self.link_of[b])
