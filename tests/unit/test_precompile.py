@@ -115,7 +115,19 @@ _CHILD = textwrap.dedent("""
         world.add_body(tb.Box(0.2, 0.2, 0.2), position=(0.0, 0.0, 0.1), velocity=(1.0, 0.2, 0.0), friction=0.3)
         return world
 
-    build = balls if sys.argv[1] == "balls" else sliding_box
+    def ball_robot(free_ball):   # a floating one-link robot, a sphere, on the ground (and a free ball beside it)
+        from tumble.robots import GeomSpec, LinkSpec, RobotDescription
+        world = tb.World()
+        world.add_ground()
+        link = LinkSpec("ball", 1.0, [0.0, 0.0, 0.0], [[0.004, 0, 0], [0, 0.004, 0], [0, 0, 0.004]],
+                        [GeomSpec(tb.Sphere(0.1))])
+        world.add_robot(RobotDescription("bot", [link], []), position=(0.0, 0.0, 0.099), fixed_base=False)
+        if free_ball:
+            world.add_body(tb.Sphere(0.1), position=(0.5, 0.0, 0.099))
+        return world
+
+    build = {"balls": balls, "sliding": sliding_box, "robot": lambda: ball_robot(False),
+             "mixed": lambda: ball_robot(True)}[sys.argv[1]]
 
     def compiled():
         return {f"{name}.{attr}": set(value.overloads)
@@ -137,10 +149,14 @@ _CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("scene, shares, contacts", [
     ("balls", ["detection", "narrowphase: closed forms", "contact step", "free step"], 3),
     ("sliding box", ["detection", "narrowphase: boxes", "event method: forces", "event method: LCP",
-                     "event method: state"], 4)])
+                     "event method: state"], 4),
+    ("robot on the ground", ["detection", "narrowphase: closed forms", "robot stages"], 1),
+    ("mixed robot and ball", ["detection", "narrowphase: closed forms", "robot stages", "contact step", "free step"],
+     2)])
 def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path, scene, shares, contacts):
     """The share plan covers the steps: after a world (balls on the ground; a box sliding on the ground with
-    the event method) ran its shares, the first three steps of a world like it need no kernel, or argument
+    the event method; a robot on the ground, alone (its stages only: no World contact or free step) or beside a
+    free ball) ran its shares, the first three steps of a world like it need no kernel, or argument
     types of a kernel, that the shares did not reach (in a fresh interpreter, whose kernels come from the
     suite's cache or compile). A stage that no share reaches would compile alone, on one core, during the
     first step (this test found the broadphase's update, which only the second detection calls)."""

@@ -137,15 +137,28 @@ class TimeStepping:
 
     def compile_shares(self, model: Model, state: State, contacts: ContactBuffers) -> list[Share]:
         """The kernels of this method's steps in shares that compile apart (precompile.py): the detection
-        stage without its narrowphase, each narrowphase family the shapes can form, and the contact step with
-        the islands, springs and joints; each runs its stage on the (forked) world. Costs are the cold
-        compile seconds of each share alone on an empty cache on the 2-core development machine."""
+        stage without its narrowphase, each narrowphase family the shapes can form, the robots' stages
+        (robots/step.py ``compile_share``), and the contact step with the islands, springs and joints (not in a
+        world of robots alone, whose steps never run it); each runs its stage on the (forked) world. Costs are the
+        cold compile seconds of each share alone on an empty cache on the 2-core development machine."""
         shares = []
         detector = self.detector(model) if model.geom.count > 1 else None
         detects = detector is not None and not detector.idle
         if detects:
             shares += detector.compile_shares(model, state, contacts.now, contacts.last, 1.0 / 240.0)
-        if type(self).advance is TimeStepping.advance and (detects or len(model.joints)):
+        own = type(self).advance is TimeStepping.advance
+        forest = model.robots
+        # a world of robots alone runs neither the World's contact step nor its free step (``advance``)
+        links_only = bool(len(forest)) and not model.springs and (
+            not len(model.joints) or model.joints.only_closures) and self.links_only(model)
+        if own and len(forest) and not (forest.alone and model.body.count == forest.n_link_bodies
+                                        and not model.springs and not len(model.joints)):
+            # (one robot and nothing else steps by its free step, World.step's one kernel: the stages only when
+            # a limit comes in reach or a link is loaded)
+            shares.append(robot_stages.compile_share(model, state, contacts, links_only))
+        if links_only:
+            return shares
+        if own and (detects or len(model.joints)):
             def contact_stages() -> None:
                 run_contact_step(model, state, contacts, 1.0 / 240.0, self.free_scheme, True, StepStats())
                 if model.settings.sleep and detects:
@@ -154,7 +167,7 @@ class TimeStepping:
                     self.spring_stage(model, state, 1.0 / 240.0)
 
             shares.append(Share("contact step", 12.5, contact_stages, (contact_step,)))
-        if type(self).advance is TimeStepping.advance and model.body.count:
+        if own and model.body.count:
             shares.append(Share("free step", 2.5, lambda: free_step(model, state, 1.0 / 240.0, self.free_scheme),
                                 (free_step_site(model, self.free_scheme).kernel,)))
         return shares

@@ -39,6 +39,7 @@ from ..integration.guard import NonFiniteStep
 from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
 from ..model.settings import FRICTION_MODELS
+from ..precompile import Share
 from ..solvers.sequential_impulse import FRICTION_NONE, compliant_row
 from ..solvers.velocity_solve import APGD, CG, PGS, Lemke, sweeps_singly
 from .closures import (
@@ -1509,6 +1510,28 @@ def after_contacts(model, state, contacts, dt: float) -> int:
                (forest.link_bodies, b.awake, b.sleep_timer, b.force, b.torque), projection)
     forest.hidden = 0
     return max(bad, -1)
+
+
+ROBOT_STAGES_COMPILE_SECONDS = (46.0, 40.0)
+"""[s] Cold compile time of the robots' stages alone on the 2-core development machine: ``links_step`` (a world of
+robots alone; the humanoid drop, 46 s) and ``contact_stage`` with ``finish_step`` (estimated)."""
+
+
+def compile_share(model, state, contacts, links_only: bool) -> Share:
+    """The robots' stages as a share of the first step's parallel compile (precompile.py): ``step_alone`` in a world
+    of robots alone (``links_only``), else ``before_contacts`` and ``after_contacts``, run once on the forked
+    world (their kernels compile whole, whatever the state: a step without contacts compiles the contact rows
+    too)."""
+    def run() -> None:
+        dt = 1.0 / 240.0
+        if links_only:
+            step_alone(model, state, contacts, dt)
+        else:
+            before_contacts(model, state, contacts, dt)
+            after_contacts(model, state, contacts, dt)
+
+    kernels = (links_step,) if links_only else (contact_stage, finish_step)
+    return Share("robot stages", ROBOT_STAGES_COMPILE_SECONDS[0 if links_only else 1], run, kernels)
 
 
 def non_finite_error(forest, bad: int, time: float, dt: float) -> NonFiniteStep:
