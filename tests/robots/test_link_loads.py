@@ -86,10 +86,11 @@ def random_arm(rng: np.random.Generator) -> RobotDescription:
 
 @pytest.mark.parametrize("path", PATHS)
 def test_loads_on_every_link_move_the_robot_by_m_inverse_j_transpose_w(path):
-    """Random forces at random points and torques on each link of a random 5-link arm at a random pose, at rest, no
-    gravity: one step's q̇ is h M⁻¹ Σ J(pᵢ)ᵀ (τᵢ + (pᵢ − cᵢ) × fᵢ … as ``Robot.jacobian`` at the point of each force
-    and ``Robot.mass_matrix`` give it (an independent path: the Jacobian's kernel and a dense solve), to 1e-11
-    relative (rounding of M⁻¹ of a tree whose inertias span 1e-2 to 2)."""
+    """Random forces fᵢ at random points pᵢ and torques τᵢ on each link of a random 5-link arm at a random pose, at
+    rest, no gravity: one step's q̇ is h M⁻¹ Σ (J_ω(pᵢ)ᵀ τᵢ + J_v(pᵢ)ᵀ fᵢ) with ``Robot.jacobian`` at each force's
+    point and ``Robot.mass_matrix`` (an independent path: the Jacobian's kernel at the point itself, not at the COM
+    with the moment (pᵢ − cᵢ) × fᵢ, and a dense solve), to 1e-11 relative (rounding of M⁻¹ of a tree whose
+    inertias span 1e-2 to 2)."""
     rng = np.random.default_rng(7)
     w = world_for(path)
     robot = w.add_robot(random_arm(rng), position=(0, 0, 1))
