@@ -149,8 +149,7 @@ class TimeStepping:
         own = type(self).advance is TimeStepping.advance
         forest = model.robots
         # a world of robots alone runs neither the World's contact step nor its free step (``advance``)
-        links_only = bool(len(forest)) and not model.springs and (
-            not len(model.joints) or model.joints.only_closures) and self.links_only(model)
+        links_only = bool(len(forest)) and self.links_only(model)
         if own and len(forest) and not (forest.alone and model.body.count == forest.n_link_bodies
                                         and not model.springs and not len(model.joints)):
             # (one robot and nothing else steps by its free step, World.step's one kernel: the stages only when
@@ -173,15 +172,16 @@ class TimeStepping:
         return shares
 
     def links_only(self, model: Model) -> bool:
-        """Every moving body of the world is a robot link's: the robots' stages move them all (``step_alone``
-        places them from the joint state), and nothing is left for the World's own free step, solve or islands
-        (links never sleep). Cached until the bodies change (``refresh``)."""
+        """A world of robots alone: every moving body is a robot link's, no spring, and no World joint but loop
+        closures. The robots' stages then move every body (``step_alone`` places them from the joint state), and
+        nothing is left for the World's own free step, solve or islands (links never sleep). The bodies' part is
+        cached until they change (``refresh``)."""
         if self._links_only is None:
             forest = model.robots
             n = model.body.count
             moving = model.body.live("inv_mass") > 0.0
             self._links_only = bool(forest.n_link_bodies and not np.any(moving & (forest.body_link(n) < 0)))
-        return self._links_only
+        return self._links_only and not model.springs and (not len(model.joints) or model.joints.only_closures)
 
     def detector(self, model: Model) -> CollisionDetector:
         self.refresh(model)
@@ -206,10 +206,7 @@ class TimeStepping:
             self.check_lemke_size(model, state, contacts, loads)
         t1 = time.perf_counter()
         robots = len(model.robots) > 0
-        # a world of robots alone (and fixed bodies; its joints, if any, loop closures): the robots' stages move
-        # every body
-        links_only = robots and not model.springs and (not joints or model.joints.only_closures) \
-            and self.links_only(model)
+        links_only = robots and self.links_only(model)   # the robots' stages move every body
         if pairs and model.settings.sleep and not links_only:
             self.islands(model, state, contacts, dt)
         elif state.sleeping:

@@ -47,6 +47,7 @@ from .closures import (
     PROJECTION_STEPS,
     PROJECTION_TOLERANCE,
     SHAKE_STEPS,
+    _twist_row,
     closure_readout,
     closure_residual,
     closure_rows,
@@ -157,8 +158,8 @@ def _turn_into_end_axes(qd, d, h):
 def gather_link_loads(tree, work, q, link_body, force, torque, tau_loads):
     """tau_loads (nv,) += Σ J_cᵀ f + J_ωᵀ τ [N m, N] of the loads on the links' World bodies (force (n, 3) [N] at
     the body's COM and torque (n, 3) [N m] about it, world frame: ``Body.apply_force``, force callbacks, springs),
-    J_c the Jacobian of the link's COM (``dynamics.jacobian_column`` along its path to the root, as the contact
-    rows' J): the external forces f^x of the RNEA (Featherstone Table 5.1) as joint forces. The loads are then
+    J_c the Jacobian of the link's COM (closures.``_twist_row``, the closures' rows, along its path to the root): the
+    external forces f^x of the RNEA (Featherstone Table 5.1) as joint forces. The loads are then
     zeroed (consumed: a step takes them once, as the World's velocity stage takes a free body's). Kinematics of
     ``q`` (nq,) are computed when a load is found and the work does not hold them (work.flags[0]: 0 none,
     1 ``write_bodies``', 2 these)."""
@@ -174,18 +175,10 @@ def gather_link_loads(tree, work, q, link_body, force, torque, tau_loads):
             kinematics(tree, q, work)
             work.flags[0] = 2.0   # (world poses of q, without write_bodies' link velocities: not 1)
         R, c = work.R_world[i], tree.com[i]
-        cx = work.p_world[i, 0] + R[0, 0] * c[0] + R[0, 1] * c[1] + R[0, 2] * c[2]
-        cy = work.p_world[i, 1] + R[1, 0] * c[0] + R[1, 1] * c[1] + R[1, 2] * c[2]
-        cz = work.p_world[i, 2] + R[2, 0] * c[0] + R[2, 1] * c[1] + R[2, 2] * c[2]
-        k = i
-        while k >= 0:
-            Rk = work.R_world[k]
-            for j in range(tree.nv_link[k]):
-                d = tree.v_start[k] + j
-                ax, ay, az, vx, vy, vz = jacobian_column(Rk, tree.S[d], cx - work.p_world[k, 0],
-                                                         cy - work.p_world[k, 1], cz - work.p_world[k, 2])
-                tau_loads[d] += ax * t0 + ay * t1 + az * t2 + vx * f0 + vy * f1 + vz * f2
-            k = tree.parent[k]
+        com = (work.p_world[i, 0] + R[0, 0] * c[0] + R[0, 1] * c[1] + R[0, 2] * c[2],
+               work.p_world[i, 1] + R[1, 0] * c[0] + R[1, 1] * c[1] + R[1, 2] * c[2],
+               work.p_world[i, 2] + R[2, 0] * c[0] + R[2, 1] * c[1] + R[2, 2] * c[2])
+        _twist_row(tree, work, i, com, (f0, f1, f2), (t0, t1, t2), tau_loads)   # (the closures' J row, with w)
         for a in range(3):
             force[b, a] = 0.0
             torque[b, a] = 0.0
@@ -457,8 +450,9 @@ def place_links(buffers, x, qb, v, w):
 
 @njit(cache=True, refcount=False)
 def _wake_links(link_bodies, awake, sleep_timer, force, torque):
-    """The links' bodies awake (a robot never sleeps) and without loads: the robots' stages do not read a link
-    body's loads, and the World's free step, which would clear them, may not run (a world of robots alone)."""
+    """The links' bodies awake (a robot never sleeps) and without loads: the step's robot stages took theirs
+    (``gather_link_loads``), and nothing left on a link body carries over to the next step (the World's free step,
+    which clears loads, may not run: a world of robots alone)."""
     for i in range(link_bodies.shape[0]):
         b = link_bodies[i]
         awake[b] = True
