@@ -309,7 +309,7 @@ def test_a_robot_s_controls_and_materials_are_saved_and_act_the_same_after_loadi
 
 @pytest.mark.parametrize(("line", "phrase"), [
     ("kp = [1.0, 2.0]", "robots[0].kp: must have 1 numbers"),
-    ("kd = [-1.0]", "robots[0]"),
+    ("kd = [-1.0]", "robots[0].kd: must be finite and >= 0"),
     ("friction = -0.5", "robots[0].friction"),
 ])
 def test_bad_robot_controls_in_a_scene_are_refused_where_they_are_written(urdf, tmp_path, line, phrase):
