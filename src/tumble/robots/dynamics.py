@@ -19,7 +19,7 @@ The kernels take the tree's arrays (``tree.Tree``) and a ``Work`` of preallocate
 step allocates nothing: ``kinematics`` (the transforms, world poses and link velocities), ``rnea``
 (inverse dynamics, Table 5.1), ``crba`` (the joint-space mass matrix, Table 6.2), ``ltdl_factor`` /
 ``ltdl_solve`` (its sparse factorization H = Lᵀ D L over the expanded parent array, Tables 6.3 and 6.4) and
-``aba`` (forward dynamics, Table 7.1), which needs only the links' ``transforms``.
+``aba`` (forward dynamics, Table 7.1, in world axes: its docstring).
 """
 
 from __future__ import annotations
@@ -42,21 +42,21 @@ NV = (0, 1, 1, 3, 6)
 
 Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force", "inertia", "bias",
                            "U", "D_inv", "u", "c", "tmp", "tmp6", "vecs", "mat", "gauss", "R3", "flags",
-                           "seen"])
+                           "S_world"])
 """Scratch rows of one articulation of L links and nv velocities (``new_work``): E (L, 3, 3), r (L, 3) the
 link-from-parent transforms; R_world (L, 3, 3) (link → world) and p_world (L, 3) [m] the links' world poses;
-vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces in their own
-frames; inertia (L, 6, 6) composite or articulated inertias; bias (L, 6) articulated bias forces; U (L, 6, 6),
-D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms; c (L, 6) velocity-product accelerations;
-tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own scratch (they
-allocate nothing); flags (1,): 1.0 while E, r, R_world, p_world hold the kinematics of the current q (robots/
-step.py reuses them); seen (L,): 1.0 where the ABA's backward pass has begun a link's articulated inertia
-(``aba``)."""
+vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces (in their own
+frames; the ABA's in world axes about link 0's origin); inertia (L, 6, 6) composite or articulated inertias;
+bias (L, 6) articulated bias forces; U (L, 6, 6), D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms (U's
+row j the column of Uᵢ for the link's j-th velocity); c (L, 6) velocity-product accelerations; S_world (L, 6, 6)
+the links' motion subspace columns as the ABA turns them (row j for velocity j); tmp (6, 6), tmp6 (6,),
+vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own scratch (they allocate nothing); flags (1,):
+1.0 while E, r, R_world, p_world hold the kinematics of the current q (robots/step.py reuses them)."""
 
 
 def work_size(links: int) -> int:
     """Floats in the buffer of a ``Work`` for ``links`` links (``work_views``)."""
-    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6 + 1) + 36 + 6 + 48 + 36 + 72 + 9 + 1
+    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6 + 36) + 36 + 6 + 48 + 36 + 72 + 9 + 1
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -105,7 +105,7 @@ def work_views(wf, L):
     flags = wf[o:o + 1]
     o += 1
     return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, tmp, tmp6, vecs, mat,
-                gauss, R3, flags, wf[o:o + L])
+                gauss, R3, flags, view(wf, o, (L, 6, 6)))
 
 
 def new_work(links: int) -> Work:
@@ -141,6 +141,13 @@ def _transpose_times(E, x0, x1, x2):
     """Eᵀ x for a 3 × 3 E and x = (x0, x1, x2), as three numbers."""
     return (E[0, 0] * x0 + E[1, 0] * x1 + E[2, 0] * x2, E[0, 1] * x0 + E[1, 1] * x1 + E[2, 1] * x2,
             E[0, 2] * x0 + E[1, 2] * x1 + E[2, 2] * x2)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _rotate(R, x0, x1, x2):
+    """R x for a 3 × 3 R and x = (x0, x1, x2), as three numbers."""
+    return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
+            R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -290,18 +297,18 @@ def _inertia_to_parent(E, r, inertia, base, out):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _rigid_to_parent(E, r, inertia, base, out):
-    """out (6, 6) = base + Xᵀ I X for a rigid body's inertia I = [[Ī, h×], [h×ᵀ, m 1]] about a link's origin
-    (Featherstone (2.63); a sum of such inertias, a composite body's, is one too), where ``_inertia_to_parent``
-    takes any symmetric I: with h₁ = Eᵀ h and Ī₁ = Eᵀ Ī E, the parent sees m, h' = h₁ + m r and
-    Ī' = Ī₁ − r h₁ᵀ − h₁ rᵀ − m r rᵀ + (2 h₁·r + m |r|²) 1 ((2.66) with a× b× = b aᵀ − (a·b) 1), about a third of
-    the work. m is read as I[3, 3], h from I's upper right block h× (I[2, 4], I[0, 5], I[1, 3]), Ī from its upper
-    triangle."""
+def _rigid_parts(E, r0, r1, r2, inertia):
+    """Xᵀ I X for a rigid body's inertia I = [[Ī, h×], [h×ᵀ, m 1]] about a link's origin (Featherstone (2.63); a
+    sum of such inertias, a composite body's, is one too) and the transform (E, r = (r0, r1, r2)) of the module
+    docstring, where ``_inertia_to_parent`` takes any symmetric I: with h₁ = Eᵀ h and Ī₁ = Eᵀ Ī E, the new frame
+    sees m, h' = h₁ + m r and Ī' = Ī₁ − r h₁ᵀ − h₁ rᵀ − m r rᵀ + (2 h₁·r + m |r|²) 1 ((2.66) with
+    a× b× = b aᵀ − (a·b) 1), about a third of the work. m is read as I[3, 3], h from I's upper right block h×
+    (I[2, 4], I[0, 5], I[1, 3]), Ī from its upper triangle. Returns (m, h'₀, h'₁, h'₂) and Ī''s upper triangle
+    (P00, P01, P02, P11, P12, P22)."""
     I = inertia
     m = I[3, 3]
     A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]))
     g0, g1, g2 = _transpose_times(E, I[2, 4], I[0, 5], I[1, 3])
-    r0, r1, r2 = r[0], r[1], r[2]
     diag = 2.0 * (g0 * r0 + g1 * r1 + g2 * r2) + m * (r0 * r0 + r1 * r1 + r2 * r2)
     P00 = A00 - 2.0 * r0 * g0 - m * r0 * r0 + diag
     P11 = A11 - 2.0 * r1 * g1 - m * r1 * r1 + diag
@@ -309,7 +316,14 @@ def _rigid_to_parent(E, r, inertia, base, out):
     P01 = A01 - r0 * g1 - g0 * r1 - m * r0 * r1
     P02 = A02 - r0 * g2 - g0 * r2 - m * r0 * r2
     P12 = A12 - r1 * g2 - g1 * r2 - m * r1 * r2
-    h0, h1, h2 = g0 + m * r0, g1 + m * r1, g2 + m * r2
+    return m, g0 + m * r0, g1 + m * r1, g2 + m * r2, P00, P01, P02, P11, P12, P22
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _rigid_to_parent(E, r, inertia, base, out):
+    """out (6, 6) = base + Xᵀ I X (``base`` may be ``out``) for a rigid body's inertia about a link's origin
+    (``_rigid_parts``), carried to its parent's frame."""
+    m, h0, h1, h2, P00, P01, P02, P11, P12, P22 = _rigid_parts(E, r[0], r[1], r[2], inertia)
     _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22)
     # h'× and its transpose
     out[0, 3], out[3, 0] = base[0, 3], base[3, 0]
@@ -599,206 +613,238 @@ def _invert_small(A, k, W, out):
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def aba(tree, work, armature, qd, tau, gravity, qdd):
     """Articulated-body forward dynamics (Featherstone Table 7.1): qdd (nv,) = M⁻¹ (τ − C q̇ − g), after
-    ``kinematics``; ``armature`` (nv,) [kg m² or kg] is added to M's diagonal (rotor inertia, or h·damping for
-    implicit joint damping); ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows are the scratch)."""
+    ``kinematics`` (it reads the world poses); ``armature`` (nv,) [kg m² or kg] is added to M's diagonal (rotor
+    inertia, or h·damping for implicit joint damping); ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows
+    are the scratch).
+
+    Every spatial quantity is taken in world-aligned coordinates about one point o, the origin of link 0
+    (Featherstone §2.8: any frame serves Table 7.1; Pinocchio's ``aba`` offers the same about the world
+    origin, its ``Convention.WORLD``; o keeps a robot far from the origin as well conditioned as one near it).
+    The joint axes are then turned into that frame once (Sᵢ = X⁻¹ Sᵢ^link), the velocity-product term is
+    cᵢ = vᵢ ×ₘ Sᵢ q̇ᵢ (the columns of Sᵢ move with link i, Featherstone (2.31)), and a link's articulated
+    inertia and bias force reach its parent by two sums, with no transform: the transform of the link-frame
+    form, Xᵀ Iᵃ X (~200 multiplications a link, on the backward pass's chain of dependencies), is replaced by
+    one rigid-body inertia carried to the world frame per link on the forward pass (``_rigid_parts``, ~70,
+    independent between links).
+    Articulated inertias are kept as their upper triangles (IAᵢ[a, b], a ≤ b)."""
     parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
                                                     tree.spatial_inertia)
-    E, r, vel, acc, c, IA, pA = work.E, work.r, work.vel, work.acc, work.c, work.inertia, work.bias
-    U, D_inv, u, tmp, seen = work.U, work.D_inv, work.u, work.tmp, work.seen
+    R_world, p_world, vel, acc, c, IA, pA = (work.R_world, work.p_world, work.vel, work.acc, work.c,
+                                             work.inertia, work.bias)
+    U, D_inv, u, Sw, tmp = work.U, work.D_inv, work.u, work.S_world, work.tmp
     L = parent.shape[0]
     vj, pa, Du = work.vecs[0], work.vecs[2], work.vecs[3]
     Ia = work.mat
-    # pass 1: velocities vᵢ = X vλ + Sᵢ q̇ᵢ, cᵢ = vᵢ × Sᵢ q̇ᵢ, bias forces pᵢ = vᵢ ×* Iᵢ vᵢ (local variables: the
-    # rows are views of one buffer, so every store would make the compiler reload what it had read)
+    o0, o1, o2 = (p_world[0, 0], p_world[0, 1], p_world[0, 2]) if L > 0 else (0.0, 0.0, 0.0)
+    # pass 1: Sᵢ, vᵢ = vλ + Sᵢ q̇ᵢ, cᵢ, Iᵢ and pᵢ = vᵢ ×* Iᵢ vᵢ, all about o (local variables: the rows are
+    # views of one buffer, so every store would make the compiler reload what it had read)
     for i in range(L):
         p = parent[i]
-        seen[i] = 0.0   # IA[i] is begun by the first child the backward pass carries to it (Iᵢ + its share)
+        R = R_world[i]
+        x0, x1, x2 = p_world[i, 0] - o0, p_world[i, 1] - o1, p_world[i, 2] - o2
         j0 = j1 = j2 = j3 = j4 = j5 = 0.0
         for j in range(nv_link[i]):
             d = v_start[i] + j
+            # S's column in world axes about o: (R ω, R v + x × R ω)
+            w0, w1, w2 = _rotate(R, S[d, 0], S[d, 1], S[d, 2])
+            l0, l1, l2 = _rotate(R, S[d, 3], S[d, 4], S[d, 5])
+            l0, l1, l2 = l0 + x1 * w2 - x2 * w1, l1 + x2 * w0 - x0 * w2, l2 + x0 * w1 - x1 * w0
+            s = Sw[i, j]
+            s[0], s[1], s[2], s[3], s[4], s[5] = w0, w1, w2, l0, l1, l2
             qj = qd[d]
-            j0 += S[d, 0] * qj
-            j1 += S[d, 1] * qj
-            j2 += S[d, 2] * qj
-            j3 += S[d, 3] * qj
-            j4 += S[d, 4] * qj
-            j5 += S[d, 5] * qj
+            j0, j1, j2, j3, j4, j5 = j0 + w0 * qj, j1 + w1 * qj, j2 + w2 * qj, j3 + l0 * qj, j4 + l1 * qj, j5 + l2 * qj
         if p < 0:
             v0, v1, v2, v3, v4, v5 = j0, j1, j2, j3, j4, j5
         else:
-            v0, v1, v2, v3, v4, v5 = _motion_to_child_t(E[i], r[i], vel[p, 0], vel[p, 1], vel[p, 2], vel[p, 3],
-                                                        vel[p, 4], vel[p, 5])
-            v0, v1, v2, v3, v4, v5 = v0 + j0, v1 + j1, v2 + j2, v3 + j3, v4 + j4, v5 + j5
+            v0, v1, v2, v3, v4, v5 = (vel[p, 0] + j0, vel[p, 1] + j1, vel[p, 2] + j2, vel[p, 3] + j3, vel[p, 4] + j4,
+                                      vel[p, 5] + j5)
         vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5] = v0, v1, v2, v3, v4, v5
-        # c = v ×ₘ vj (Featherstone (2.31))
+        # c = v ×ₘ vJ (Featherstone (2.31))
         c[i, 0] = v1 * j2 - v2 * j1
         c[i, 1] = v2 * j0 - v0 * j2
         c[i, 2] = v0 * j1 - v1 * j0
         c[i, 3] = v1 * j5 - v2 * j4 + v4 * j2 - v5 * j1
         c[i, 4] = v2 * j3 - v0 * j5 + v5 * j0 - v3 * j2
         c[i, 5] = v0 * j4 - v1 * j3 + v3 * j1 - v4 * j0
-        # f = Iᵢ vᵢ by the rigid body's structure (tree.spatial_inertia, Featherstone (2.63)): Iᵢ = [[Ī, h×],
-        # [h×ᵀ, m 1]] with h = m c, so f = (Ī ω + h × v, m v − h × ω)
-        Ii = spatial_inertia[i]
-        m, h0, h1, h2 = Ii[3, 3], Ii[2, 4], Ii[0, 5], Ii[1, 3]
-        f0 = Ii[0, 0] * v0 + Ii[0, 1] * v1 + Ii[0, 2] * v2 + (h1 * v5 - h2 * v4)
-        f1 = Ii[0, 1] * v0 + Ii[1, 1] * v1 + Ii[1, 2] * v2 + (h2 * v3 - h0 * v5)
-        f2 = Ii[0, 2] * v0 + Ii[1, 2] * v1 + Ii[2, 2] * v2 + (h0 * v4 - h1 * v3)
+        # Iᵢ about o = [[Ī, h×], [h×ᵀ, m 1]] (Featherstone (2.63)), the link-frame one carried by X (E = Rᵀ)
+        m, h0, h1, h2, A00, A01, A02, A11, A12, A22 = _rigid_parts(R.T, x0, x1, x2, spatial_inertia[i])
+        Ii = IA[i]
+        Ii[0, 0], Ii[0, 1], Ii[0, 2], Ii[1, 1], Ii[1, 2], Ii[2, 2] = A00, A01, A02, A11, A12, A22
+        Ii[0, 3], Ii[0, 4], Ii[0, 5] = 0.0, -h2, h1
+        Ii[1, 3], Ii[1, 4], Ii[1, 5] = h2, 0.0, -h0
+        Ii[2, 3], Ii[2, 4], Ii[2, 5] = -h1, h0, 0.0
+        Ii[3, 3], Ii[3, 4], Ii[3, 5], Ii[4, 4], Ii[4, 5], Ii[5, 5] = m, 0.0, 0.0, m, 0.0, m
+        # f = Iᵢ vᵢ = (Ī ω + h × v, m v − h × ω); p = v ×* f (Featherstone (2.32))
+        f0 = A00 * v0 + A01 * v1 + A02 * v2 + (h1 * v5 - h2 * v4)
+        f1 = A01 * v0 + A11 * v1 + A12 * v2 + (h2 * v3 - h0 * v5)
+        f2 = A02 * v0 + A12 * v1 + A22 * v2 + (h0 * v4 - h1 * v3)
         f3 = m * v3 - (h1 * v2 - h2 * v1)
         f4 = m * v4 - (h2 * v0 - h0 * v2)
         f5 = m * v5 - (h0 * v1 - h1 * v0)
-        # p = v ×* f (Featherstone (2.32))
         pA[i, 0] = v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4
         pA[i, 1] = v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5
         pA[i, 2] = v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3
         pA[i, 3] = v1 * f5 - v2 * f4
         pA[i, 4] = v2 * f3 - v0 * f5
         pA[i, 5] = v0 * f4 - v1 * f3
+    # pass 2, leaves to root: Uᵢ = IAᵢ Sᵢ, Dᵢ = Sᵢᵀ Uᵢ + armature, uᵢ = τᵢ − Sᵢᵀ pAᵢ; the parent gains
+    # Iᵃ = IAᵢ − Uᵢ Dᵢ⁻¹ Uᵢᵀ and pᵃ = pAᵢ + Iᵃ cᵢ + Uᵢ Dᵢ⁻¹ uᵢ (U's rows are Uᵢ's columns)
     for i in range(L - 1, -1, -1):
         k = nv_link[i]
         p = parent[i]
+        Ii = IA[i]
+        I00, I01, I02, I03, I04, I05 = Ii[0, 0], Ii[0, 1], Ii[0, 2], Ii[0, 3], Ii[0, 4], Ii[0, 5]
+        I11, I12, I13, I14, I15 = Ii[1, 1], Ii[1, 2], Ii[1, 3], Ii[1, 4], Ii[1, 5]
+        I22, I23, I24, I25 = Ii[2, 2], Ii[2, 3], Ii[2, 4], Ii[2, 5]
+        I33, I34, I35, I44, I45, I55 = Ii[3, 3], Ii[3, 4], Ii[3, 5], Ii[4, 4], Ii[4, 5], Ii[5, 5]
         if k == 1:
-            # one degree of freedom (revolute, prismatic): S is one half of a 6-vector, (axis, 0) or (0, axis);
-            # the general block below with k = 1, its zero half and Ia's symmetry skipped, Ia in local variables
-            s0 = v_start[i]
-            sv = S[s0]
-            o = 3 if sv[0] == 0.0 and sv[1] == 0.0 and sv[2] == 0.0 else 0
-            e0, e1, e2 = sv[o], sv[o + 1], sv[o + 2]
-            Ii = IA[i] if seen[i] != 0.0 else spatial_inertia[i]
-            U0 = Ii[0, o] * e0 + Ii[0, o + 1] * e1 + Ii[0, o + 2] * e2
-            U1 = Ii[1, o] * e0 + Ii[1, o + 1] * e1 + Ii[1, o + 2] * e2
-            U2 = Ii[2, o] * e0 + Ii[2, o + 1] * e1 + Ii[2, o + 2] * e2
-            U3 = Ii[3, o] * e0 + Ii[3, o + 1] * e1 + Ii[3, o + 2] * e2
-            U4 = Ii[4, o] * e0 + Ii[4, o + 1] * e1 + Ii[4, o + 2] * e2
-            U5 = Ii[5, o] * e0 + Ii[5, o + 1] * e1 + Ii[5, o + 2] * e2
-            U[i, 0, 0], U[i, 1, 0], U[i, 2, 0], U[i, 3, 0], U[i, 4, 0], U[i, 5, 0] = U0, U1, U2, U3, U4, U5
-            if o == 0:
-                dinv = 1.0 / (e0 * U0 + e1 * U1 + e2 * U2 + armature[s0])
-            else:
-                dinv = 1.0 / (e0 * U3 + e1 * U4 + e2 * U5 + armature[s0])
+            # one degree of freedom (revolute, prismatic), in local variables
+            d0 = v_start[i]
+            s = Sw[i, 0]
+            s0, s1, s2, s3, s4, s5 = s[0], s[1], s[2], s[3], s[4], s[5]
+            # (sums in pairs: this pass is one chain of dependencies from the leaves to the root, and its
+            # length, not its count of operations, sets its time)
+            U0 = (I00 * s0 + I01 * s1) + (I02 * s2 + I03 * s3) + (I04 * s4 + I05 * s5)
+            U1 = (I01 * s0 + I11 * s1) + (I12 * s2 + I13 * s3) + (I14 * s4 + I15 * s5)
+            U2 = (I02 * s0 + I12 * s1) + (I22 * s2 + I23 * s3) + (I24 * s4 + I25 * s5)
+            U3 = (I03 * s0 + I13 * s1) + (I23 * s2 + I33 * s3) + (I34 * s4 + I35 * s5)
+            U4 = (I04 * s0 + I14 * s1) + (I24 * s2 + I34 * s3) + (I44 * s4 + I45 * s5)
+            U5 = (I05 * s0 + I15 * s1) + (I25 * s2 + I35 * s3) + (I45 * s4 + I55 * s5)
+            Ui = U[i, 0]
+            Ui[0], Ui[1], Ui[2], Ui[3], Ui[4], Ui[5] = U0, U1, U2, U3, U4, U5
+            dinv = 1.0 / (((s0 * U0 + s1 * U1) + (s2 * U2 + s3 * U3)) + ((s4 * U4 + s5 * U5) + armature[d0]))
             D_inv[i, 0, 0] = dinv
-            uu = tau[s0] - (e0 * pA[i, o] + e1 * pA[i, o + 1] + e2 * pA[i, o + 2])
-            u[i, 0] = uu
+            pA0, pA1, pA2, pA3, pA4, pA5 = pA[i, 0], pA[i, 1], pA[i, 2], pA[i, 3], pA[i, 4], pA[i, 5]
+            uu = tau[d0] - ((s0 * pA0 + s1 * pA1) + (s2 * pA2 + s3 * pA3) + (s4 * pA4 + s5 * pA5))
+            c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
+            # pass 3 takes uᵢ − Uᵢᵀ cᵢ, known now, so that its chain from aλ to q̈ᵢ is one product shorter
+            u[i, 0] = uu - ((U0 * c0 + U1 * c1) + (U2 * c2 + U3 * c3) + (U4 * c4 + U5 * c5))
             if p < 0:
                 continue
-            # Ia = IA − U D⁻¹ Uᵀ (blocks A, B, M of ``_symmetric_to_parent``) in local variables
+            # the parent's IA gains Iᵃ = IAᵢ − Uᵢ D⁻¹ Uᵢᵀ (upper triangle)
             w0, w1, w2, w3, w4, w5 = U0 * dinv, U1 * dinv, U2 * dinv, U3 * dinv, U4 * dinv, U5 * dinv
-            a00, a01, a02 = Ii[0, 0] - w0 * U0, Ii[0, 1] - w0 * U1, Ii[0, 2] - w0 * U2
-            a11, a12, a22 = Ii[1, 1] - w1 * U1, Ii[1, 2] - w1 * U2, Ii[2, 2] - w2 * U2
-            b00, b01, b02 = Ii[0, 3] - w0 * U3, Ii[0, 4] - w0 * U4, Ii[0, 5] - w0 * U5
-            b10, b11, b12 = Ii[1, 3] - w1 * U3, Ii[1, 4] - w1 * U4, Ii[1, 5] - w1 * U5
-            b20, b21, b22 = Ii[2, 3] - w2 * U3, Ii[2, 4] - w2 * U4, Ii[2, 5] - w2 * U5
-            m00, m01, m02 = Ii[3, 3] - w3 * U3, Ii[3, 4] - w3 * U4, Ii[3, 5] - w3 * U5
-            m11, m12, m22 = Ii[4, 4] - w4 * U4, Ii[4, 5] - w4 * U5, Ii[5, 5] - w5 * U5
-            # pa = pA + Ia c + U D⁻¹ u
-            ud = uu * dinv
-            c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
-            pa[0] = pA[i, 0] + U0 * ud + a00 * c0 + a01 * c1 + a02 * c2 + b00 * c3 + b01 * c4 + b02 * c5
-            pa[1] = pA[i, 1] + U1 * ud + a01 * c0 + a11 * c1 + a12 * c2 + b10 * c3 + b11 * c4 + b12 * c5
-            pa[2] = pA[i, 2] + U2 * ud + a02 * c0 + a12 * c1 + a22 * c2 + b20 * c3 + b21 * c4 + b22 * c5
-            pa[3] = pA[i, 3] + U3 * ud + b00 * c0 + b10 * c1 + b20 * c2 + m00 * c3 + m01 * c4 + m02 * c5
-            pa[4] = pA[i, 4] + U4 * ud + b01 * c0 + b11 * c1 + b21 * c2 + m01 * c3 + m11 * c4 + m12 * c5
-            pa[5] = pA[i, 5] + U5 * ud + b02 * c0 + b12 * c1 + b22 * c2 + m02 * c3 + m12 * c4 + m22 * c5
-            _symmetric_to_parent(E[i], r[i], (a00, a01, a02, a11, a12, a22),
-                                 (b00, b01, b02, b10, b11, b12, b20, b21, b22), (m00, m01, m02, m11, m12, m22),
-                                 IA[p] if seen[p] != 0.0 else spatial_inertia[p], IA[p])
-            seen[p] = 1.0
-            _force_to_parent_add(E[i], r[i], pa, pA[p])
+            P = IA[p]
+            P[0, 0] += I00 - w0 * U0
+            P[0, 1] += I01 - w0 * U1
+            P[0, 2] += I02 - w0 * U2
+            P[0, 3] += I03 - w0 * U3
+            P[0, 4] += I04 - w0 * U4
+            P[0, 5] += I05 - w0 * U5
+            P[1, 1] += I11 - w1 * U1
+            P[1, 2] += I12 - w1 * U2
+            P[1, 3] += I13 - w1 * U3
+            P[1, 4] += I14 - w1 * U4
+            P[1, 5] += I15 - w1 * U5
+            P[2, 2] += I22 - w2 * U2
+            P[2, 3] += I23 - w2 * U3
+            P[2, 4] += I24 - w2 * U4
+            P[2, 5] += I25 - w2 * U5
+            P[3, 3] += I33 - w3 * U3
+            P[3, 4] += I34 - w3 * U4
+            P[3, 5] += I35 - w3 * U5
+            P[4, 4] += I44 - w4 * U4
+            P[4, 5] += I45 - w4 * U5
+            P[5, 5] += I55 - w5 * U5
+            # pᵃ = pAᵢ + Iᵃ cᵢ + Uᵢ D⁻¹ uᵢ = pAᵢ + IAᵢ cᵢ + Uᵢ D⁻¹ (uᵢ − Uᵢᵀ cᵢ): IAᵢ cᵢ is off the chain
+            e = u[i, 0] * dinv
+            pA[p, 0] += (pA0 + U0 * e) + ((I00 * c0 + I01 * c1) + (I02 * c2 + I03 * c3) + (I04 * c4 + I05 * c5))
+            pA[p, 1] += (pA1 + U1 * e) + ((I01 * c0 + I11 * c1) + (I12 * c2 + I13 * c3) + (I14 * c4 + I15 * c5))
+            pA[p, 2] += (pA2 + U2 * e) + ((I02 * c0 + I12 * c1) + (I22 * c2 + I23 * c3) + (I24 * c4 + I25 * c5))
+            pA[p, 3] += (pA3 + U3 * e) + ((I03 * c0 + I13 * c1) + (I23 * c2 + I33 * c3) + (I34 * c4 + I35 * c5))
+            pA[p, 4] += (pA4 + U4 * e) + ((I04 * c0 + I14 * c1) + (I24 * c2 + I34 * c3) + (I44 * c4 + I45 * c5))
+            pA[p, 5] += (pA5 + U5 * e) + ((I05 * c0 + I15 * c1) + (I25 * c2 + I35 * c3) + (I45 * c4 + I55 * c5))
             continue
-        Ii = IA[i] if seen[i] != 0.0 else spatial_inertia[i]
+        # any other joint (fixed, spherical, floating): the same with a k × k D, on the whole symmetric IAᵢ
+        for a in range(6):
+            for b in range(a, 6):
+                Ia[a, b] = Ii[a, b]
+                Ia[b, a] = Ii[a, b]
         if k > 0:
             s0 = v_start[i]
-            # U = IA S (6 × k), D = Sᵀ U + armature, u = τ − Sᵀ pA
             for j in range(k):
                 for a in range(6):
-                    s = 0.0
+                    t = 0.0
                     for b in range(6):
-                        s += Ii[a, b] * S[s0 + j, b]
-                    U[i, a, j] = s
+                        t += Ia[a, b] * Sw[i, j, b]
+                    U[i, j, a] = t
             for j in range(k):
                 for jj in range(k):
-                    s = 0.0
+                    t = 0.0
                     for a in range(6):
-                        s += S[s0 + j, a] * U[i, a, jj]
-                    tmp[j, jj] = s
+                        t += Sw[i, j, a] * U[i, jj, a]
+                    tmp[j, jj] = t
                 tmp[j, j] += armature[s0 + j]
-                s = tau[s0 + j]
+                t = tau[s0 + j]
                 for a in range(6):
-                    s -= S[s0 + j, a] * pA[i, a]
-                u[i, j] = s
+                    t -= Sw[i, j, a] * pA[i, a]
+                u[i, j] = t
             _invert_small(tmp, k, work.gauss, D_inv[i])
         if p < 0:
             continue
-        # Ia = IA − U D⁻¹ Uᵀ ; pa = pA + Ia c + U D⁻¹ u
-        for a in range(6):
-            for b in range(6):
-                Ia[a, b] = Ii[a, b]
         if k > 0:
             for a in range(6):
                 for j in range(k):
-                    s = 0.0
+                    t = 0.0
                     for jj in range(k):
-                        s += U[i, a, jj] * D_inv[i, jj, j]
-                    vj[j] = s   # row a of U D⁻¹
+                        t += U[i, jj, a] * D_inv[i, jj, j]
+                    vj[j] = t   # row a of U D⁻¹
                 for b in range(6):
-                    s = 0.0
+                    t = 0.0
                     for j in range(k):
-                        s += vj[j] * U[i, b, j]
-                    Ia[a, b] -= s
-        for a in range(6):
-            s = pA[i, a]
-            for b in range(6):
-                s += Ia[a, b] * c[i, b]
-            pa[a] = s
-        if k > 0:
+                        t += vj[j] * U[i, j, b]
+                    Ia[a, b] -= t
             for j in range(k):
-                s = 0.0
+                t = 0.0
                 for jj in range(k):
-                    s += D_inv[i, j, jj] * u[i, jj]
-                Du[j] = s
-            for a in range(6):
-                s = 0.0
-                for j in range(k):
-                    s += U[i, a, j] * Du[j]
-                pa[a] += s
-        _inertia_to_parent(E[i], r[i], Ia, IA[p] if seen[p] != 0.0 else spatial_inertia[p], IA[p])
-        seen[p] = 1.0
-        _force_to_parent_add(E[i], r[i], pa, pA[p])
-    # pass 3: aᵢ = X aλ + cᵢ (the world's a₀ = −g), q̈ᵢ = D⁻¹ (uᵢ − Uᵢᵀ aᵢ), aᵢ += Sᵢ q̈ᵢ
+                    t += D_inv[i, j, jj] * u[i, jj]
+                Du[j] = t
+        for a in range(6):
+            t = pA[i, a]
+            for b in range(6):
+                t += Ia[a, b] * c[i, b]
+            for j in range(k):
+                t += U[i, j, a] * Du[j]
+            pa[a] = t
+        for a in range(6):
+            pA[p, a] += pa[a]
+            for b in range(a, 6):
+                IA[p, a, b] += Ia[a, b]
+    # pass 3, root to leaves: aᵢ = aλ + cᵢ (the world's a₀ = −g), q̈ᵢ = D⁻¹ (uᵢ − Uᵢᵀ aᵢ), aᵢ += Sᵢ q̈ᵢ
     for i in range(L):
         p = parent[i]
         if p < 0:
-            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(E[i], r[i], 0.0, 0.0, 0.0, -gravity[0], -gravity[1],
-                                                        -gravity[2])
+            a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2]
         else:
-            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(E[i], r[i], acc[p, 0], acc[p, 1], acc[p, 2], acc[p, 3],
-                                                        acc[p, 4], acc[p, 5])
-        a0, a1, a2, a3, a4, a5 = a0 + c[i, 0], a1 + c[i, 1], a2 + c[i, 2], a3 + c[i, 3], a4 + c[i, 4], a5 + c[i, 5]
+            a0, a1, a2, a3, a4, a5 = acc[p, 0], acc[p, 1], acc[p, 2], acc[p, 3], acc[p, 4], acc[p, 5]
         k = nv_link[i]
         if k == 1:
-            s0 = v_start[i]
-            qq = D_inv[i, 0, 0] * (u[i, 0] - (U[i, 0, 0] * a0 + U[i, 1, 0] * a1 + U[i, 2, 0] * a2
-                                              + U[i, 3, 0] * a3 + U[i, 4, 0] * a4 + U[i, 5, 0] * a5))
-            qdd[s0] = qq
-            a0, a1, a2 = a0 + S[s0, 0] * qq, a1 + S[s0, 1] * qq, a2 + S[s0, 2] * qq
-            a3, a4, a5 = a3 + S[s0, 3] * qq, a4 + S[s0, 4] * qq, a5 + S[s0, 5] * qq
+            # q̈ᵢ = D⁻¹ ((uᵢ − Uᵢᵀ cᵢ) − Uᵢᵀ aλ), the first term from pass 2
+            Ui, s = U[i, 0], Sw[i, 0]
+            qq = D_inv[i, 0, 0] * (u[i, 0] - ((Ui[0] * a0 + Ui[1] * a1) + (Ui[2] * a2 + Ui[3] * a3)
+                                              + (Ui[4] * a4 + Ui[5] * a5)))
+            qdd[v_start[i]] = qq
+            a0, a1, a2 = a0 + c[i, 0] + s[0] * qq, a1 + c[i, 1] + s[1] * qq, a2 + c[i, 2] + s[2] * qq
+            a3, a4, a5 = a3 + c[i, 3] + s[3] * qq, a4 + c[i, 4] + s[4] * qq, a5 + c[i, 5] + s[5] * qq
+        else:
+            a0, a1, a2 = a0 + c[i, 0], a1 + c[i, 1], a2 + c[i, 2]
+            a3, a4, a5 = a3 + c[i, 3], a4 + c[i, 4], a5 + c[i, 5]
         acc[i, 0], acc[i, 1], acc[i, 2], acc[i, 3], acc[i, 4], acc[i, 5] = a0, a1, a2, a3, a4, a5
         if k <= 1:
             continue
         s0 = v_start[i]
         for j in range(k):
-            s = u[i, j]
+            t = u[i, j]
             for a in range(6):
-                s -= U[i, a, j] * acc[i, a]
-            vj[j] = s
+                t -= U[i, j, a] * acc[i, a]
+            vj[j] = t
         for j in range(k):
-            s = 0.0
+            t = 0.0
             for jj in range(k):
-                s += D_inv[i, j, jj] * vj[jj]
-            qdd[s0 + j] = s
+                t += D_inv[i, j, jj] * vj[jj]
+            qdd[s0 + j] = t
         for j in range(k):
             for a in range(6):
-                acc[i, a] += S[s0 + j, a] * qdd[s0 + j]
+                acc[i, a] += Sw[i, j, a] * qdd[s0 + j]
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)

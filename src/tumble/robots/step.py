@@ -69,7 +69,6 @@ from .dynamics import (
     ltdl_factor,
     ltdl_solve,
     rnea,
-    transforms,
     work_views,
 )
 from .forest import scratch_views, state_views
@@ -185,16 +184,12 @@ def gather_link_loads(tree, work, q, link_body, force, torque, tau_loads):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free, poses, tau_loads):
+def velocity_stage(tree, st, work, gravity, h, tau_total, armature, qdd, qd_free, tau_loads):
     """qd_free (nv,) = q̇ + h q̈ by the ABA, with the joint forces of ``joint_forces`` (module docstring); the
-    kinematics of q are reused when the last ``write_bodies`` left them (work.flags[0]), else computed: with the
-    links' world poses if ``poses`` (the contact stage's Jacobians need them), else only the transforms;
-    ``tau_loads`` the links' loads (``gather_link_loads``)."""
+    kinematics of q (the ABA reads the world poses) are reused when the last ``write_bodies`` left them
+    (work.flags[0]), else computed; ``tau_loads`` the links' loads (``gather_link_loads``)."""
     if work.flags[0] == 0.0:
-        if poses:
-            kinematics(tree, st.q, work)
-        else:
-            transforms(tree, st.q, work)
+        kinematics(tree, st.q, work)
     joint_forces(tree, st, h, tau_total, armature, tau_loads)
     aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
     for d in range(qd_free.shape[0]):
@@ -287,7 +282,7 @@ def rk4_stage(tree, st, work, gravity, h, sc):
             st.q[a] = q_stage[a]
         for a in range(nv):
             st.qd[a] = qd_stage[a]
-        transforms(tree, st.q, work)
+        kinematics(tree, st.q, work)
         joint_forces(tree, st, 0.0, tau_total, armature, sc.tau_loads)
         aba(tree, work, armature, st.qd, tau_total, gravity, qdd)
         for a in range(nv):
@@ -423,8 +418,7 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
     if rk4:
         rk4_stage(tree, st, work, gravity, h, sc)
     else:
-        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, False,
-                       sc.tau_loads)
+        velocity_stage(tree, st, work, gravity, h, sc.tau_total, sc.armature, sc.qdd, sc.qd_free, sc.tau_loads)
         for d in range(st.qd.shape[0]):
             st.qd[d] = sc.qd_free[d]
         position_stage(tree, st.q, st.qd, h)
