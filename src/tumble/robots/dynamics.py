@@ -2,12 +2,15 @@
 Algorithms*, 2008; the single-body half in Modern Robotics ch. 8, seed 003).
 
 Spatial vectors are 6-vectors with the angular part first, as tumble's twists and wrenches (spatial.py):
-a motion (ω, v) and a force (n, f), both in a link's own frame about its origin. Link i's frame is placed in
-its parent's by the transform ``(E_i, r_i)``: E_i (3, 3) maps parent coordinates to link coordinates and
-r_i (3,) is the link's origin in parent coordinates (Featherstone §2.8, Plücker transform ⁱX_λ(i)):
+a motion (ω, v) and a force (n, f). Link i's frame is placed in its parent's by the transform ``(E_i, r_i)``:
+E_i (3, 3) maps parent coordinates to link coordinates and r_i (3,) is the link's origin in parent coordinates
+(Featherstone §2.8, Plücker transform ⁱX_λ(i)):
 
     X m = (E ω, E (v − r × ω))                 (motion, parent → link; Featherstone (2.24))
     Xᵀ f = (Eᵀ n + r × Eᵀ f, Eᵀ f)             (force, link → parent)
+
+``aba``, ``crba`` and ``rnea`` work in world axes about link 0's origin (``_world_link``): each link's
+quantities are carried there once, and what passes between a link and its parent are then sums, not transforms.
 
 Every joint's motion subspace S (6 × nᵢ, the link's frame) is constant (robots/tree.py), so the joint's
 velocity-product term c_J = Ṡ q̇ is zero (Featherstone §4.4): revolute (axis, 0), prismatic (0, axis),
@@ -19,7 +22,7 @@ The kernels take the tree's arrays (``tree.Tree``) and a ``Work`` of preallocate
 step allocates nothing: ``kinematics`` (the transforms, world poses and link velocities), ``rnea``
 (inverse dynamics, Table 5.1), ``crba`` (the joint-space mass matrix, Table 6.2), ``ltdl_factor`` /
 ``ltdl_solve`` (its sparse factorization H = Lᵀ D L over the expanded parent array, Tables 6.3 and 6.4) and
-``aba`` (forward dynamics, Table 7.1, in world axes: its docstring).
+``aba`` (forward dynamics, Table 7.1).
 """
 
 from __future__ import annotations
@@ -45,13 +48,14 @@ Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force"
                            "S_world"])
 """Scratch rows of one articulation of L links and nv velocities (``new_work``): E (L, 3, 3), r (L, 3) the
 link-from-parent transforms; R_world (L, 3, 3) (link → world) and p_world (L, 3) [m] the links' world poses;
-vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces (in their own
-frames; the ABA's in world axes about link 0's origin); inertia (L, 6, 6) composite or articulated inertias;
-bias (L, 6) articulated bias forces; U (L, 6, 6), D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms (U's
-row j the column of Uᵢ for the link's j-th velocity); c (L, 6) velocity-product accelerations; S_world (L, 6, 6)
-the links' motion subspace columns as the ABA turns them (row j for velocity j); tmp (6, 6), tmp6 (6,),
-vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own scratch (they allocate nothing); flags (1,):
-1.0 while E, r, R_world, p_world hold the kinematics of the current q (robots/step.py reuses them)."""
+vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces (``link_velocities``'
+in the links' own frames; the dynamics kernels' in world axes about link 0's origin); inertia (L, 6, 6)
+composite or articulated inertias (upper triangles, the same axes); bias (L, 6) articulated bias forces;
+U (L, 6, 6), D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms (U's row j the column of Uᵢ for the link's
+j-th velocity); c (L, 6) velocity-product accelerations; S_world (L, 6, 6) the links' motion subspace columns in
+the same axes (``_world_link``; row j for velocity j); tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6),
+gauss (6, 12), R3 (3, 3) the kernels' own scratch (they allocate nothing); flags (1,): 1.0 while E, r, R_world,
+p_world hold the kinematics of the current q (robots/step.py reuses them)."""
 
 
 def work_size(links: int) -> int:
@@ -126,17 +130,6 @@ def _motion_to_child(E, r, m, out):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _motion_to_child_t(E, r, m0, m1, m2, m3, m4, m5):
-    """``_motion_to_child`` of the motion (m0 … m5), returned as a 6-tuple."""
-    vx = m3 - (r[1] * m2 - r[2] * m1)
-    vy = m4 - (r[2] * m0 - r[0] * m2)
-    vz = m5 - (r[0] * m1 - r[1] * m0)
-    return (E[0, 0] * m0 + E[0, 1] * m1 + E[0, 2] * m2, E[1, 0] * m0 + E[1, 1] * m1 + E[1, 2] * m2,
-            E[2, 0] * m0 + E[2, 1] * m1 + E[2, 2] * m2, E[0, 0] * vx + E[0, 1] * vy + E[0, 2] * vz,
-            E[1, 0] * vx + E[1, 1] * vy + E[1, 2] * vz, E[2, 0] * vx + E[2, 1] * vy + E[2, 2] * vz)
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def _transpose_times(E, x0, x1, x2):
     """Eᵀ x for a 3 × 3 E and x = (x0, x1, x2), as three numbers."""
     return (E[0, 0] * x0 + E[1, 0] * x1 + E[2, 0] * x2, E[0, 1] * x0 + E[1, 1] * x1 + E[2, 1] * x2,
@@ -148,27 +141,6 @@ def _rotate(R, x0, x1, x2):
     """R x for a 3 × 3 R and x = (x0, x1, x2), as three numbers."""
     return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
             R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _force_to_parent_t(E, r, f0, f1, f2, f3, f4, f5):
-    """Xᵀ f for a force (f0 … f5) of the child (module docstring), returned as a 6-tuple (kept in registers by
-    a caller that carries a force up several links: ``crba``)."""
-    n0, n1, n2 = _transpose_times(E, f0, f1, f2)
-    g0, g1, g2 = _transpose_times(E, f3, f4, f5)
-    return (n0 + r[1] * g2 - r[2] * g1, n1 + r[2] * g0 - r[0] * g2, n2 + r[0] * g1 - r[1] * g0, g0, g1, g2)
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _force_to_parent_add(E, r, f, out):
-    """out += Xᵀ f for a force f (6,) of the child (module docstring)."""
-    p0, p1, p2, p3, p4, p5 = _force_to_parent_t(E, r, f[0], f[1], f[2], f[3], f[4], f[5])
-    out[0] += p0
-    out[1] += p1
-    out[2] += p2
-    out[3] += p3
-    out[4] += p4
-    out[5] += p5
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -196,115 +168,13 @@ def _rotate_symmetric(E, S):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22):
-    """out[:3, :3] = base[:3, :3] + P for the symmetric P given by its upper triangle."""
-    out[0, 0] = base[0, 0] + P00
-    out[1, 1] = base[1, 1] + P11
-    out[2, 2] = base[2, 2] + P22
-    out[0, 1] = base[0, 1] + P01
-    out[1, 0] = base[1, 0] + P01
-    out[0, 2] = base[0, 2] + P02
-    out[2, 0] = base[2, 0] + P02
-    out[1, 2] = base[1, 2] + P12
-    out[2, 1] = base[2, 1] + P12
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _symmetric_to_parent(E, r, A, B, M, base, out):
-    """out (6, 6) = base + Xᵀ I X (``base`` may be ``out``): a symmetric inertia I = [[A, B], [Bᵀ, M]] about a
-    link's origin (A = (a00, a01, a02, a11, a12, a22) and M by their upper triangles, B = (b00, b01, …, b22)
-    whole, row by row), carried to its parent's frame (Featherstone (2.66))
-    by blocks: with A₁ = Eᵀ A E, B₁ = Eᵀ B E, M₁ = Eᵀ M E and r× the cross-product matrix of r,
-        A' = A₁ − B₁ r× + r× B₁ᵀ − r× M₁ r×,   B' = B₁ + r× M₁,   M' = M₁
-    in local variables, using the symmetry of A and M (about 200 multiplications instead of the 432 of two
-    dense 6 × 6 products; no scratch rows, which the compiler would have to reload after every store)."""
-    A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, A)
-    M00, M01, M02, M11, M12, M22 = _rotate_symmetric(E, M)
-    # B₁ = Eᵀ (B E)
-    t00, t01, t02, t10, t11, t12, t20, t21, t22 = _times_E(E, B)
-    B00, B10, B20 = _transpose_times(E, t00, t10, t20)   # column by column
-    B01, B11, B21 = _transpose_times(E, t01, t11, t21)
-    B02, B12, B22 = _transpose_times(E, t02, t12, t22)
-    r0, r1, r2 = r[0], r[1], r[2]
-    # D = r× M₁ (column b is r × M₁[:, b])
-    D00 = r1 * M02 - r2 * M01
-    D10 = r2 * M00 - r0 * M02
-    D20 = r0 * M01 - r1 * M00
-    D01 = r1 * M12 - r2 * M11
-    D11 = r2 * M01 - r0 * M12
-    D21 = r0 * M11 - r1 * M01
-    D02 = r1 * M22 - r2 * M12
-    D12 = r2 * M02 - r0 * M22
-    D22 = r0 * M12 - r1 * M02
-    # C = B₁ r× (row a is −(r × B₁[a, :]) written as a row)
-    C00 = B01 * r2 - B02 * r1
-    C01 = B02 * r0 - B00 * r2
-    C02 = B00 * r1 - B01 * r0
-    C10 = B11 * r2 - B12 * r1
-    C11 = B12 * r0 - B10 * r2
-    C12 = B10 * r1 - B11 * r0
-    C20 = B21 * r2 - B22 * r1
-    C21 = B22 * r0 - B20 * r2
-    C22 = B20 * r1 - B21 * r0
-    # A' = A₁ − C − Cᵀ − D r× (upper triangle; D r× = r× M₁ r× is symmetric)
-    P00 = A00 - 2.0 * C00 - (D01 * r2 - D02 * r1)
-    P01 = A01 - C01 - C10 - (D02 * r0 - D00 * r2)
-    P02 = A02 - C02 - C20 - (D00 * r1 - D01 * r0)
-    P11 = A11 - 2.0 * C11 - (D12 * r0 - D10 * r2)
-    P12 = A12 - C12 - C21 - (D10 * r1 - D11 * r0)
-    P22 = A22 - 2.0 * C22 - (D20 * r1 - D21 * r0)
-    _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22)
-    Q00, Q01, Q02 = B00 + D00, B01 + D01, B02 + D02
-    Q10, Q11, Q12 = B10 + D10, B11 + D11, B12 + D12
-    Q20, Q21, Q22 = B20 + D20, B21 + D21, B22 + D22
-    out[0, 3] = base[0, 3] + Q00
-    out[0, 4] = base[0, 4] + Q01
-    out[0, 5] = base[0, 5] + Q02
-    out[1, 3] = base[1, 3] + Q10
-    out[1, 4] = base[1, 4] + Q11
-    out[1, 5] = base[1, 5] + Q12
-    out[2, 3] = base[2, 3] + Q20
-    out[2, 4] = base[2, 4] + Q21
-    out[2, 5] = base[2, 5] + Q22
-    out[3, 0] = base[3, 0] + Q00
-    out[4, 0] = base[4, 0] + Q01
-    out[5, 0] = base[5, 0] + Q02
-    out[3, 1] = base[3, 1] + Q10
-    out[4, 1] = base[4, 1] + Q11
-    out[5, 1] = base[5, 1] + Q12
-    out[3, 2] = base[3, 2] + Q20
-    out[4, 2] = base[4, 2] + Q21
-    out[5, 2] = base[5, 2] + Q22
-    out[3, 3] = base[3, 3] + M00
-    out[4, 4] = base[4, 4] + M11
-    out[5, 5] = base[5, 5] + M22
-    out[3, 4] = base[3, 4] + M01
-    out[4, 3] = base[4, 3] + M01
-    out[3, 5] = base[3, 5] + M02
-    out[5, 3] = base[5, 3] + M02
-    out[4, 5] = base[4, 5] + M12
-    out[5, 4] = base[5, 4] + M12
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _inertia_to_parent(E, r, inertia, base, out):
-    """out (6, 6) = base + Xᵀ I X for a symmetric ``inertia`` (6, 6) about a link's origin (its upper triangle is
-    read; ``_symmetric_to_parent``)."""
-    I = inertia
-    _symmetric_to_parent(E, r, (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]),
-                         (I[0, 3], I[0, 4], I[0, 5], I[1, 3], I[1, 4], I[1, 5], I[2, 3], I[2, 4], I[2, 5]),
-                         (I[3, 3], I[3, 4], I[3, 5], I[4, 4], I[4, 5], I[5, 5]), base, out)
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def _rigid_parts(E, r0, r1, r2, inertia):
-    """Xᵀ I X for a rigid body's inertia I = [[Ī, h×], [h×ᵀ, m 1]] about a link's origin (Featherstone (2.63); a
-    sum of such inertias, a composite body's, is one too) and the transform (E, r = (r0, r1, r2)) of the module
-    docstring, where ``_inertia_to_parent`` takes any symmetric I: with h₁ = Eᵀ h and Ī₁ = Eᵀ Ī E, the new frame
-    sees m, h' = h₁ + m r and Ī' = Ī₁ − r h₁ᵀ − h₁ rᵀ − m r rᵀ + (2 h₁·r + m |r|²) 1 ((2.66) with
-    a× b× = b aᵀ − (a·b) 1), about a third of the work. m is read as I[3, 3], h from I's upper right block h×
-    (I[2, 4], I[0, 5], I[1, 3]), Ī from its upper triangle. Returns (m, h'₀, h'₁, h'₂) and Ī''s upper triangle
-    (P00, P01, P02, P11, P12, P22)."""
+    """Xᵀ I X for a rigid body's inertia I = [[Ī, h×], [h×ᵀ, m 1]] about a link's origin (Featherstone (2.63))
+    and the transform (E, r = (r0, r1, r2)) of the module docstring, by the rigid structure (about a third of
+    the work of a general symmetric I's (2.66)): with h₁ = Eᵀ h and Ī₁ = Eᵀ Ī E, the new frame sees m,
+    h' = h₁ + m r and Ī' = Ī₁ − r h₁ᵀ − h₁ rᵀ − m r rᵀ + (2 h₁·r + m |r|²) 1 ((2.66) with a× b× = b aᵀ − (a·b) 1).
+    m is read as I[3, 3], h from I's upper right block h× (I[2, 4], I[0, 5], I[1, 3]), Ī from its upper
+    triangle. Returns (m, h'₀, h'₁, h'₂) and Ī''s upper triangle (P00, P01, P02, P11, P12, P22)."""
     I = inertia
     m = I[3, 3]
     A00, A01, A02, A11, A12, A22 = _rotate_symmetric(E, (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]))
@@ -320,25 +190,98 @@ def _rigid_parts(E, r0, r1, r2, inertia):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _rigid_to_parent(E, r, inertia, base, out):
-    """out (6, 6) = base + Xᵀ I X (``base`` may be ``out``) for a rigid body's inertia about a link's origin
-    (``_rigid_parts``), carried to its parent's frame."""
-    m, h0, h1, h2, P00, P01, P02, P11, P12, P22 = _rigid_parts(E, r[0], r[1], r[2], inertia)
-    _add_symmetric3(base, out, P00, P01, P02, P11, P12, P22)
-    # h'× and its transpose
-    out[0, 3], out[3, 0] = base[0, 3], base[3, 0]
-    out[1, 4], out[4, 1] = base[1, 4], base[4, 1]
-    out[2, 5], out[5, 2] = base[2, 5], base[5, 2]
-    out[0, 4], out[4, 0] = base[0, 4] - h2, base[4, 0] - h2
-    out[0, 5], out[5, 0] = base[0, 5] + h1, base[5, 0] + h1
-    out[1, 3], out[3, 1] = base[1, 3] + h2, base[3, 1] + h2
-    out[1, 5], out[5, 1] = base[1, 5] - h0, base[5, 1] - h0
-    out[2, 3], out[3, 2] = base[2, 3] - h1, base[3, 2] - h1
-    out[2, 4], out[4, 2] = base[2, 4] + h0, base[4, 2] + h0
-    # m 1
-    for a in range(3, 6):
-        for b in range(3, 6):
-            out[a, b] = base[a, b] + (m if a == b else 0.0)
+def _world_link(tree, work, i, o0, o1, o2):
+    """Link i in world axes about the point o = (o0, o1, o2) [m, world], after ``kinematics`` (the frame of
+    ``aba``, ``crba`` and ``rnea``): its motion subspace columns Sᵢ = X⁻¹ Sᵢ^link, (R ω, R v + x × R ω) with
+    x = pᵢ − o, into work.S_world[i] (row j for its j-th velocity), and its spatial inertia about o
+    (Featherstone (2.63)) returned as (m, h₀, h₁, h₂, Ī₀₀, Ī₀₁, Ī₀₂, Ī₁₁, Ī₁₂, Ī₂₂) (``_rigid_parts`` with the
+    transform E = Rᵀ, r = x)."""
+    R, S, Sw = work.R_world[i], tree.S, work.S_world
+    x0, x1, x2 = work.p_world[i, 0] - o0, work.p_world[i, 1] - o1, work.p_world[i, 2] - o2
+    for j in range(tree.nv_link[i]):
+        d = tree.v_start[i] + j
+        w0, w1, w2 = _rotate(R, S[d, 0], S[d, 1], S[d, 2])
+        l0, l1, l2 = _rotate(R, S[d, 3], S[d, 4], S[d, 5])
+        s = Sw[i, j]
+        s[0], s[1], s[2] = w0, w1, w2
+        s[3], s[4], s[5] = l0 + x1 * w2 - x2 * w1, l1 + x2 * w0 - x0 * w2, l2 + x0 * w1 - x1 * w0
+    return _rigid_parts(R.T, x0, x1, x2, tree.spatial_inertia[i])
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _origin(work, L):
+    """o, the point the world-axes kernels work about: link 0's origin (a robot far from the world origin is
+    then as well conditioned as one at it), as three numbers."""
+    if L == 0:
+        return 0.0, 0.0, 0.0
+    return work.p_world[0, 0], work.p_world[0, 1], work.p_world[0, 2]
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _joint_motion(Sw, n, x, d0):
+    """Σⱼ Sw[j] x[d0 + j] over a link's n velocities (its joint's motion for velocities x), as six numbers."""
+    j0 = j1 = j2 = j3 = j4 = j5 = 0.0
+    for j in range(n):
+        s, xj = Sw[j], x[d0 + j]
+        j0, j1, j2 = j0 + s[0] * xj, j1 + s[1] * xj, j2 + s[2] * xj
+        j3, j4, j5 = j3 + s[3] * xj, j4 + s[4] * xj, j5 + s[5] * xj
+    return j0, j1, j2, j3, j4, j5
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _rigid_times(inertia, v0, v1, v2, v3, v4, v5):
+    """I v for a rigid inertia I = [[Ī, h×], [h×ᵀ, m 1]] given as ``_world_link`` returns it,
+    (m, h₀, h₁, h₂, Ī₀₀, Ī₀₁, Ī₀₂, Ī₁₁, Ī₁₂, Ī₂₂), and a motion v = (ω, v): (Ī ω + h × v, m v − h × ω), as six
+    numbers."""
+    m, h0, h1, h2, A00, A01, A02, A11, A12, A22 = inertia
+    return (A00 * v0 + A01 * v1 + A02 * v2 + (h1 * v5 - h2 * v4),
+            A01 * v0 + A11 * v1 + A12 * v2 + (h2 * v3 - h0 * v5),
+            A02 * v0 + A12 * v1 + A22 * v2 + (h0 * v4 - h1 * v3),
+            m * v3 - (h1 * v2 - h2 * v1), m * v4 - (h2 * v0 - h0 * v2), m * v5 - (h0 * v1 - h1 * v0))
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _store_rigid(out, inertia):
+    """The upper triangle of out (6, 6) = [[Ī, h×], [h×ᵀ, m 1]] (Featherstone (2.63)) for a rigid inertia given
+    as ``_world_link`` returns it."""
+    m, h0, h1, h2, A00, A01, A02, A11, A12, A22 = inertia
+    out[0, 0], out[0, 1], out[0, 2], out[1, 1], out[1, 2], out[2, 2] = A00, A01, A02, A11, A12, A22
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, -h2, h1
+    out[1, 3], out[1, 4], out[1, 5] = h2, 0.0, -h0
+    out[2, 3], out[2, 4], out[2, 5] = -h1, h0, 0.0
+    out[3, 3], out[3, 4], out[3, 5], out[4, 4], out[4, 5], out[5, 5] = m, 0.0, 0.0, m, 0.0, m
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _cross_motion(v0, v1, v2, v3, v4, v5, m0, m1, m2, m3, m4, m5):
+    """v ×ₘ m for motions v and m (Featherstone (2.31)), as six numbers."""
+    return (v1 * m2 - v2 * m1, v2 * m0 - v0 * m2, v0 * m1 - v1 * m0, v1 * m5 - v2 * m4 + v4 * m2 - v5 * m1,
+            v2 * m3 - v0 * m5 + v5 * m0 - v3 * m2, v0 * m4 - v1 * m3 + v3 * m1 - v4 * m0)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _cross_force(v0, v1, v2, v3, v4, v5, f0, f1, f2, f3, f4, f5):
+    """v ×* f for a motion v and a force f (Featherstone (2.32)), as six numbers."""
+    return (v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4, v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5,
+            v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3, v1 * f5 - v2 * f4, v2 * f3 - v0 * f5, v0 * f4 - v1 * f3)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _symmetric_times(C, s):
+    """C s for a symmetric C (6, 6) given by its upper triangle (C[a, b], a ≤ b) and s (6,), as six numbers."""
+    s0, s1, s2, s3, s4, s5 = s[0], s[1], s[2], s[3], s[4], s[5]
+    return (C[0, 0] * s0 + C[0, 1] * s1 + C[0, 2] * s2 + C[0, 3] * s3 + C[0, 4] * s4 + C[0, 5] * s5,
+            C[0, 1] * s0 + C[1, 1] * s1 + C[1, 2] * s2 + C[1, 3] * s3 + C[1, 4] * s4 + C[1, 5] * s5,
+            C[0, 2] * s0 + C[1, 2] * s1 + C[2, 2] * s2 + C[2, 3] * s3 + C[2, 4] * s4 + C[2, 5] * s5,
+            C[0, 3] * s0 + C[1, 3] * s1 + C[2, 3] * s2 + C[3, 3] * s3 + C[3, 4] * s4 + C[3, 5] * s5,
+            C[0, 4] * s0 + C[1, 4] * s1 + C[2, 4] * s2 + C[3, 4] * s3 + C[4, 4] * s4 + C[4, 5] * s5,
+            C[0, 5] * s0 + C[1, 5] * s1 + C[2, 5] * s2 + C[3, 5] * s3 + C[4, 5] * s4 + C[5, 5] * s5)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _dot6(s, f0, f1, f2, f3, f4, f5):
+    """s · f for s (6,) and f given as six numbers."""
+    return s[0] * f0 + s[1] * f1 + s[2] * f2 + s[3] * f3 + s[4] * f4 + s[5] * f5
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -426,124 +369,84 @@ def rnea(tree, work, qd, qdd, gravity, tau):
     """Recursive Newton–Euler inverse dynamics (Featherstone Table 5.1): tau (nv,) = M q̈ + C q̇ + g for
     velocities qd (nv,) and accelerations qdd (nv,) under ``gravity`` (3,) [m/s²], after ``kinematics``;
     ``tree`` a ``tree.Tree`` (its spatial_inertia (L, 6, 6) about each link's origin in its frame [kg, kg m,
-    kg m²]), ``work`` a ``Work``."""
-    parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
-                                                    tree.spatial_inertia)
-    E, r, vel, acc, force = work.E, work.r, work.vel, work.acc, work.force
+    kg m²]), ``work`` a ``Work``. In world axes about link 0's origin (``_world_link``, as ``aba``): vᵢ = vλ + Sᵢ q̇ᵢ,
+    aᵢ = aλ + Sᵢ q̈ᵢ + vᵢ ×ₘ Sᵢ q̇ᵢ, and a link's force reaches its parent by a sum."""
+    parent, v_start, nv_link = tree.parent, tree.v_start, tree.nv_link
+    vel, acc, force, Sw = work.vel, work.acc, work.force, work.S_world
     L = parent.shape[0]
-    # a link's velocity v, acceleration a and joint velocity vJ in local variables (stored for its children
-    # and the backward pass only: a row of ``work`` written is one the compiler must reload)
+    o0, o1, o2 = _origin(work, L)
+    # a link's v and a in local variables (stored for its children and the backward pass only: a row of
+    # ``work`` written is one the compiler must reload)
     for i in range(L):
         p = parent[i]
-        Ei, ri = E[i], r[i]
+        Iw = _world_link(tree, work, i, o0, o1, o2)
         if p < 0:
             v0 = v1 = v2 = v3 = v4 = v5 = 0.0
-            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(Ei, ri, 0.0, 0.0, 0.0, -gravity[0], -gravity[1],
-                                                        -gravity[2])
+            a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2]
         else:
             vp, ap = vel[p], acc[p]
-            v0, v1, v2, v3, v4, v5 = _motion_to_child_t(Ei, ri, vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
-            a0, a1, a2, a3, a4, a5 = _motion_to_child_t(Ei, ri, ap[0], ap[1], ap[2], ap[3], ap[4], ap[5])
-        j0 = j1 = j2 = j3 = j4 = j5 = 0.0
-        for j in range(nv_link[i]):
-            d = v_start[i] + j
-            j0, j1, j2, j3, j4, j5 = _plus_scaled(j0, j1, j2, j3, j4, j5, S[d], qd[d])
-            a0, a1, a2, a3, a4, a5 = _plus_scaled(a0, a1, a2, a3, a4, a5, S[d], qdd[d])
+            v0, v1, v2, v3, v4, v5 = vp[0], vp[1], vp[2], vp[3], vp[4], vp[5]
+            a0, a1, a2, a3, a4, a5 = ap[0], ap[1], ap[2], ap[3], ap[4], ap[5]
+        j0, j1, j2, j3, j4, j5 = _joint_motion(Sw[i], nv_link[i], qd, v_start[i])
+        e0, e1, e2, e3, e4, e5 = _joint_motion(Sw[i], nv_link[i], qdd, v_start[i])
         v0, v1, v2, v3, v4, v5 = v0 + j0, v1 + j1, v2 + j2, v3 + j3, v4 + j4, v5 + j5
-        # + vᵢ ×ₘ Sᵢ q̇ᵢ (c_J = 0; Featherstone (2.31))
-        a0 += v1 * j2 - v2 * j1
-        a1 += v2 * j0 - v0 * j2
-        a2 += v0 * j1 - v1 * j0
-        a3 += v1 * j5 - v2 * j4 + v4 * j2 - v5 * j1
-        a4 += v2 * j3 - v0 * j5 + v5 * j0 - v3 * j2
-        a5 += v0 * j4 - v1 * j3 + v3 * j1 - v4 * j0
+        # + vᵢ ×ₘ Sᵢ q̇ᵢ (Featherstone (2.31))
+        c0, c1, c2, c3, c4, c5 = _cross_motion(v0, v1, v2, v3, v4, v5, j0, j1, j2, j3, j4, j5)
+        a0, a1, a2, a3, a4, a5 = a0 + e0 + c0, a1 + e1 + c1, a2 + e2 + c2, a3 + e3 + c3, a4 + e4 + c4, a5 + e5 + c5
         vi, ai = vel[i], acc[i]
         vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] = v0, v1, v2, v3, v4, v5
         ai[0], ai[1], ai[2], ai[3], ai[4], ai[5] = a0, a1, a2, a3, a4, a5
         # fᵢ = Iᵢ aᵢ + vᵢ ×* Iᵢ vᵢ (Featherstone (2.32))
-        Ii = spatial_inertia[i]
-        h0, h1, h2, h3, h4, h5 = _times6(Ii, vi)
-        f0, f1, f2, f3, f4, f5 = _times6(Ii, ai)
+        g0, g1, g2, g3, g4, g5 = _rigid_times(Iw, v0, v1, v2, v3, v4, v5)
+        b0, b1, b2, b3, b4, b5 = _cross_force(v0, v1, v2, v3, v4, v5, g0, g1, g2, g3, g4, g5)
+        f0, f1, f2, f3, f4, f5 = _rigid_times(Iw, a0, a1, a2, a3, a4, a5)
         fi = force[i]
-        fi[0] = f0 + v1 * h2 - v2 * h1 + v4 * h5 - v5 * h4
-        fi[1] = f1 + v2 * h0 - v0 * h2 + v5 * h3 - v3 * h5
-        fi[2] = f2 + v0 * h1 - v1 * h0 + v3 * h4 - v4 * h3
-        fi[3] = f3 + v1 * h5 - v2 * h4
-        fi[4] = f4 + v2 * h3 - v0 * h5
-        fi[5] = f5 + v0 * h4 - v1 * h3
+        fi[0], fi[1], fi[2], fi[3], fi[4], fi[5] = f0 + b0, f1 + b1, f2 + b2, f3 + b3, f4 + b4, f5 + b5
     for i in range(L - 1, -1, -1):
+        fi = force[i]
         for j in range(nv_link[i]):
-            d = v_start[i] + j
-            s = 0.0
-            for a in range(6):
-                s += S[d, a] * force[i, a]
-            tau[d] = s
+            tau[v_start[i] + j] = _dot6(Sw[i, j], fi[0], fi[1], fi[2], fi[3], fi[4], fi[5])
         p = parent[i]
         if p >= 0:
-            _force_to_parent_add(E[i], r[i], force[i], force[p])
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _plus_scaled(x0, x1, x2, x3, x4, x5, s, c):
-    """(x0 … x5) + c s for a 6-vector s, as six numbers."""
-    return x0 + s[0] * c, x1 + s[1] * c, x2 + s[2] * c, x3 + s[3] * c, x4 + s[4] * c, x5 + s[5] * c
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _times6(A, x):
-    """A x for A (6, 6) and x (6,), as six numbers (kept in registers by the caller)."""
-    out0 = 0.0
-    out1 = 0.0
-    out2 = 0.0
-    out3 = 0.0
-    out4 = 0.0
-    out5 = 0.0
-    for b in range(6):
-        out0 += A[0, b] * x[b]
-        out1 += A[1, b] * x[b]
-        out2 += A[2, b] * x[b]
-        out3 += A[3, b] * x[b]
-        out4 += A[4, b] * x[b]
-        out5 += A[5, b] * x[b]
-    return out0, out1, out2, out3, out4, out5
+            for a in range(6):
+                force[p, a] += fi[a]
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)
 def crba(tree, work, M):
     """The joint-space mass matrix M (nv, nv) by the composite-rigid-body algorithm (Featherstone Table 6.2),
-    after ``kinematics``; ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows are the scratch)."""
-    parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
-                                                    tree.spatial_inertia)
-    E, r, composite = work.E, work.r, work.inertia
+    after ``kinematics``; ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows are the scratch). In world axes
+    about link 0's origin (``_world_link``, as ``aba``): a composite inertia Icᵢ = Iᵢ + Σ Ic of the children is a
+    sum (upper triangles), and Mᵢⱼ = Sⱼᵀ Fᵢ with Fᵢ = Icᵢ Sᵢ for every j on i's path to the root, the one Fᵢ
+    that Table 6.2 carries up by Xᵀ a link at a time."""
+    parent, v_start, nv_link = tree.parent, tree.v_start, tree.nv_link
+    Ic, Sw = work.inertia, work.S_world
     L = parent.shape[0]
     M[:, :] = 0.0
+    o0, o1, o2 = _origin(work, L)
     for i in range(L):
-        for a in range(6):
-            for b in range(6):
-                composite[i, a, b] = spatial_inertia[i, a, b]
+        Iw = _world_link(tree, work, i, o0, o1, o2)
+        _store_rigid(Ic[i], Iw)
     for i in range(L - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            _rigid_to_parent(E[i], r[i], composite[i], composite[p], composite[p])
+            for a in range(6):
+                for b in range(a, 6):
+                    Ic[p, a, b] += Ic[i, a, b]
     for i in range(L):
         for j in range(nv_link[i]):
             di = v_start[i] + j
-            # F = Icᵢ Sᵢ (one column), carried to the root in registers
-            Ic, Sd = composite[i], S[di]
-            f0, f1, f2, f3, f4, f5 = _times6(Ic, Sd)
+            f0, f1, f2, f3, f4, f5 = _symmetric_times(Ic[i], Sw[i, j])
             for jj in range(nv_link[i]):
-                Sj = S[v_start[i] + jj]
-                M[di, v_start[i] + jj] = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
+                M[di, v_start[i] + jj] = _dot6(Sw[i, jj], f0, f1, f2, f3, f4, f5)
             k = i
             while parent[k] >= 0:
-                f0, f1, f2, f3, f4, f5 = _force_to_parent_t(E[k], r[k], f0, f1, f2, f3, f4, f5)
                 k = parent[k]
                 for jj in range(nv_link[k]):
                     dj = v_start[k] + jj
-                    Sj = S[dj]
-                    s = Sj[0] * f0 + Sj[1] * f1 + Sj[2] * f2 + Sj[3] * f3 + Sj[4] * f4 + Sj[5] * f5
-                    M[di, dj] = s
-                    M[dj, di] = s
+                    t = _dot6(Sw[k, jj], f0, f1, f2, f3, f4, f5)
+                    M[di, dj] = t
+                    M[dj, di] = t
 
 
 @njit(cache=True, refcount=False, fastmath=_FMA)
@@ -624,69 +527,34 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
     cᵢ = vᵢ ×ₘ Sᵢ q̇ᵢ (the columns of Sᵢ move with link i, Featherstone (2.31)), and a link's articulated
     inertia and bias force reach its parent by two sums, with no transform: the transform of the link-frame
     form, Xᵀ Iᵃ X (~200 multiplications a link, on the backward pass's chain of dependencies), is replaced by
-    one rigid-body inertia carried to the world frame per link on the forward pass (``_rigid_parts``, ~70,
+    one rigid-body inertia carried to the world frame per link on the forward pass (``_world_link``, ~70,
     independent between links).
     Articulated inertias are kept as their upper triangles (IAᵢ[a, b], a ≤ b)."""
-    parent, v_start, nv_link, S, spatial_inertia = (tree.parent, tree.v_start, tree.nv_link, tree.S,
-                                                    tree.spatial_inertia)
-    R_world, p_world, vel, acc, c, IA, pA = (work.R_world, work.p_world, work.vel, work.acc, work.c,
-                                             work.inertia, work.bias)
+    parent, v_start, nv_link = tree.parent, tree.v_start, tree.nv_link
+    vel, acc, c, IA, pA = work.vel, work.acc, work.c, work.inertia, work.bias
     U, D_inv, u, Sw, tmp = work.U, work.D_inv, work.u, work.S_world, work.tmp
     L = parent.shape[0]
     vj, pa, Du = work.vecs[0], work.vecs[2], work.vecs[3]
     Ia = work.mat
-    o0, o1, o2 = (p_world[0, 0], p_world[0, 1], p_world[0, 2]) if L > 0 else (0.0, 0.0, 0.0)
-    # pass 1: Sᵢ, vᵢ = vλ + Sᵢ q̇ᵢ, cᵢ, Iᵢ and pᵢ = vᵢ ×* Iᵢ vᵢ, all about o (local variables: the rows are
-    # views of one buffer, so every store would make the compiler reload what it had read)
+    o0, o1, o2 = _origin(work, L)
+    # pass 1: Sᵢ and Iᵢ (``_world_link``), vᵢ = vλ + Sᵢ q̇ᵢ, cᵢ = vᵢ ×ₘ Sᵢ q̇ᵢ and pᵢ = vᵢ ×* Iᵢ vᵢ (local variables:
+    # the rows are views of one buffer, so every store would make the compiler reload what it had read)
     for i in range(L):
         p = parent[i]
-        R = R_world[i]
-        x0, x1, x2 = p_world[i, 0] - o0, p_world[i, 1] - o1, p_world[i, 2] - o2
-        j0 = j1 = j2 = j3 = j4 = j5 = 0.0
-        for j in range(nv_link[i]):
-            d = v_start[i] + j
-            # S's column in world axes about o: (R ω, R v + x × R ω)
-            w0, w1, w2 = _rotate(R, S[d, 0], S[d, 1], S[d, 2])
-            l0, l1, l2 = _rotate(R, S[d, 3], S[d, 4], S[d, 5])
-            l0, l1, l2 = l0 + x1 * w2 - x2 * w1, l1 + x2 * w0 - x0 * w2, l2 + x0 * w1 - x1 * w0
-            s = Sw[i, j]
-            s[0], s[1], s[2], s[3], s[4], s[5] = w0, w1, w2, l0, l1, l2
-            qj = qd[d]
-            j0, j1, j2, j3, j4, j5 = j0 + w0 * qj, j1 + w1 * qj, j2 + w2 * qj, j3 + l0 * qj, j4 + l1 * qj, j5 + l2 * qj
+        Iw = _world_link(tree, work, i, o0, o1, o2)
+        _store_rigid(IA[i], Iw)
+        j0, j1, j2, j3, j4, j5 = _joint_motion(Sw[i], nv_link[i], qd, v_start[i])
         if p < 0:
             v0, v1, v2, v3, v4, v5 = j0, j1, j2, j3, j4, j5
         else:
             v0, v1, v2, v3, v4, v5 = (vel[p, 0] + j0, vel[p, 1] + j1, vel[p, 2] + j2, vel[p, 3] + j3, vel[p, 4] + j4,
                                       vel[p, 5] + j5)
         vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5] = v0, v1, v2, v3, v4, v5
-        # c = v ×ₘ vJ (Featherstone (2.31))
-        c[i, 0] = v1 * j2 - v2 * j1
-        c[i, 1] = v2 * j0 - v0 * j2
-        c[i, 2] = v0 * j1 - v1 * j0
-        c[i, 3] = v1 * j5 - v2 * j4 + v4 * j2 - v5 * j1
-        c[i, 4] = v2 * j3 - v0 * j5 + v5 * j0 - v3 * j2
-        c[i, 5] = v0 * j4 - v1 * j3 + v3 * j1 - v4 * j0
-        # Iᵢ about o = [[Ī, h×], [h×ᵀ, m 1]] (Featherstone (2.63)), the link-frame one carried by X (E = Rᵀ)
-        m, h0, h1, h2, A00, A01, A02, A11, A12, A22 = _rigid_parts(R.T, x0, x1, x2, spatial_inertia[i])
-        Ii = IA[i]
-        Ii[0, 0], Ii[0, 1], Ii[0, 2], Ii[1, 1], Ii[1, 2], Ii[2, 2] = A00, A01, A02, A11, A12, A22
-        Ii[0, 3], Ii[0, 4], Ii[0, 5] = 0.0, -h2, h1
-        Ii[1, 3], Ii[1, 4], Ii[1, 5] = h2, 0.0, -h0
-        Ii[2, 3], Ii[2, 4], Ii[2, 5] = -h1, h0, 0.0
-        Ii[3, 3], Ii[3, 4], Ii[3, 5], Ii[4, 4], Ii[4, 5], Ii[5, 5] = m, 0.0, 0.0, m, 0.0, m
-        # f = Iᵢ vᵢ = (Ī ω + h × v, m v − h × ω); p = v ×* f (Featherstone (2.32))
-        f0 = A00 * v0 + A01 * v1 + A02 * v2 + (h1 * v5 - h2 * v4)
-        f1 = A01 * v0 + A11 * v1 + A12 * v2 + (h2 * v3 - h0 * v5)
-        f2 = A02 * v0 + A12 * v1 + A22 * v2 + (h0 * v4 - h1 * v3)
-        f3 = m * v3 - (h1 * v2 - h2 * v1)
-        f4 = m * v4 - (h2 * v0 - h0 * v2)
-        f5 = m * v5 - (h0 * v1 - h1 * v0)
-        pA[i, 0] = v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4
-        pA[i, 1] = v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5
-        pA[i, 2] = v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3
-        pA[i, 3] = v1 * f5 - v2 * f4
-        pA[i, 4] = v2 * f3 - v0 * f5
-        pA[i, 5] = v0 * f4 - v1 * f3
+        c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5] = _cross_motion(v0, v1, v2, v3, v4, v5, j0, j1, j2, j3,
+                                                                             j4, j5)
+        f0, f1, f2, f3, f4, f5 = _rigid_times(Iw, v0, v1, v2, v3, v4, v5)
+        pA[i, 0], pA[i, 1], pA[i, 2], pA[i, 3], pA[i, 4], pA[i, 5] = _cross_force(v0, v1, v2, v3, v4, v5, f0, f1, f2,
+                                                                                  f3, f4, f5)
     # pass 2, leaves to root: Uᵢ = IAᵢ Sᵢ, Dᵢ = Sᵢᵀ Uᵢ + armature, uᵢ = τᵢ − Sᵢᵀ pAᵢ; the parent gains
     # Iᵃ = IAᵢ − Uᵢ Dᵢ⁻¹ Uᵢᵀ and pᵃ = pAᵢ + Iᵃ cᵢ + Uᵢ Dᵢ⁻¹ uᵢ (U's rows are Uᵢ's columns)
     for i in range(L - 1, -1, -1):
