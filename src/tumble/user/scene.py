@@ -11,9 +11,9 @@ attachments: the same to rounding): each
 body as it was made (shape, density or mass and inertia as given, material, flags) and its current state
 (x, q, v, w), plus gravity, the options and the time; joints, springs and attachments by ``scene_joints``
 (a world with attachments loads back to rounding: they are made again); each robot read from a URDF or MJCF
-file as a ``[[robots]]`` table (its file, how it was added, and its joint state q, q̇), its link bodies left
-out of ``[[bodies]]`` (the robot makes them again). Not saved: force callbacks, loads applied for the next
-step, the robots' controls (tau, motor gains and targets), the contacts' warm start and the sleep state (a
+file as a ``[[robots]]`` table (its file, how it was added, its joint state q, q̇, its controls and the
+material extras set on its links), its link bodies left out of ``[[bodies]]`` (the robot makes them again).
+Not saved: force callbacks, loads applied for the next step, the contacts' warm start and the sleep state (a
 loaded scene starts awake, with a cold warm start).
 
 Units are SI throughout: metres, kilograms, seconds, radians; vectors are in the world frame except a
@@ -87,7 +87,7 @@ _POSE_KEYS = ("position", "orientation")
 _ROBOT_CONTROLS = ("tau", "kp", "kd", "q_target", "qd_target")
 """A robot's controls (``Robot.tau`` …), (nv,) each, written when not all zero."""
 _ROBOT_KEYS = ("file", "format", "name", "position", "orientation", "fixed_base", "self_collision", "friction",
-               "restitution", "q", "qd") + _ROBOT_CONTROLS
+               "restitution", "q", "qd") + _ROBOT_CONTROLS + ("link_materials",)
 _ROBOT_FORMATS = {".urdf": "urdf", ".xml": "mjcf"}
 """The format a robot file's extension implies when its table gives no ``format``."""
 _CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
@@ -184,16 +184,18 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
 
     Robots read from files (``add_urdf``, ``add_mjcf``) are written as ``[[robots]]`` tables: the file
     (relative to the scene file's folder when it lies inside that folder, else absolute), its format, name,
-    base position and orientation as added, ``fixed_base``, ``self_collision`` and the current joint
-    positions q and velocities q̇ (loading gives them back bitwise, and so the link bodies' states). Their
+    base position and orientation as added, ``fixed_base``, ``self_collision``, the links' ``friction`` and
+    ``restitution`` as added, the current joint positions q and velocities q̇ (loading gives them back bitwise,
+    and so the link bodies' states), the controls (``tau``, ``kp``, ``kd``, ``q_target``, ``qd_target``) that
+    are not all zero, and as ``link_materials`` the material extras set on link bodies after adding
+    (``rolling_friction``, ``torsional_friction``, ``contact_stiffness``, ``contact_dissipation``). Their
     link bodies are not written as ``[[bodies]]``: the robot makes them again, after the bodies, so a body's
     index in the file (the ground's ``index``, joints' and springs' references) counts the other bodies
     only.
 
     Not saved: force callbacks (``add_force``; the world is saved without them, no error), loads applied
-    with ``apply_force``/``apply_torque`` for the next step, the robots' controls (``tau``, ``kp``, ``kd``,
-    ``q_target``, ``qd_target``) and links' materials (the add call's defaults when loaded), the contacts'
-    and joints' warm start and the sleep state.
+    with ``apply_force``/``apply_torque`` for the next step, the contacts' and joints' warm start and the
+    sleep state.
 
     The file is written atomically (a temporary file in the same folder, then renamed). Returns the path.
 
@@ -260,8 +262,25 @@ def _robot_tables(world: World, folder: Path | None) -> list[dict[str, Any]]:
             value = getattr(robot, key)
             if np.any(value != 0.0):
                 table[key] = value.tolist()
+        extras = _link_extras(robot)
+        if extras:
+            table["link_materials"] = extras
         tables.append(table)
     return tables
+
+
+def _link_extras(robot: Any) -> dict[str, dict[str, float]]:
+    """The material extras (``_EXTRA_KEYS``) of a robot's link bodies that are not their defaults (0, rigid),
+    link by link: a robot is added with the defaults, so these were set afterwards (``Body.rolling_friction`` …)."""
+    out = {}
+    for link in robot.links:
+        body = link.body
+        if body is None:
+            continue
+        changed = {key: float(value) for key in _EXTRA_KEYS if (value := getattr(body, key)) not in (None, 0.0)}
+        if changed:
+            out[link.name] = changed
+    return out
 
 
 def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
@@ -799,9 +818,17 @@ def _check_robot(where: KeyPath, spec: Any, base: Path, names: dict[str, KeyPath
                 raise _Problem(where + (key,), f"must be an array of numbers (one per joint coordinate), got "
                                                f"{_show(value)}")
             state[key] = [_number(where + (key, j), c) for j, c in enumerate(value)]
+    link_materials = {}
+    if "link_materials" in spec:
+        at = where + ("link_materials",)
+        for link, values in _table(at, spec["link_materials"]).items():
+            values = _table(at + (link,), values)
+            _known_keys(at + (link,), values, _EXTRA_KEYS, "link material key")
+            link_materials[link] = _material_values(at + (link,), values)
     keys = {key: where + (key,) for key in _ROBOT_KEYS if key in spec}
     keys["path"] = where + ("file",)
-    return {"where": where, "file": path, "format": fmt, "kwargs": kwargs, "state": state, "keys": keys}
+    return {"where": where, "file": path, "format": fmt, "kwargs": kwargs, "state": state, "keys": keys,
+            "link_materials": link_materials}
 
 
 def _shape(where: KeyPath, spec: Any, *, pose: bool) -> Any:
@@ -918,6 +945,18 @@ def _build_robot(world: World, entry: dict[str, Any]) -> None:
                 setattr(robot, key, state[key])   # (checked: finite; gains >= 0)
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise _located(where, exc, keys) from None
+    for link, values in entry["link_materials"].items():
+        at = where + ("link_materials", link)
+        body = robot.link(link).body if link in robot.link_names else None
+        if body is None:
+            shaped = ", ".join(repr(k.name) for k in robot.links if k.body is not None) or "none"
+            raise _Problem(at, f"robot {robot.name!r} has no link {link!r} with collision shapes (only those have "
+                               f"a material); its links with shapes: {shaped}")
+        for key, value in values.items():
+            try:
+                setattr(body, key, value)   # (checked as add_body checks it: e.g. solver "pgs" for rolling_friction)
+            except (TypeError, ValueError) as exc:
+                raise _Problem(at + (key,), _one_line(exc)) from None
 
 
 # ====================================================================== value checks (raise _Problem)
