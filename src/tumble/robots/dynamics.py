@@ -9,20 +9,22 @@ E_i (3, 3) maps parent coordinates to link coordinates and r_i (3,) is the link'
     X m = (E ω, E (v − r × ω))                 (motion, parent → link; Featherstone (2.24))
     Xᵀ f = (Eᵀ n + r × Eᵀ f, Eᵀ f)             (force, link → parent)
 
-``aba``, ``crba`` and ``rnea`` work in world axes about link 0's origin (``_world_link``): each link's
-quantities are carried there once, and what passes between a link and its parent are then sums, not transforms.
+``aba``, ``crba`` and ``rnea`` work in world axes about the origin of each tree's root link (``_world_link``):
+each link's quantities are carried there once, and what passes between a link and its parent are then sums, not
+transforms.
 
 Every joint's motion subspace S (6 × nᵢ, the link's frame) is constant (robots/tree.py), so the joint's
-velocity-product term c_J = Ṡ q̇ is zero (Featherstone §4.4): revolute (axis, 0), prismatic (0, axis),
+velocity-product term c_J = S̊ q̇ in the link frame is zero (Featherstone §4.4; in world axes the columns move
+with the link, and the kernels' velocity product is cᵢ = vᵢ ×ₘ Sᵢ q̇ᵢ): revolute (axis, 0), prismatic (0, axis),
 spherical (I, 0) (q̇ = ω in the link frame) and floating (q̇ = (v, ω), the link's own velocity in its own
 frame, linear part first as in Pinocchio). Gravity enters as a fictitious base acceleration
 a₀ = (0, −g) (Featherstone §5.3).
 
 The kernels take the tree's arrays (``tree.Tree``) and a ``Work`` of preallocated scratch rows, so that a
-step allocates nothing: ``kinematics`` (the transforms, world poses and link velocities), ``rnea``
-(inverse dynamics, Table 5.1), ``crba`` (the joint-space mass matrix, Table 6.2), ``ltdl_factor`` /
-``ltdl_solve`` (its sparse factorization H = Lᵀ D L over the expanded parent array, Tables 6.3 and 6.4) and
-``aba`` (forward dynamics, Table 7.1).
+step allocates nothing: ``kinematics`` (the transforms and world poses; ``link_velocities`` the links'
+velocities), ``rnea`` (inverse dynamics, Table 5.1), ``crba`` (the joint-space mass matrix, Table 6.2),
+``ltdl_factor`` / ``ltdl_solve`` (its sparse factorization H = Lᵀ D L over the expanded parent array, Tables 6.3
+and 6.4) and ``aba`` (forward dynamics, Table 7.1).
 """
 
 from __future__ import annotations
@@ -45,22 +47,24 @@ NV = (0, 1, 1, 3, 6)
 
 Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force", "inertia", "bias",
                            "U", "D_inv", "u", "c", "tmp", "tmp6", "vecs", "mat", "gauss", "R3", "flags",
-                           "S_world"])
+                           "S_world", "origin"])
 """Scratch rows of one articulation of L links and nv velocities (``new_work``): E (L, 3, 3), r (L, 3) the
 link-from-parent transforms; R_world (L, 3, 3) (link → world) and p_world (L, 3) [m] the links' world poses;
 vel, acc, force (L, 6) the links' spatial velocities [rad/s, m/s], accelerations and forces (``link_velocities``'
-in the links' own frames; the dynamics kernels' in world axes about link 0's origin); inertia (L, 6, 6)
-composite or articulated inertias (upper triangles, the same axes); bias (L, 6) articulated bias forces;
-U (L, 6, 6), D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms (U's row j the column of Uᵢ for the link's
-j-th velocity); c (L, 6) velocity-product accelerations; S_world (L, 6, 6) the links' motion subspace columns in
-the same axes (``_world_link``; row j for velocity j); tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6),
-gauss (6, 12), R3 (3, 3) the kernels' own scratch (they allocate nothing); flags (1,): 1.0 while E, r, R_world,
-p_world hold the kinematics of the current q (robots/step.py reuses them)."""
+in the links' own frames; the dynamics kernels' in world axes about their tree's root origin); inertia
+(L, 6, 6) composite or articulated inertias (upper triangles, the same axes); bias (L, 6) articulated bias
+forces; U (L, 6, 6), D_inv (L, 6, 6), u (L, 6) the ABA's joint-space terms (U's row j the column of Uᵢ for the
+link's j-th velocity; a one-velocity link's u holds uᵢ − Uᵢᵀ cᵢ, what the ABA's last pass reads); c (L, 6)
+velocity-product accelerations; S_world (L, 6, 6) the links' motion subspace columns in the same axes
+(``_world_link``; row j for velocity j); origin (L, 3) [m] the point each link's tree is taken about
+(``_link_origin``); tmp (6, 6), tmp6 (6,), vecs (8, 6), mat (6, 6), gauss (6, 12), R3 (3, 3) the kernels' own
+scratch (they allocate nothing); flags (1,): 1.0 while E, r, R_world, p_world hold the kinematics of the current
+q (robots/step.py reuses them)."""
 
 
 def work_size(links: int) -> int:
     """Floats in the buffer of a ``Work`` for ``links`` links (``work_views``)."""
-    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6 + 36) + 36 + 6 + 48 + 36 + 72 + 9 + 1
+    return links * (9 + 3 + 9 + 3 + 6 * 3 + 36 + 6 + 36 + 36 + 6 + 6 + 36 + 3) + 36 + 6 + 48 + 36 + 72 + 9 + 1
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -109,7 +113,7 @@ def work_views(wf, L):
     flags = wf[o:o + 1]
     o += 1
     return Work(E, r, R_world, p_world, vel, acc, force, inertia, bias, U, D_inv, u, c, tmp, tmp6, vecs, mat,
-                gauss, R3, flags, view(wf, o, (L, 6, 6)))
+                gauss, R3, flags, view(wf, o, (L, 6, 6)), view(wf, o + 36 * L, (L, 3)))
 
 
 def new_work(links: int) -> Work:
@@ -190,12 +194,28 @@ def _rigid_parts(E, r0, r1, r2, inertia):
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _world_link(tree, work, i, o0, o1, o2):
-    """Link i in world axes about the point o = (o0, o1, o2) [m, world], after ``kinematics`` (the frame of
-    ``aba``, ``crba`` and ``rnea``): its motion subspace columns Sᵢ = X⁻¹ Sᵢ^link, (R ω, R v + x × R ω) with
-    x = pᵢ − o, into work.S_world[i] (row j for its j-th velocity), and its spatial inertia about o
-    (Featherstone (2.63)) returned as (m, h₀, h₁, h₂, Ī₀₀, Ī₀₁, Ī₀₂, Ī₁₁, Ī₁₂, Ī₂₂) (``_rigid_parts`` with the
-    transform E = Rᵀ, r = x)."""
+def _link_origin(parent, work, i):
+    """o for link i, the point the world-axes kernels work about: the origin of its tree's root (a robot far from
+    the world origin, or from the other robots of the forest, is then as well conditioned as one at it; every
+    link of a tree must use the same o, since its quantities are summed), as three numbers. Kept in
+    work.origin[i] for its children: call in topological order (a parent before its children)."""
+    p = parent[i]
+    o = work.origin
+    if p < 0:
+        o[i, 0], o[i, 1], o[i, 2] = work.p_world[i, 0], work.p_world[i, 1], work.p_world[i, 2]
+    else:
+        o[i, 0], o[i, 1], o[i, 2] = o[p, 0], o[p, 1], o[p, 2]
+    return o[i, 0], o[i, 1], o[i, 2]
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def _world_link(tree, work, i):
+    """Link i in world axes about its tree's root origin o (``_link_origin``; call in topological order), after
+    ``kinematics`` (the frame of ``aba``, ``crba`` and ``rnea``): its motion subspace columns Sᵢ = X⁻¹ Sᵢ^link,
+    (R ω, R v + x × R ω) with x = pᵢ − o, into work.S_world[i] (row j for its j-th velocity), and its spatial
+    inertia about o (Featherstone (2.63)) returned as (m, h₀, h₁, h₂, Ī₀₀, Ī₀₁, Ī₀₂, Ī₁₁, Ī₁₂, Ī₂₂)
+    (``_rigid_parts`` with the transform E = Rᵀ, r = x)."""
+    o0, o1, o2 = _link_origin(tree.parent, work, i)
     R, S, Sw = work.R_world[i], tree.S, work.S_world
     x0, x1, x2 = work.p_world[i, 0] - o0, work.p_world[i, 1] - o1, work.p_world[i, 2] - o2
     for j in range(tree.nv_link[i]):
@@ -206,15 +226,6 @@ def _world_link(tree, work, i, o0, o1, o2):
         s[0], s[1], s[2] = w0, w1, w2
         s[3], s[4], s[5] = l0 + x1 * w2 - x2 * w1, l1 + x2 * w0 - x0 * w2, l2 + x0 * w1 - x1 * w0
     return _rigid_parts(R.T, x0, x1, x2, tree.spatial_inertia[i])
-
-
-@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
-def _origin(work, L):
-    """o, the point the world-axes kernels work about: link 0's origin (a robot far from the world origin is
-    then as well conditioned as one at it), as three numbers."""
-    if L == 0:
-        return 0.0, 0.0, 0.0
-    return work.p_world[0, 0], work.p_world[0, 1], work.p_world[0, 2]
 
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
@@ -288,8 +299,8 @@ def _dot6(s, f0, f1, f2, f3, f4, f5):
 def transforms(tree, q, work):
     """The transforms of every link (module docstring) at joint positions ``q`` (nq,), into work.E, work.r: link
     i's joint places it in parent[i]'s frame (−1: the world) by the fixed origin (origin_R (L, 3, 3) joint →
-    parent, origin_p (L, 3) [m]) and then the joint's own motion. All the ABA needs (``kinematics`` adds the
-    world poses)."""
+    parent, origin_p (L, 3) [m]) and then the joint's own motion. ``kinematics`` adds the world poses, which the
+    dynamics kernels read."""
     jtype, axis, origin_R, origin_p, q_start = tree.jtype, tree.axis, tree.origin_R, tree.origin_p, tree.q_start
     E, r, Rj = work.E, work.r, work.R3
     for i in range(jtype.shape[0]):
@@ -369,17 +380,16 @@ def rnea(tree, work, qd, qdd, gravity, tau):
     """Recursive Newton–Euler inverse dynamics (Featherstone Table 5.1): tau (nv,) = M q̈ + C q̇ + g for
     velocities qd (nv,) and accelerations qdd (nv,) under ``gravity`` (3,) [m/s²], after ``kinematics``;
     ``tree`` a ``tree.Tree`` (its spatial_inertia (L, 6, 6) about each link's origin in its frame [kg, kg m,
-    kg m²]), ``work`` a ``Work``. In world axes about link 0's origin (``_world_link``, as ``aba``): vᵢ = vλ + Sᵢ q̇ᵢ,
+    kg m²]), ``work`` a ``Work``. In world axes about the root's origin (``_world_link``, as ``aba``): vᵢ = vλ + Sᵢ q̇ᵢ,
     aᵢ = aλ + Sᵢ q̈ᵢ + vᵢ ×ₘ Sᵢ q̇ᵢ, and a link's force reaches its parent by a sum."""
     parent, v_start, nv_link = tree.parent, tree.v_start, tree.nv_link
     vel, acc, force, Sw = work.vel, work.acc, work.force, work.S_world
     L = parent.shape[0]
-    o0, o1, o2 = _origin(work, L)
     # a link's v and a in local variables (stored for its children and the backward pass only: a row of
     # ``work`` written is one the compiler must reload)
     for i in range(L):
         p = parent[i]
-        Iw = _world_link(tree, work, i, o0, o1, o2)
+        Iw = _world_link(tree, work, i)
         if p < 0:
             v0 = v1 = v2 = v3 = v4 = v5 = 0.0
             a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2]
@@ -416,16 +426,15 @@ def rnea(tree, work, qd, qdd, gravity, tau):
 def crba(tree, work, M):
     """The joint-space mass matrix M (nv, nv) by the composite-rigid-body algorithm (Featherstone Table 6.2),
     after ``kinematics``; ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows are the scratch). In world axes
-    about link 0's origin (``_world_link``, as ``aba``): a composite inertia Icᵢ = Iᵢ + Σ Ic of the children is a
+    about the root's origin (``_world_link``, as ``aba``): a composite inertia Icᵢ = Iᵢ + Σ Ic of the children is a
     sum (upper triangles), and Mᵢⱼ = Sⱼᵀ Fᵢ with Fᵢ = Icᵢ Sᵢ for every j on i's path to the root, the one Fᵢ
     that Table 6.2 carries up by Xᵀ a link at a time."""
     parent, v_start, nv_link = tree.parent, tree.v_start, tree.nv_link
     Ic, Sw = work.inertia, work.S_world
     L = parent.shape[0]
     M[:, :] = 0.0
-    o0, o1, o2 = _origin(work, L)
     for i in range(L):
-        Iw = _world_link(tree, work, i, o0, o1, o2)
+        Iw = _world_link(tree, work, i)
         _store_rigid(Ic[i], Iw)
     for i in range(L - 1, -1, -1):
         p = parent[i]
@@ -520,9 +529,10 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
     inertia, or h·damping for implicit joint damping); ``tree`` a ``tree.Tree``, ``work`` a ``Work`` (its rows
     are the scratch).
 
-    Every spatial quantity is taken in world-aligned coordinates about one point o, the origin of link 0
-    (Featherstone §2.8: any frame serves Table 7.1; Pinocchio's ``aba`` offers the same about the world
-    origin, its ``Convention.WORLD``; o keeps a robot far from the origin as well conditioned as one near it).
+    Every spatial quantity is taken in world-aligned coordinates about one point o per tree, the origin of its
+    root link (Featherstone §2.8: any frame serves Table 7.1; Pinocchio's ``aba`` offers the same about the world
+    origin, its ``Convention.WORLD``; o keeps a robot far from the origin, or from the forest's other robots, as
+    well conditioned as one at it: ``_link_origin``).
     The joint axes are then turned into that frame once (Sᵢ = X⁻¹ Sᵢ^link), the velocity-product term is
     cᵢ = vᵢ ×ₘ Sᵢ q̇ᵢ (the columns of Sᵢ move with link i, Featherstone (2.31)), and a link's articulated
     inertia and bias force reach its parent by two sums, with no transform: the transform of the link-frame
@@ -536,12 +546,11 @@ def aba(tree, work, armature, qd, tau, gravity, qdd):
     L = parent.shape[0]
     vj, pa, Du = work.vecs[0], work.vecs[2], work.vecs[3]
     Ia = work.mat
-    o0, o1, o2 = _origin(work, L)
     # pass 1: Sᵢ and Iᵢ (``_world_link``), vᵢ = vλ + Sᵢ q̇ᵢ, cᵢ = vᵢ ×ₘ Sᵢ q̇ᵢ and pᵢ = vᵢ ×* Iᵢ vᵢ (local variables:
     # the rows are views of one buffer, so every store would make the compiler reload what it had read)
     for i in range(L):
         p = parent[i]
-        Iw = _world_link(tree, work, i, o0, o1, o2)
+        Iw = _world_link(tree, work, i)
         _store_rigid(IA[i], Iw)
         j0, j1, j2, j3, j4, j5 = _joint_motion(Sw[i], nv_link[i], qd, v_start[i])
         if p < 0:
