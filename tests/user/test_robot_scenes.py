@@ -354,6 +354,17 @@ def test_bad_robot_controls_in_a_scene_are_refused_where_they_are_written(urdf, 
         tb.load_scene(path)
 
 
+def test_a_link_material_the_solver_cannot_hold_is_refused_at_its_key(urdf, tmp_path):
+    """Rolling friction needs the Gauss–Seidel solver: with solver "apgd" the link's setter refuses it, and the
+    message is located at the key, without the key's name said twice."""
+    path = tmp_path / "bad.toml"
+    path.write_text(f'format = 1\n\n[world.contact]\nsolver = "apgd"\n\n[[robots]]\nfile = "{urdf}"\n'
+                    "link_materials = { arm = { rolling_friction = 0.01 } }\n")
+    with pytest.raises(ValueError, match=r"bad\.toml:8: robots\[0\]\.link_materials\.arm\.rolling_friction: must be 0 "
+                                         r"with solver='apgd'"):
+        tb.load_scene(path)
+
+
 def test_body_indices_in_the_file_leave_the_link_bodies_out(urdf, tmp_path):
     """A body added after a robot is referred to (by a joint, here) by its index among the file's bodies, and
     the ground's index likewise, so that the loaded world (link bodies last) joins the same bodies."""

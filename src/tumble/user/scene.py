@@ -236,7 +236,8 @@ def _refuse_code_robots(world: World) -> None:
 
 def _robot_tables(world: World, folder: Path | None) -> list[dict[str, Any]]:
     """The ``[[robots]]`` tables of ``world``: each file relative to ``folder`` when it lies inside it (else
-    absolute; always absolute when ``folder`` is None), how the robot was added, and its q and q̇ now."""
+    absolute; always absolute when ``folder`` is None), how the robot was added, its q and q̇ now, its controls
+    that are not all zero and its links' material extras that are not their defaults (``link_materials``)."""
     _refuse_code_robots(world)
     inside = None if folder is None else Path(os.path.abspath(folder))
     tables = []
@@ -766,8 +767,9 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
 
 def _check_robot(where: KeyPath, spec: Any, base: Path, names: dict[str, KeyPath]) -> dict[str, Any]:
     """A ``[[robots]]`` table: its file found (not read yet: ``_build`` reads it with ``World.add_urdf`` or
-    ``add_mjcf``), its format, the arguments of the add call and the initial q and q̇ as written (their
-    lengths are checked against the robot once it is read)."""
+    ``add_mjcf``), its format, the arguments of the add call, the initial q and q̇ and the controls as written
+    (their lengths are checked against the robot once it is read) and its ``link_materials`` (their values
+    checked here, their link names once the robot is read)."""
     spec = _table(where, spec)
     _known_keys(where, spec, _ROBOT_KEYS, "robot key")
     if "file" not in spec:
@@ -920,8 +922,8 @@ def _build(plan: dict[str, Any]) -> World:
 
 
 def _build_robot(world: World, entry: dict[str, Any]) -> None:
-    """Read a ``[[robots]]`` table's file into ``world`` (``add_urdf`` or ``add_mjcf``) and set its q and q̇
-    as written. The reader's and the World's refusals come back located: at ``file`` when the message is
+    """Read a ``[[robots]]`` table's file into ``world`` (``add_urdf`` or ``add_mjcf``) and set its q, q̇,
+    controls and link materials as written. The reader's and the World's refusals come back located: at ``file`` when the message is
     about the file's contents (it starts with the file's path), else at the key it names or the table."""
     where, path, keys = entry["where"], entry["file"], entry["keys"]
     add = world.add_urdf if entry["format"] == "urdf" else world.add_mjcf
@@ -956,7 +958,7 @@ def _build_robot(world: World, entry: dict[str, Any]) -> None:
             try:
                 setattr(body, key, value)   # (checked as add_body checks it: e.g. solver "pgs" for rolling_friction)
             except (TypeError, ValueError) as exc:
-                raise _Problem(at + (key,), _one_line(exc)) from None
+                raise _located(at + (key,), exc, {key: at + (key,)}) from None
 
 
 # ====================================================================== value checks (raise _Problem)
