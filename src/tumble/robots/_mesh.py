@@ -115,6 +115,6 @@ def load_parts(file: Path, scale: np.ndarray, decompose: bool, where: str) -> li
     try:
         import vhacdx  # noqa: F401  (trimesh's convex_decomposition imports it)
     except ImportError:
-        raise missing("vhacdx", "convex_decomposition=True (V-HACD)", extra=False) from None
+        raise missing("vhacdx", "convex_decomposition=True (V-HACD)") from None
     parts = trimesh.decomposition.convex_decomposition(trimesh.Trimesh(vertices, faces, process=False))
     return [np.asarray(part["vertices"], dtype=float) for part in parts]
