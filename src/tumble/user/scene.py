@@ -923,8 +923,9 @@ def _build(plan: dict[str, Any]) -> World:
 
 def _build_robot(world: World, entry: dict[str, Any]) -> None:
     """Read a ``[[robots]]`` table's file into ``world`` (``add_urdf`` or ``add_mjcf``) and set its q, q̇,
-    controls and link materials as written. The reader's and the World's refusals come back located: at ``file`` when the message is
-    about the file's contents (it starts with the file's path), else at the key it names or the table."""
+    controls and link materials as written. The reader's and the World's refusals come back located: at
+    ``file`` when the message is about the file's contents (it starts with the file's path), else at the key it
+    names or the table."""
     where, path, keys = entry["where"], entry["file"], entry["keys"]
     add = world.add_urdf if entry["format"] == "urdf" else world.add_mjcf
     try:
