@@ -112,12 +112,14 @@ class Body:
         if self.fixed and np.any(vec):
             raise ValueError(f"{name} of a fixed body must stay zero, got {vec.tolist()}")
         self._row(field)[:] = vec
-        if np.any(vec):
+        if self.kinematic:
+            self._moved()   # what rests on it must follow it
+        elif np.any(vec):
             self._wake()
 
     def _moved(self) -> None:
-        """A moved body wakes; a moved fixed body wakes every body (some may rest on it)."""
-        if self.fixed:
+        """A moved body wakes; a moved fixed or kinematic body wakes every body (some may rest on it)."""
+        if self._row("inv_mass") == 0.0:
             self._world._wake_all()
         else:
             self._wake()
@@ -132,7 +134,7 @@ class Body:
     def awake(self) -> bool:
         """False while the body sleeps (constraints/islands.py): the step leaves it where it is. Setting True
         wakes it; setting False puts it to sleep now with zero velocities, though its island wakes it again
-        at the next step if any body in it is awake. Fixed bodies are always awake. Moving the body,
+        at the next step if any body in it is awake. Fixed and kinematic bodies are always awake. Moving the body,
         setting a velocity or applying a load wakes it."""
         return bool(self._row("awake"))
 
@@ -143,8 +145,9 @@ class Body:
         if value:
             self._wake()
             return
-        if self.fixed:
-            raise ValueError("awake of a fixed body cannot be set to False: fixed bodies do not sleep")
+        if self._row("inv_mass") == 0.0:
+            kind = "kinematic" if self.kinematic else "fixed"
+            raise ValueError(f"awake of a {kind} body cannot be set to False: {kind} bodies do not sleep")
         if self._row("awake"):
             self._set("awake", False)
             self._world._state.sleeping += 1
@@ -154,8 +157,15 @@ class Body:
     # ------------------------------------------------------------------ parameters
     @property
     def fixed(self) -> bool:
-        """True for a fixed (static) body: zero inverse mass and inertia."""
-        return bool(self._row("inv_mass") == 0.0)
+        """True for a fixed (static) body: zero inverse mass and inertia, and it never moves."""
+        return bool(self._row("inv_mass") == 0.0) and not self.kinematic
+
+    @property
+    def kinematic(self) -> bool:
+        """True for a kinematic body (``add_body(..., kinematic=True)``): it moves with the velocity and angular
+        velocity set on it, as an infinite mass (zero inverse mass and inertia; ``mass`` reads 0, as the
+        ground's); gravity, forces, springs, joints and contacts never change it."""
+        return bool(self._row("kinematic"))
 
     @property
     def mass(self) -> float:
@@ -302,8 +312,12 @@ class Body:
     def apply_impulse(self, j: Any, point: Any = None) -> None:
         """Apply a world-frame impulse j (3,) [N s] at a world point (the COM if None), now:
         Δv = j / M, Δω = I⁻¹ ((point − x) × j) (Baraff II (8-12)). No effect on a fixed body. A robot link's body
-        takes none (ValueError: its motion is its robot's; ``apply_force`` acts on the robot through the link)."""
+        takes none (ValueError: its motion is its robot's; ``apply_force`` acts on the robot through the link), nor
+        does a kinematic body (ValueError: it moves as its velocity is set)."""
         j = _checks.vector3("j", j)
+        if self.kinematic:
+            raise ValueError(f"a kinematic body takes no impulse: it moves with the velocity set on it (set "
+                             f"body.velocity and body.angular_velocity instead); got j={j.tolist()} on {self!r}")
         self._world._refuse_link("body", self, "given an impulse (its velocity is its robot's; apply_force acts on "
                                                "the robot through the link)")
         arm = self._point_arm(point)
@@ -324,7 +338,7 @@ class Body:
 
     def linear_acceleration(self) -> np.ndarray:
         """v̇ (3,) [m/s²] = F/M + g under the loads accumulated now (Baraff I (2-30))."""
-        return self.inv_mass * self._row("force") + (0.0 if self.fixed else 1.0) * self._world._model.gravity
+        return self.inv_mass * self._row("force") + (0.0 if self.inv_mass == 0.0 else 1.0) * self._world._model.gravity
 
     def angular_acceleration(self) -> np.ndarray:
         """ω̇ (3,) [rad/s²] = I⁻¹ (τ + L × ω) under the torque accumulated now (Baraff II (C-10))."""

@@ -336,6 +336,13 @@ class World:
     @integrator.setter
     def integrator(self, value: str) -> None:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
+        if self.method != "event" and np.any(self._model.body.live("kinematic")):
+            previous, self._model.integrator = self._model.integrator, code
+            kind = method_for(self._model, self._state).name
+            self._model.integrator = previous
+            if kind != "timestep":
+                raise ValueError(f"integrator={value!r} does not move kinematic bodies, which this world has: "
+                                 f"use splitting, symplectic_euler or implicit_gyro")
         self._model.integrator = code
         if self.method != "event":
             self._method = method_for(self._model, self._state).taking_over(self._method)
@@ -348,7 +355,7 @@ class World:
                  fixed: bool = False, name: str | None = None, collide: bool = True,
                  collision_group: int = 1, collision_mask: int = 0xFFFFFFFF, rolling_friction: float = 0.0,
                  torsional_friction: float = 0.0, contact_stiffness: float | None = None,
-                 contact_dissipation: float = 0.0) -> Body:
+                 contact_dissipation: float = 0.0, kinematic: bool = False) -> Body:
         """Add a rigid body and return its handle. Every argument is checked before anything changes.
 
         The body's mass, however given, lies in [1e-15, 1e21] kg, and the principal moments of its inertia in
@@ -381,13 +388,24 @@ class World:
                 contact_dissipation: d >= 0 [s/m]. A compliant contact pushes with the Hunt–Crossley force
                 f_n = k x (1 + d ẋ), x the penetration; pairs put the two sides' springs in series
                 (docs/materials.md).
+            kinematic: the body moves with the ``velocity`` and ``angular_velocity`` set on it (changeable
+                between steps), integrated exactly over each step: x ← x + h v, q ← exp(½ h ω) q; gravity,
+                forces, springs, joints and contacts never change it, and it pushes and drags the bodies it
+                touches as an infinite mass that moves (a conveyor, an elevator, a turntable, a motion-captured
+                hand; docs/kinematic.md). It has no mass: density, mass and inertia are refused, as are
+                ``fixed=True`` and impulses. Time-stepping integrators only (splitting, symplectic_euler,
+                implicit_gyro).
         """
         parts = compound_parts(shape)
         if self.method == "event":
             EventDriven.check_shapes([part[0] for part in parts])
         if not isinstance(fixed, (bool, np.bool_)):
             raise TypeError(f"fixed must be True or False, got {fixed!r}")
-        mp, inertia_body = self._check_mass(shape, density, mass, inertia, bool(fixed))
+        if not isinstance(kinematic, (bool, np.bool_)):
+            raise TypeError(f"kinematic must be True or False, got {kinematic!r}")
+        if kinematic:
+            self._check_kinematic(fixed, density, mass, inertia)
+        mp, inertia_body = self._check_mass(shape, density, mass, inertia, bool(fixed or kinematic))
         x = _checks.vector3("position", position)
         q = _checks.quaternion("orientation", orientation)
         v = _checks.vector3("velocity", velocity)
@@ -407,7 +425,7 @@ class World:
         moments, Rp = MassProperties(mp.mass, mp.com, inertia_body).principal()
         geom_rows, polys = self._geom_rows(parts, mp.com, group, mask)
         # ---- nothing above changed the world; everything below only copies validated values
-        handle = self._append_body({
+        row = {
             "mass": mp.mass,
             "inv_mass": 0.0 if fixed else 1.0 / mp.mass,
             "inertia_body": inertia_body,
@@ -418,15 +436,37 @@ class World:
             "x": x, "q": q, "v": v, "w": w, "force": np.zeros(3), "torque": np.zeros(3),
             "friction": mu, "restitution": e, "collide": bool(collide),
             "extent": _extent(geom_rows), "awake": True, "sleep_timer": 0.0, **extras,
-        }, geom_rows, polys, name)
+        }
+        if kinematic:   # an infinite mass, as the ground's (its shape's centroid is its origin)
+            row.update({"mass": 0.0, "inv_mass": 0.0, "inertia_body": np.zeros((3, 3)),
+                        "inv_inertia_body": np.zeros((3, 3)), "principal_q": np.array([1.0, 0.0, 0.0, 0.0]),
+                        "principal_moments": np.ones(3), "inv_principal_moments": np.zeros(3), "kinematic": True})
+        handle = self._append_body(row, geom_rows, polys, name)
         self._records.append({
             "shape": _as_given(shape), "density": None if density is None else float(density),
             "mass": None if mass is None else float(mass),
             "inertia": None if inertia is None else np.array(inertia, dtype=FLOAT),
             "friction": mu, "restitution": e, "fixed": bool(fixed), "collide": bool(collide),
             "collision_group": group, "collision_mask": mask, "name": name, **_material_record(extras),
+            "kinematic": bool(kinematic),
         })
         return handle
+
+    def _check_kinematic(self, fixed: Any, density: Any, mass: Any, inertia: Any) -> None:
+        """ValueError when a kinematic body is given what it cannot have: ``fixed=True`` (a kinematic body moves),
+        a density, mass or inertia (it is an infinite mass), or a method that does not move it (the event
+        method and the ODE and implicit integrators integrate the bodies' dynamics, not prescribed motions)."""
+        if fixed:
+            raise ValueError("kinematic=True and fixed=True exclude each other: a fixed body never moves, a "
+                             "kinematic one moves with the velocity set on it; give one of them")
+        for key, value in (("density", density), ("mass", mass), ("inertia", inertia)):
+            if value is not None:
+                raise ValueError(f"{key} must be None for a kinematic body: it moves as an infinite mass whatever "
+                                 f"pushes it; got {key}={value!r}")
+        if self._method.name != "timestep":
+            raise ValueError(f"kinematic bodies move with the time-stepping integrators (splitting, "
+                             f"symplectic_euler, implicit_gyro) of method='timestep'; this world has method="
+                             f"{self.method!r}, integrator={self.integrator!r}")
 
     def add_ground(self, height: float = 0.0, *, friction: float = DEFAULT_FRICTION,
                    restitution: float = DEFAULT_RESTITUTION, name: str | None = "ground",
@@ -518,6 +558,7 @@ class World:
         """Copy one validated body and its shapes into the arrays."""
         model = self._model
         index = model.body.count
+        row.setdefault("kinematic", False)
         for field in SCRATCH_BODY_FIELDS:
             row[field] = np.zeros(next(f.shape for f in BODY_STATE_FIELDS if f.name == field))
         model.body.append({f.name: np.asarray([row[f.name]]) for f in model.body.fields})

@@ -3,7 +3,7 @@
 Two moving bodies belong to the same island when a chain of touching pairs, joints or springs joins them (a pair touches
 when the narrowphase gave it at least one contact, speculative ones included, so a body about to land
 on a sleeping pile already belongs to it). Fixed bodies join nothing: the ground does not make the whole
-scene one island.
+scene one island. Nor do kinematic bodies, but one that moves wakes what it touches and keeps it awake.
 
 An island falls asleep when every body in it has been quiet for ``sleep_time`` seconds: a body is quiet
 while the fastest point of its bounding sphere moves slower than ``sleep_speed``, |v| + ρ |ω| (ρ the
@@ -44,6 +44,18 @@ def _root(parent, i):
     return i
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _carried(a, b, inv_mass, v, w, awake, sleep_timer):
+    """A pair with a body of zero inverse mass: when that body moves (a kinematic body; a fixed one has v = ω = 0),
+    the moving body of the pair is woken and kept from sleeping, since it is carried, pushed or about to be."""
+    for s, o in ((a, b), (b, a)):
+        if inv_mass[s] == 0.0 and inv_mass[o] != 0.0:
+            if (v[s, 0] != 0.0 or v[s, 1] != 0.0 or v[s, 2] != 0.0 or w[s, 0] != 0.0 or w[s, 1] != 0.0
+                    or w[s, 2] != 0.0):
+                awake[o] = True
+                sleep_timer[o] = 0.0
+
+
 @njit(cache=True, refcount=False)
 def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edges):
     """One pass at the start of a step, after detection: advance the quiet timers by ``dt`` [s] (the last
@@ -76,7 +88,12 @@ def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edg
             sleep_timer[i] = 0.0
     for k in range(m):
         a, b = pair_body[k, 0], pair_body[k, 1]
-        if pair_contacts[k] == 0 or inv_mass[a] == 0.0 or inv_mass[b] == 0.0:
+        if inv_mass[a] == 0.0 or inv_mass[b] == 0.0:
+            # (any pair the broadphase found, touching or not: the narrowphase skips a pair with no awake moving
+            # body, so a sleeping body that a kinematic one is about to meet must be woken before they touch)
+            _carried(a, b, inv_mass, v, w, awake, sleep_timer)
+            continue
+        if pair_contacts[k] == 0:
             continue
         ra, rb = _root(parent, a), _root(parent, b)
         if ra != rb:   # the smaller index becomes the root, so the sets do not depend on pair order

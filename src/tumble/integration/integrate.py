@@ -46,6 +46,30 @@ def _translate(i, mass, inv_mass, x, v, force, gravity, h, lag):
 
 
 @njit(cache=True, inline="always")
+def kinematic_move(i, x, q, v, w, h):
+    """A kinematic body's step over h [s]: it moves with its own v and ω (world frame), held constant over the
+    step, exactly: x ← x + h v and q ← exp(½ h ω) q, the flow of q̇ = ½ ω q (Baraff I (4-2)) for a constant ω.
+    Nothing else moves it: its inverse mass and inertia are zero, so loads and impulses change neither v nor ω."""
+    for k in range(3):
+        x[i, k] += h * v[i, k]
+    dw, dx, dy, dz = exp_map_t(w[i, 0], w[i, 1], w[i, 2], h)
+    a, b, c, d = qmul_t(dw, dx, dy, dz, q[i, 0], q[i, 1], q[i, 2], q[i, 3])
+    inv = 1.0 / np.sqrt(a * a + b * b + c * c + d * d)
+    q[i, 0], q[i, 1], q[i, 2], q[i, 3] = a * inv, b * inv, c * inv, d * inv
+
+
+@njit(cache=True, inline="always")
+def _kinematic_step(i, x, q, v, w, force, torque, h, non_finite):
+    """A kinematic body's whole step in the fused free-motion kernels: ``kinematic_move``, the loads dropped
+    (they move nothing), and its ``non_finite`` flag (integration/guard.py)."""
+    kinematic_move(i, x, q, v, w, h)
+    for k in range(3):
+        force[i, k] = 0.0
+        torque[i, k] = 0.0
+    non_finite[i] = not all_finite(x[i, 0], x[i, 1], x[i, 2], q[i, 0], w[i, 0], w[i, 1], w[i, 2])
+
+
+@njit(cache=True, inline="always")
 def _enter_principal(i, principal_q, q, w, torque):
     """Rp = q ⊗ principal_q, and ω and τ in principal coordinates (Rpᵀ ω, Rpᵀ τ)."""
     pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
@@ -175,6 +199,9 @@ def _splitting_one(i, body, state, gravity, h, lag):
     principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
     x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
     save_row(i, state)
+    if body.kinematic[i]:
+        _kinematic_step(i, x, q, v, w, force, torque, h, state.non_finite)
+        return
     _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     k0, k1, k2 = inv_principal_moments[i, 0], inv_principal_moments[i, 1], inv_principal_moments[i, 2]
@@ -259,6 +286,9 @@ def _symplectic_euler_one(i, body, state, gravity, h, implicit_gyro, lag):
     principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
     x, q, v, w, force, torque = state.x, state.q, state.v, state.w, state.force, state.torque
     save_row(i, state)
+    if body.kinematic[i]:
+        _kinematic_step(i, x, q, v, w, force, torque, h, state.non_finite)
+        return
     _translate(i, mass, inv_mass, x, v, force, gravity, h, lag)
     pw, px, py, pz, a0, a1, a2, t0, t1, t2 = _enter_principal(i, principal_q, q, w, torque)
     I0, I1, I2 = principal_moments[i, 0], principal_moments[i, 1], principal_moments[i, 2]
@@ -334,6 +364,12 @@ def velocity_stage_one(i, scheme, body, state, gravity, h, clear_loads):
     principal_moments, inv_principal_moments = body.principal_moments, body.inv_principal_moments
     q, v, w, force, torque = state.q, state.v, state.w, state.force, state.torque
     inv_inertia_world = state.inv_inertia_world
+    if body.kinematic[i]:   # no load changes it; its I⁻¹ stays zero (set when it was added)
+        if clear_loads:
+            for k in range(3):
+                force[i, k] = 0.0
+                torque[i, k] = 0.0
+        return
     for k in range(3):
         v[i, k] += h * inv_mass[i] * (force[i, k] + mass[i] * gravity[k])
     pw, px, py, pz = qmul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
@@ -398,10 +434,14 @@ def inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awak
 
 @njit(cache=True, refcount=False)
 def position_stage(scheme, body, state, h):
-    """``position_stage_one`` for every body with ``state.awake`` True (serial)."""
+    """``position_stage_one`` for every body with ``state.awake`` True, ``kinematic_move`` for a kinematic one
+    (serial)."""
     principal_q, principal_moments, inv_principal_moments = (body.principal_q, body.principal_moments,
                                                              body.inv_principal_moments)
     x, q, v, w, awake = state.x, state.q, state.v, state.w, state.awake
+    kinematic = body.kinematic
     for i in range(v.shape[0]):
-        if awake[i]:
+        if kinematic[i]:
+            kinematic_move(i, x, q, v, w, h)
+        elif awake[i]:
             position_stage_one(i, scheme, principal_q, principal_moments, inv_principal_moments, x, q, v, w, h)

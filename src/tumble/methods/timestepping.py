@@ -179,7 +179,7 @@ class TimeStepping:
         if self._links_only is None:
             forest = model.robots
             n = model.body.count
-            moving = model.body.live("inv_mass") > 0.0
+            moving = (model.body.live("inv_mass") > 0.0) | model.body.live("kinematic")
             self._links_only = bool(forest.n_link_bodies and not np.any(moving & (forest.body_link(n) < 0)))
         return self._links_only and not model.springs and (not len(model.joints) or model.joints.only_closures)
 
@@ -292,14 +292,19 @@ class TimeStepping:
 
     def quiet(self, model: Model, state: State, contacts: ContactBuffers, joints: bool) -> bool:
         """Whether the step can be skipped (``_asleep_step``, with ``QUIET_WORLD_SKIP``): every moving body
-        sleeps, the last step found contact pairs, and nothing but contacts ties bodies together or loads them
-        (no joints, springs or attachments; a force callback that applied a load has woken its body by now)."""
+        sleeps, no kinematic body moves, the last step found contact pairs, and nothing but contacts ties bodies
+        together or loads them (no joints, springs or attachments; a force callback that applied a load has woken its body by now)."""
         if not (state.sleeping and QUIET_WORLD_SKIP):
             return False
         if joints or model.springs or len(model.attachments) or len(model.robots) or not model.settings.sleep:
             return False
         if contacts.dt is None:   # the last step found no pairs: the full step wakes every sleeping body
             return False
+        kinematic = model.body.live("kinematic")
+        if kinematic.any():   # a kinematic body that moves must be moved, and may wake what it meets
+            st = state.bodies()
+            if np.any(st.v[kinematic]) or np.any(st.w[kinematic]):
+                return False
         return state.sleeping == int(np.count_nonzero(model.body.live("inv_mass")))
 
     def check_lemke_size(self, model: Model, state: State, contacts: ContactBuffers,

@@ -82,6 +82,9 @@ BODY_MODEL_FIELDS: tuple[Field, ...] = (
     Field("contact_dissipation", FLOAT, (), "s/m", "-", "add_body",
           "Hunt–Crossley dissipation d: f_n = k x (1 + d ẋ) per contact point"),
     Field("collide", np.bool_, (), "-", "-", "add_body", "False: the body takes part in no contact"),
+    Field("kinematic", np.bool_, (), "-", "-", "add_body",
+          "True: the body moves with the v and ω set on it, exactly; zero inverse mass and inertia, so no load or "
+          "contact changes it (integration/integrate.py ``kinematic_move``)"),
     Field("extent", FLOAT, (), "m", "-", "add_body",
           "radius about the COM of a sphere holding every shape of the body (for the sleep test)"),
 )
