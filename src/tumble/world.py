@@ -764,22 +764,40 @@ class World:
                  restitution: float = 0.0) -> Robot:
         """Read an MJCF file (an MJCF subset, robots/mjcf.py) and add it as ``add_robot`` does; ``fixed_base``
         None takes the file's word (a root body with a free joint floats). ``position`` and ``orientation``
-        place the file's world frame: the root body sits where the file puts it in that frame."""
+        place the file's world frame: the root body sits where the file puts it in that frame. The file's mocap
+        bodies become kinematic bodies named "ROBOT/BODY" at the file's pose, at rest (``robot_records``'s
+        "mocap"; move one by setting its velocity or pose; docs/kinematic.md)."""
         from .robots.mjcf import read_mjcf
 
         desc = read_mjcf(path)
         if fixed_base is None:
             fixed_base = not desc.floating
+        place_x, place_q = _checks.vector3("position", position), _checks.quaternion("orientation", orientation)
+        robot_name = desc.name if name is None else name
+        for spec in desc.kinematic:   # (checked before the robot is added: nothing is half-added)
+            self._check_name(f"{robot_name}/{spec.name}")
         robot = self.add_robot(desc, position=position, orientation=orientation, fixed_base=fixed_base, name=name,
                                self_collision=self_collision, friction=friction, restitution=restitution)
-        self._robot_records[-1].update({"file": str(path), "format": "mjcf"})
+        mocap = []
+        for spec in desc.kinematic:
+            parts = [(g.shape, g.position, matrix_to_quat(g.rotation)) for g in spec.geoms]
+            # the body's origin is its shapes' centroid (add_body), placed where the file's frame puts it
+            q_body = quat_mul(place_q, spec.orientation)
+            x_body = (place_x + quat_rotate(place_q, spec.position)
+                      + quat_rotate(q_body, mass_properties(parts, DEFAULT_DENSITY).com))
+            body = self.add_body(parts, kinematic=True, position=x_body, orientation=q_body, friction=friction,
+                                 restitution=restitution, name=f"{robot.name}/{spec.name}")
+            self._records[-1]["robot_mocap"] = robot.name
+            mocap.append(body)
+        self._robot_records[-1].update({"file": str(path), "format": "mjcf", "mocap": tuple(mocap)})
         return robot
 
     @property
     def robot_records(self) -> tuple[dict[str, Any], ...]:
         """How each robot was added, in order (for ``save_scene``): "robot" (the Robot), "fixed_base",
         "position", "orientation", "self_collision", "friction", "restitution" (the links' materials as added),
-        and for a robot read from a file "file" and "format"."""
+        and for a robot read from a file "file" and "format"; an MJCF robot's "mocap": the kinematic bodies its
+        file's mocap bodies became."""
         return tuple(self._robot_records)
 
     @property

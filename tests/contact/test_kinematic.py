@@ -225,3 +225,74 @@ def test_every_time_stepping_integrator_moves_it_exactly(integrator: str) -> Non
         world.step(0.01)
     np.testing.assert_allclose(body.position, (2.0, 0.0, 0.0), atol=1e-12)
     np.testing.assert_allclose(body.orientation, (math.cos(2.0), 0.0, math.sin(2.0), 0.0), atol=1e-12)
+
+
+def test_scene_file_and_trajectory_carry_a_kinematic_body(tmp_path) -> None:
+    """save_scene writes ``kinematic = true`` (and no mass); load_scene makes the same body, bitwise the same
+    motion; the trajectory's geometry marks it kinematic (not fixed: the replay moves it)."""
+    world = tb.World()
+    world.add_ground()
+    world.add_body(tb.Box(1.0, 1.0, 0.1), kinematic=True, position=(0.0, 0.0, 0.05), velocity=(0.3, 0.0, 0.0),
+                   angular_velocity=(0.0, 0.0, 0.2), name="belt")
+    world.add_body(tb.Sphere(0.1), mass=1.0, position=(0.0, 0.0, 0.3))
+    world.save_scene(tmp_path / "scene.toml")
+    text = (tmp_path / "scene.toml").read_text()
+    assert "kinematic = true" in text
+    again = tb.load_scene(tmp_path / "scene.toml")
+    assert again.body("belt").kinematic
+    a = world.simulate(0.5, 1.0 / 240.0)
+    b = again.simulate(0.5, 1.0 / 240.0)
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_array_equal(a.kinematic, [False, True, False])
+    np.testing.assert_array_equal(a.fixed, [True, False, False])
+    a.save(tmp_path / "run.npz")
+    np.testing.assert_array_equal(tb.Trajectory.load(tmp_path / "run.npz").kinematic, [False, True, False])
+    a.to_html(tmp_path / "replay.html")
+    (tmp_path / "bad.toml").write_text(text.replace("kinematic = true", "kinematic = true\nmass = 2.0"))
+    with pytest.raises(ValueError, match=r"bodies\[0\]\.mass.*kinematic body"):
+        tb.load_scene(tmp_path / "bad.toml")
+
+
+MOCAP_ARM = """<mujoco model="pusher">
+  <worldbody>
+    <body name="hand" mocap="true" pos="0.4 0 0.3" quat="0.7071067811865476 0 0 0.7071067811865476">
+      <geom type="box" size="0.05 0.02 0.03" pos="0.1 0 0"/>
+    </body>
+    <body name="ghost" mocap="true" pos="0 1 0"/>
+    <body name="arm" pos="0 0 0.5">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_mocap_bodies_load_as_kinematic_bodies(tmp_path) -> None:
+    """An MJCF mocap body (a childless child of the world body) becomes a kinematic body "ROBOT/BODY" at the
+    file's pose, composed with add_mjcf's placement (its box at frame offset (0.1, 0, 0) turned 90° about z by
+    the body's quat, then shifted by the placement): it is not part of the robot's tree, moves as set, and its
+    state survives a scene round trip. A mocap body without a collision geom is listed in ``skipped``."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "pusher.xml"
+    path.write_text(MOCAP_ARM)
+    world = tb.World()
+    robot = world.add_mjcf(path, position=(1.0, 0.0, 0.0))
+    hand = world.body("pusher/hand")
+    assert hand.kinematic
+    assert robot.joint_names == ("shoulder",)
+    assert "hand" not in robot.link_names
+    np.testing.assert_allclose(hand.position, (1.4, 0.1, 0.3), atol=1e-12)   # the box's centre, frame (0.4, 0, 0.3)
+    np.testing.assert_allclose(hand.orientation, (math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5)), atol=1e-12)
+    assert any("'ghost'" in line and "without a collision geom" in line for line in robot.description.skipped)
+    assert world.robot_records[0]["mocap"] == (hand,)
+    hand.velocity = (0.0, 0.0, 0.5)
+    for _ in range(24):
+        world.step(1.0 / 240.0)
+    np.testing.assert_allclose(hand.position, (1.4, 0.1, 0.35), atol=1e-12)
+    world.save_scene(tmp_path / "scene.toml")
+    again = tb.load_scene(tmp_path / "scene.toml")
+    moved = again.body("pusher/hand")
+    assert moved.kinematic and len(again.bodies) == len(world.bodies)
+    np.testing.assert_array_equal(moved.position, hand.position)
+    np.testing.assert_array_equal(moved.velocity, hand.velocity)

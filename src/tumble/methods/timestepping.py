@@ -293,7 +293,8 @@ class TimeStepping:
     def quiet(self, model: Model, state: State, contacts: ContactBuffers, joints: bool) -> bool:
         """Whether the step can be skipped (``_asleep_step``, with ``QUIET_WORLD_SKIP``): every moving body
         sleeps, no kinematic body moves, the last step found contact pairs, and nothing but contacts ties bodies
-        together or loads them (no joints, springs or attachments; a force callback that applied a load has woken its body by now)."""
+        together or loads them (no joints, springs or attachments; a force callback that applied a load has woken
+        its body by now)."""
         if not (state.sleeping and QUIET_WORLD_SKIP):
             return False
         if joints or model.springs or len(model.attachments) or len(model.robots) or not model.settings.sleep:

@@ -96,6 +96,18 @@ class ClosureSpec:
 
 
 @dataclass
+class KinematicSpec:
+    """A body the file moves by prescription, outside the tree (MJCF's ``mocap`` bodies): ``name``, its collision
+    shapes ``geoms`` in its frame, and its pose in the file's world frame, ``position`` (3,) [m] and
+    ``orientation`` (4,) (w, x, y, z). ``World.add_mjcf`` adds it as a kinematic body (docs/kinematic.md)."""
+
+    name: str
+    geoms: list[GeomSpec]
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+
+
+@dataclass
 class RobotDescription:
     """A robot as a tree: ``links`` (the root first), ``joints`` (each link but the root is the child of exactly
     one), ``name`` and ``source`` (the file it came from, for messages). ``skipped`` lists, one line each, what
@@ -104,7 +116,9 @@ class RobotDescription:
     ``floating``: the file says the root moves freely (MJCF: its one top-level body has a free joint; URDF never
     says). ``base_position`` (3,) [m] and ``base_orientation`` (4,) (w, x, y, z): where the file puts the root
     link in its own world frame (MJCF: that body's pos and quat; the origin otherwise). ``closures``: the loop
-    closures (``ClosureSpec``) that ``World.add_robot`` adds as joints with the robot."""
+    closures (``ClosureSpec``) that ``World.add_robot`` adds as joints with the robot. ``kinematic``: bodies the file
+    moves by prescription (``KinematicSpec``, MJCF mocap bodies), which ``World.add_mjcf`` adds beside the robot as
+    kinematic bodies."""
 
     name: str
     links: list[LinkSpec]
@@ -115,6 +129,7 @@ class RobotDescription:
     base_position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     base_orientation: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     closures: list[ClosureSpec] = field(default_factory=list)
+    kinematic: list[KinematicSpec] = field(default_factory=list)
 
     @property
     def root(self) -> str:

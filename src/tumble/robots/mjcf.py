@@ -34,8 +34,11 @@ Conversion (see ``_Converter`` for the frame algebra):
   ``solref``/``solimp`` softness and a weld's ``torquescale`` are not represented. Both bodies need a collision
   geom (a link's World body), and a weld its ``relpose`` at the file's pose.
 - Not represented, listed in ``skipped``: springs of ball and free joints, ball-joint cone limits, the other
-  equality constraints (joint, tendon, distance, flex, between sites, inactive), tendons, mocap bodies (read as
-  welded to the world).
+  equality constraints (joint, tendon, distance, flex, between sites, inactive), tendons, a mocap body with child
+  bodies (read as welded to the world).
+- A mocap body (a child of the world body moved by prescription) without children is not part of the tree: it is a
+  ``KinematicSpec`` (``RobotDescription.kinematic``), which ``World.add_mjcf`` adds as a kinematic body named
+  "ROBOT/BODY" at the file's pose (one without a collision geom is listed in ``skipped``).
 
 Errors are ``ValueError``s naming the file; MuJoCo's own compile errors name the element, its name and line.
 """
@@ -50,7 +53,7 @@ import numpy as np
 from ..rotations import quat_to_matrix
 from ..shapes import Box, Capsule, Cylinder, Ellipsoid, Sphere
 from . import _mesh, _xml
-from .description import ClosureSpec, GeomSpec, JointSpec, LinkSpec, RobotDescription
+from .description import ClosureSpec, GeomSpec, JointSpec, KinematicSpec, LinkSpec, RobotDescription
 
 WORLD = "world"
 """The root link's name: MuJoCo's name for body 0."""
@@ -121,6 +124,9 @@ class _Converter:
         for b in range(1, m.nbody):
             children[m.body_parentid[b]].append(b)
         top = children[0]
+        mocap = [b for b in top if m.body_mocapid[b] >= 0 and not children[b]]
+        top = [b for b in top if b not in mocap]
+        kinematic = [spec for spec in (self._mocap(b) for b in mocap) if spec is not None]
         floating = (len(top) == 1 and m.body_jntnum[top[0]] == 1
                     and int(m.jnt_type[m.body_jntadr[top[0]]]) == int(self.mj.mjtJoint.mjJNT_FREE))
         if floating:
@@ -145,7 +151,7 @@ class _Converter:
                 raise ValueError(f"{self.source}: the {kind} names {duplicates} occur twice after naming MuJoCo's "
                                  f"unnamed bodies, joints and per-joint links (BODY__JOINT); rename them")
         robot = RobotDescription(name, self.links, self.joints, self.source, self.skipped,
-                                 closures=[c for c in closures if c is not None])
+                                 closures=[c for c in closures if c is not None], kinematic=kinematic)
         if floating:
             robot.floating = True
             robot.base_position = np.array(m.body_pos[top[0]], dtype=float)
@@ -161,7 +167,7 @@ class _Converter:
         first, count = m.body_jntadr[b], m.body_jntnum[b]
         previous = self.link_of[parent]
         if m.body_mocapid[b] >= 0:
-            self.skipped.append(f"body {name!r}: a mocap body, read as welded to the world")
+            self.skipped.append(f"body {name!r}: a mocap body with child bodies, read as welded to the world")
         if count == 0:
             self.joints.append(JointSpec(f"{name}__fixed", "fixed", previous, name, origin_xyz, origin_rotation))
         last_anchor = np.zeros(3)
@@ -184,6 +190,17 @@ class _Converter:
         self.anchor[b] = last_anchor
         self.link_of[b] = name
         self.links.append(self._link(b, name))
+
+    def _mocap(self, b: int) -> KinematicSpec | None:
+        """Mocap body b (a childless child of the world body) as a ``KinematicSpec``, or None (in ``skipped``) when
+        it has no collision geom: a kinematic body needs a shape."""
+        name = self.body_name(b)
+        geoms = self._link(b, name).geoms
+        if not geoms:
+            self.skipped.append(f"body {name!r}: a mocap body without a collision geom, not represented")
+            return None
+        return KinematicSpec(name, geoms, np.array(self.m.body_pos[b], dtype=float),
+                             np.array(self.m.body_quat[b], dtype=float))
 
     def _joint(self, j: int, name: str, parent: str, child: str, xyz: np.ndarray, rotation: np.ndarray) -> JointSpec:
         """MuJoCo joint j as a JointSpec (module docstring: types, q = qpos − qpos0, per-dof parameters)."""

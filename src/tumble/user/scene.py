@@ -79,15 +79,17 @@ _EXTRA_KEYS = ("rolling_friction", "torsional_friction", "contact_stiffness", "c
 _GROUND_KEYS = ("height", "friction", "restitution", "material", "name", "index") + _EXTRA_KEYS
 _MATERIAL_KEYS = ("friction", "restitution", "density") + _EXTRA_KEYS
 _BODY_KEYS = ("name", "shape", "parts", "density", "mass", "inertia", "position", "orientation", "velocity",
-              "angular_velocity", "fixed", "material", "friction", "restitution", "collide", "collision_group",
-              "collision_mask") + _EXTRA_KEYS
+              "angular_velocity", "fixed", "kinematic", "material", "friction", "restitution", "collide",
+              "collision_group", "collision_mask") + _EXTRA_KEYS
 _SHAPE_KEYS = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"),
                "cylinder": ("radius", "height"), "ellipsoid": ("semi_axes",), "hull": ("points",)}
 _POSE_KEYS = ("position", "orientation")
 _ROBOT_CONTROLS = ("tau", "kp", "kd", "q_target", "qd_target")
 """A robot's controls (``Robot.tau`` …), (nv,) each, written when not all zero."""
 _ROBOT_KEYS = ("file", "format", "name", "position", "orientation", "fixed_base", "self_collision", "friction",
-               "restitution", "q", "qd") + _ROBOT_CONTROLS + ("link_materials",)
+               "restitution", "q", "qd") + _ROBOT_CONTROLS + ("link_materials", "mocap")
+_MOCAP_KEYS = ("position", "orientation", "velocity", "angular_velocity")
+"""A robot's mocap body's state in its ``mocap`` table (an MJCF mocap body is a kinematic body its file makes)."""
 _ROBOT_FORMATS = {".urdf": "urdf", ".xml": "mjcf"}
 """The format a robot file's extension implies when its table gives no ``format``."""
 _CONTACT_KEYS = tuple(f.name for f in fields(ContactSettings) if f.init)
@@ -210,7 +212,7 @@ def save_scene(world: World, path: str | os.PathLike) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     _refuse_code_robots(world)
-    bodies = sum(1 for r in world.body_records if not r.get("ground") and "robot_link" not in r)
+    bodies = sum(1 for r in world.body_records if not r.get("ground") and not _robot_made(r))
     for what, count in (("bodies", bodies), ("robots", len(world.robots)), ("joints", len(world.joints)),
                         ("springs", len(world.springs)), ("attachments", len(world.attachment_log))):
         if count > MAX_SCENE_BODIES:
@@ -266,8 +268,18 @@ def _robot_tables(world: World, folder: Path | None) -> list[dict[str, Any]]:
         extras = _link_extras(robot)
         if extras:
             table["link_materials"] = extras
+        mocap = record.get("mocap", ())
+        if mocap:
+            table["mocap"] = {body.name.split("/", 1)[1]: {key: getattr(body, key).tolist() for key in _MOCAP_KEYS}
+                              for body in mocap}
         tables.append(table)
     return tables
+
+
+def _robot_made(record: dict[str, Any]) -> bool:
+    """Whether a body record is one a robot's file makes (a link's body, an MJCF mocap body): the file makes it
+    again, so the scene holds no [[bodies]] table for it (a mocap body's state is in its robot's ``mocap``)."""
+    return "robot_link" in record or "robot_mocap" in record
 
 
 def _link_extras(robot: Any) -> dict[str, dict[str, float]]:
@@ -290,7 +302,7 @@ def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
     robots = _robot_tables(world, None if folder is None else Path(folder))
     scene_index = {}   # world index -> index among the bodies the file holds (link bodies left out)
     for i, record in enumerate(world.body_records):
-        if "robot_link" not in record:
+        if not _robot_made(record):
             scene_index[i] = len(scene_index)
     grounds = [i for i, r in enumerate(world.body_records) if r.get("ground")]
     if len(grounds) > 1:
@@ -335,7 +347,7 @@ def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
             if scene_index[i] != 0:
                 out.append(_line("index", scene_index[i]))
     for i, record in enumerate(world.body_records):
-        if record.get("ground") or "robot_link" in record:
+        if record.get("ground") or _robot_made(record):
             continue
         out.append("\n[[bodies]]\n")
         if record["name"] is not None:
@@ -352,7 +364,9 @@ def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
             out.append(_line("parts", parts))
         else:
             out.append(_line("shape", _shape_table(shape)))
-        if record["mass"] is not None:
+        if record.get("kinematic"):
+            out.append(_line("kinematic", True))   # (an infinite mass: no density or mass)
+        elif record["mass"] is not None:
             out.append(_line("mass", record["mass"]))
             if record["inertia"] is not None:
                 out.append(_line("inertia", record["inertia"].tolist()))
@@ -727,6 +741,15 @@ def _check_body(where: KeyPath, spec: Any, materials: dict[str, dict[str, float]
     values, keys = _resolve_material(where, spec, materials)
     keys.update({key: where + (key,) for key in _BODY_KEYS if key in spec and key not in keys})
     keys["shape"] = where + ("shape" if "shape" in spec else "parts",)
+    kinematic = "kinematic" in spec and _boolean(where + ("kinematic",), spec["kinematic"])
+    if kinematic:
+        # an infinite mass: a material's density does not apply; density or mass given in the table is refused
+        for key in ("density", "mass", "inertia", "fixed"):
+            if key in spec and (key != "fixed" or spec[key] is True):
+                raise _Problem(where + (key,), f"a kinematic body (kinematic = true) takes no {key}: it moves as "
+                                               f"an infinite mass with the velocity set on it")
+        values.pop("density", None)
+        kwargs["kinematic"] = True
     if "mass" in spec:
         kwargs["mass"] = _number(where + ("mass",), spec["mass"], positive=True)
         if "inertia" in spec:
@@ -827,10 +850,18 @@ def _check_robot(where: KeyPath, spec: Any, base: Path, names: dict[str, KeyPath
             values = _table(at + (link,), values)
             _known_keys(at + (link,), values, _EXTRA_KEYS, "link material key")
             link_materials[link] = _material_values(at + (link,), values)
+    mocap = {}
+    if "mocap" in spec:
+        at = where + ("mocap",)
+        for body, values in _table(at, spec["mocap"]).items():
+            values = _table(at + (body,), values)
+            _known_keys(at + (body,), values, _MOCAP_KEYS, "mocap key")
+            mocap[body] = {key: _quaternion(at + (body, key), value) if key == "orientation"
+                           else _vector(at + (body, key), value, 3) for key, value in values.items()}
     keys = {key: where + (key,) for key in _ROBOT_KEYS if key in spec}
     keys["path"] = where + ("file",)
     return {"where": where, "file": path, "format": fmt, "kwargs": kwargs, "state": state, "keys": keys,
-            "link_materials": link_materials}
+            "link_materials": link_materials, "mocap": mocap}
 
 
 def _shape(where: KeyPath, spec: Any, *, pose: bool) -> Any:
@@ -948,6 +979,14 @@ def _build_robot(world: World, entry: dict[str, Any]) -> None:
                 setattr(robot, key, state[key])   # (checked: finite; gains >= 0)
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise _located(where, exc, keys) from None
+    made = {body.name.split("/", 1)[1]: body for body in world.robot_records[-1].get("mocap", ())}
+    for name, values in entry["mocap"].items():
+        at = where + ("mocap", name)
+        if name not in made:
+            raise _Problem(at, f"robot {robot.name!r} has no mocap body {name!r}; its file's mocap bodies: "
+                               f"{sorted(made) or 'none'}")
+        for key, value in values.items():
+            setattr(made[name], key, value)   # (checked as the scene's other vectors: finite; unit quaternion)
     for link, values in entry["link_materials"].items():
         at = where + ("link_materials", link)
         body = robot.link(link).body if link in robot.link_names else None

@@ -152,6 +152,15 @@ class Trajectory:
         return self.masses == 0.0
 
     @property
+    def kinematic(self) -> np.ndarray:
+        """(n,) bool: which bodies are kinematic (moved as set, ``add_body(..., kinematic=True)``), from the
+        geometry; all False when the trajectory has none."""
+        if self.geometry:
+            return np.array([body.get("kinematic", False) for body in json.loads(self.geometry)["bodies"]],
+                            dtype=bool)
+        return np.zeros(self.masses.shape[0], dtype=bool)
+
+    @property
     def energy(self) -> np.ndarray:
         """(T,) total mechanical energy, kinetic + potential [J]."""
         return self.kinetic_energy + self.potential_energy
@@ -512,6 +521,8 @@ def _check_geometry(path: Path, text: str, bodies: int) -> None:
         if not isinstance(entry, dict) or not isinstance(entry.get("fixed"), bool) or "parts" not in entry:
             raise ValueError(f"{where}.bodies[{i}]: must be an object with 'fixed' (true or false) and 'parts', "
                              f"got {str(entry)[:60]}")
+        if not isinstance(entry.get("kinematic", False), bool):
+            raise ValueError(f"{where}.bodies[{i}].kinematic: must be true or false, got {entry['kinematic']!r}")
     from .replay import _check_bodies
 
     try:
@@ -523,7 +534,8 @@ def _check_geometry(path: Path, text: str, bodies: int) -> None:
 def world_geometry(world: World) -> dict[str, Any]:
     """The world's shapes as plain data (what a replay draws), every part in its body's frame.
 
-    Returns {"ground": height [m] or None, "bodies": [{"fixed": bool, "parts": [part, ...]}, ...]} with one
+    Returns {"ground": height [m] or None, "bodies": [{"fixed": bool, "parts": [part, ...]}, ...]} (a kinematic
+    body's entry has "kinematic": true, and "fixed" false: it moves) with one
     entry per body in index order. A part has "type", "position" (3,) [m] and "orientation" (4,) (w, x,
     y, z) in the body frame (origin at the COM), and its sizes [m]: box "half_extents"; sphere "radius";
     capsule "radius", "half_length"; cylinder "radius", "half_height"; ellipsoid "semi_axes"; hull
@@ -535,9 +547,12 @@ def world_geometry(world: World) -> dict[str, Any]:
                                                    "geom_vert_start", "geom_vert_count", "geom_face_start",
                                                    "geom_face_count")}
     poly = world.model.polytopes.arrays()
-    body = {"inv_mass": world.model.bodies().inv_mass, "x": world.state.bodies().x}
-    bodies: list[dict[str, Any]] = [{"fixed": bool(body["inv_mass"][i] == 0.0), "parts": []}
+    model = world.model.bodies()
+    body = {"inv_mass": model.inv_mass, "x": world.state.bodies().x}
+    bodies: list[dict[str, Any]] = [{"fixed": bool(model.inv_mass[i] == 0.0 and not model.kinematic[i]), "parts": []}
                                     for i in range(world.body_count)]
+    for i in np.flatnonzero(model.kinematic[:world.body_count]):
+        bodies[i]["kinematic"] = True
     ground = None
     for g in range(geom["geom_type"].shape[0]):
         kind = GeomType(int(geom["geom_type"][g]))
