@@ -115,8 +115,15 @@ class _Problem:
         self.scalar_v = np.array([t.v_start[i] for i in scalar], dtype=np.int64)
         self.scalar_q = np.array([t.q_start[i] for i in scalar], dtype=np.int64)
         self.revolute = np.array([t.jtype[i] == dy.REVOLUTE for i in scalar], dtype=bool)
-        self.balls = np.array([t.q_start[i] for i in range(len(t.jtype)) if t.jtype[i] == dy.SPHERICAL
-                               or (t.jtype[i] == dy.FLOATING and i > 0)], dtype=np.int64)
+        self.balls = np.array([t.q_start[i] + (3 if t.jtype[i] == dy.FLOATING else 0) for i in range(len(t.jtype))
+                               if t.jtype[i] == dy.SPHERICAL or (t.jtype[i] == dy.FLOATING and i > 0)],
+                              dtype=np.int64)
+        """Where the quaternion of each ball joint (and free joint other than the base) starts in q."""
+        q_of_v = np.full(self.nv, -1, dtype=np.int64)
+        q_of_v[self.scalar_v] = self.scalar_q
+        self.limited = q_of_v[self.active] >= 0
+        """Per active coordinate: an angle or a slide (it has a q entry of its own and may have limits)."""
+        self.q_of_active = np.where(self.limited, q_of_v[self.active], 0)
         self.floating_base = floating_base
 
     def clamp(self, q: np.ndarray) -> np.ndarray:
@@ -165,7 +172,6 @@ class _Problem:
         best_cost, best_q, best_e = cost, q.copy(), e.copy()
         lam, checkpoint, since = damping, cost, 0
         iterations = 0
-        in_limits = np.zeros(nv, dtype=bool)
         while not done(e) and iterations < max_iterations:
             iterations += 1
             since += 1
@@ -173,12 +179,9 @@ class _Problem:
             g = Ja.T @ e[rows]
             H = Ja.T @ Ja
             free = np.ones(active.size, dtype=bool)
-            in_limits[:] = False
-            in_limits[sv] = True
-            qv = np.full(nv, np.nan)
-            qv[sv] = q[sq]
-            at_lower = in_limits[active] & (qv[active] <= lower[active])
-            at_upper = in_limits[active] & (qv[active] >= upper[active])
+            qa = q[self.q_of_active]
+            at_lower = self.limited & (qa <= lower[active])
+            at_upper = self.limited & (qa >= upper[active])
             step = np.zeros(active.size)
             for _ in range(active.size + 1):       # active set: drop what pushes against its limit, solve again
                 f = np.flatnonzero(free)
