@@ -11,6 +11,7 @@ from .integration.guard import NonFiniteStep
 from .integration.ode import ode
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
+from .robots.ik import IKResult
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from .user.scene import load_scene
 from .user.trajectory import SimulationInterrupted, Trajectory
@@ -29,6 +30,7 @@ __all__ = [
     "Ellipsoid",
     "FixedJoint",
     "FrameSpring",
+    "IKResult",
     "HingeJoint",
     "Joint",
     "MassProperties",

@@ -4,6 +4,7 @@ format-free description.py), the Model's forest of articulations (forest.py), th
 time-stepping step (step.py) and the ``Robot`` and ``Link`` handles (robot.py). See docs/robots.md."""
 
 from .description import ClosureSpec, GeomSpec, JointSpec, LinkSpec, RobotDescription
+from .ik import IKResult
 from .robot import Link, Robot
 
-__all__ = ["ClosureSpec", "GeomSpec", "JointSpec", "Link", "LinkSpec", "Robot", "RobotDescription"]
+__all__ = ["ClosureSpec", "GeomSpec", "IKResult", "JointSpec", "Link", "LinkSpec", "Robot", "RobotDescription"]

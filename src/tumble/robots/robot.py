@@ -17,6 +17,7 @@ from ..jit import njit
 from ..math3d import matrix_to_quat
 from . import dynamics as dy
 from .description import RobotDescription
+from .ik import IKResult, _Problem, target_rotation
 from .tree import Tree, pack_tree, tree_views
 
 # The kernels behind the methods take the robot's packed tree and work buffers (robots/tree.py, "packed
@@ -256,7 +257,7 @@ class Robot:
         return self._tree.lower.copy(), self._tree.upper.copy()
 
     # ------------------------------------------------------------------ dynamics
-    def _normalized(self, q: np.ndarray) -> np.ndarray:
+    def _normalized(self, q: np.ndarray, name: str = "q") -> np.ndarray:
         q = q.copy()
         t = self._tree
         for i, code in enumerate(t.jtype):
@@ -264,7 +265,8 @@ class Robot:
                 k = t.q_start[i] + (3 if code == dy.FLOATING else 0)
                 n = np.linalg.norm(q[k:k + 4])
                 if not n > 0.0:
-                    raise ValueError(f"q: the quaternion of joint {self.joint_of(i)!r} at q[{k}:{k + 4}] is zero")
+                    raise ValueError(f"{name}: the quaternion of joint {self.joint_of(i)!r} at {name}[{k}:{k + 4}] "
+                                     "is zero")
                 if abs(n - 1.0) > 1e-12:   # a unit quaternion is kept bit for bit (a saved state reloads exactly)
                     q[k:k + 4] /= n
         return q
@@ -378,6 +380,63 @@ class Robot:
         J = np.zeros((6, self.nv))
         _jacobian(*self._packed, self._work_f, link, p, J)
         return J
+
+    def inverse_kinematics(self, link: str, position: Any, orientation: Any = None, q0: Any = None, *,
+                           point: Any = None, tolerance: float = 1e-6, angular_tolerance: float = 1e-5,
+                           max_iterations: int = 500, damping: float = 1e-3, floating_base: bool = False,
+                           seed: int = 0) -> IKResult:
+        """Joint positions q that bring ``point`` (3,) [m, in the frame of link ``link``; None: its origin] to
+        ``position`` (3,) [m, world] and, if ``orientation`` (4,) (w, x, y, z) link → world is given (not unit:
+        normalized, as everywhere in the API), the link's frame to that orientation. Damped least squares
+        (Levenberg–Marquardt) on the world-frame Jacobian within the joint limits, with seeded random restarts
+        (``seed``) when stuck (robots/ik.py; docs/robots.md "Inverse kinematics"). Starts from ``q0`` (nq,)
+        (the robot's q if None; clamped into the limits); a floating base stays at q0's pose unless
+        ``floating_base`` is True. Stops when the position error is at most ``tolerance`` [m] and the
+        orientation error (the angle of R_target R(q)ᵀ) at most ``angular_tolerance`` [rad], or after
+        ``max_iterations`` steps (restarts included); ``damping`` is the initial λ [m², rad²] of
+        (Jᵀ J + λ 1) Δ = Jᵀ e, adapted from there. The robot's state is not changed.
+
+        Many targets at once: ``position`` (n, 3), ``orientation`` (n, 4) or None, ``q0`` (nq,) or (n, nq):
+        the ``IKResult`` then holds q (n, nq), ok (n,), position_error (n,), orientation_error (n,),
+        iterations (n,), row i as a call with target i alone would give. Out of reach: ok False with the
+        errors of the closest q found (no exception)."""
+        if not isinstance(link, str):
+            raise TypeError(f"link must be a link's name (str), got {link!r} of type {type(link).__name__}")
+        index = self.link(link)._index
+        many = np.ndim(position) == 2
+        positions = _checks.array("position", position, (None, 3) if many else (3,)).reshape(-1, 3)
+        n = positions.shape[0]
+        rotations: list[np.ndarray | None] = [None] * n
+        if orientation is not None:
+            quats = _checks.array("orientation", orientation, (n, 4) if many else (4,)).reshape(-1, 4)
+            rotations = [target_rotation(_checks.quaternion(f"orientation[{i}]" if many else "orientation", r))
+                         for i, r in enumerate(quats)]
+        if q0 is None:
+            starts = np.tile(self._state_array("q"), (n, 1))
+        else:
+            starts = _checks.array("q0", q0, (n, self.nq) if many and np.ndim(q0) == 2 else (self.nq,))
+            starts = np.array([self._normalized(s, "q0") for s in np.broadcast_to(starts, (n, self.nq))])
+        p = np.zeros(3) if point is None else _checks.vector3("point", point)
+        tol = _checks.positive("tolerance", tolerance)
+        angular_tol = _checks.positive("angular_tolerance", angular_tolerance)
+        iterations = _checks.positive_int("max_iterations", max_iterations)
+        lam = _checks.positive("damping", damping)
+        if not isinstance(floating_base, (bool, np.bool_)):
+            raise TypeError(f"floating_base must be True or False, got {floating_base!r}")
+        if floating_base and self.fixed_base:
+            raise ValueError(f"floating_base=True: robot {self.name!r} has a fixed base")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        problem = _Problem(self, index, p, bool(floating_base))
+        if problem.active.size == 0:
+            raise ValueError(f"link {link!r} of robot {self.name!r} is moved by no joint the solve may turn "
+                             f"(movable joints: {list(self.joint_names)}; floating_base={floating_base})")
+        found = [problem.solve(problem.clamp(starts[i]), positions[i], rotations[i], tol, angular_tol, iterations,
+                               lam, int(seed)) for i in range(n)]
+        q, ok, pe, oe, it = (np.array(column) for column in zip(*found, strict=True))
+        if many:
+            return IKResult(q, ok, pe, oe, it.astype(np.int64))
+        return IKResult(q[0], bool(ok[0]), float(pe[0]), float(oe[0]), int(it[0]))
 
     def kinetic_energy(self) -> float:
         """½ q̇ᵀ M q̇ [J] at the current state."""
