@@ -11,6 +11,8 @@ from .integration.guard import NonFiniteStep
 from .integration.ode import ode
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
+from .queries.distance import Distance
+from .queries.ray import RayHits
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from .user.scene import load_scene
 from .user.trajectory import SimulationInterrupted, Trajectory
@@ -26,6 +28,7 @@ __all__ = [
     "Capsule",
     "ConvexHull",
     "Cylinder",
+    "Distance",
     "Ellipsoid",
     "FixedJoint",
     "FrameSpring",
@@ -34,6 +37,7 @@ __all__ = [
     "MassProperties",
     "MultiPointSpring",
     "NonFiniteStep",
+    "RayHits",
     "Sphere",
     "SimulationInterrupted",
     "SliderJoint",
