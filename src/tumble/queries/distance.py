@@ -54,6 +54,11 @@ TOL = 1e-12
 """m. GJK's and EPA's stopping tolerance: exact to rounding for polytopes, points and segments; on curved
 shapes GJK stops within ~1e-12 × size and EPA within max(TOL, 1e-11 × size) (collision/gjk.py)."""
 
+WITNESS_GAP = 1e-7
+"""How far apart (relative to the shapes' coordinates, m/m) ``_witnesses`` moves overlapping cores to find their
+contact region by GJK: well above the ~1e-8 relative separation below which GJK's direction is rounding
+(collision/gjk.py), and small enough that the witness points err by ~gap × the normal's error (< 1e-9 m)."""
+
 RESULT_SIZE = 10
 """Entries of one pair's result: (distance, a (3), b (3), n (3))."""
 
@@ -158,6 +163,34 @@ def _against_plane(shape, r, pose):
 
 
 @njit(cache=True)
+def _witnesses(shape_a, shape_b, depth, nx, ny, nz, ws):
+    """Deepest points a ∈ A and b ∈ B of overlapping cores with a − b = −depth n: EPA's support points are each
+    deepest, but on a face or an edge any point is, and the two are picked apart. So A is moved out by depth +
+    ``WITNESS_GAP`` along n, GJK finds the closest points a' and b of the moved A and B (in the contact
+    region), and a = a' − (depth + gap) n. When GJK cannot separate them (rounding), EPA's points are kept."""
+    gap = WITNESS_GAP * (1.0 + depth + abs(shape_a[1][0]) + abs(shape_a[1][1]) + abs(shape_a[1][2]))
+    s = depth + gap
+    tx, ty, tz = s * nx, s * ny, s * nz
+    kind, pose, size, wv, nv = shape_a
+    px, py, pz, qw, qx, qy, qz = pose
+    moved_pose = (px + tx, py + ty, pz + tz, qw, qx, qy, qz)
+    moved_size = (size[0] + tx, size[1] + ty, size[2] + tz) if kind == gjk.KIND_SEGMENT else size
+    for k in range(nv):
+        wv[k, 0] += tx
+        wv[k, 1] += ty
+        wv[k, 2] += tz
+    apart, _, _, _, _, ax, ay, az, bx, by, bz = gjk.distance_ws((kind, moved_pose, moved_size, wv, nv), shape_b,
+                                                                TOL, ws)
+    for k in range(nv):
+        wv[k, 0] -= tx
+        wv[k, 1] -= ty
+        wv[k, 2] -= tz
+    if not apart:
+        return gjk.support(shape_a, -nx, -ny, -nz) + gjk.support(shape_b, nx, ny, nz)
+    return ax - tx, ay - ty, az - tz, bx, by, bz
+
+
+@njit(cache=True)
 def pair_distance(ga, gb, geom, poly, bodies, scratch):
     """Signed distance of shape rows ga (A) and gb (B) of ``geom`` (``Geometry``; polytopes in ``poly``,
     ``Polytopes``), their bodies posed by ``bodies`` (``BodyState``: x (n, 3) [m], q (n, 4)): (distance [m],
@@ -184,6 +217,8 @@ def pair_distance(ga, gb, geom, poly, bodies, scratch):
         shape_a, ra = _core(ga, pa, geom, poly, world_a)
         shape_b, rb = _core(gb, pb, geom, poly, world_b)
         depth, nx, ny, nz, ax, ay, az, bx, by, bz, _ = gjk.epa_penetration_ws(shape_a, shape_b, TOL, ws)
+        if depth >= 0.0:
+            ax, ay, az, bx, by, bz = _witnesses(shape_a, shape_b, depth, nx, ny, nz, ws)
         r = (-depth - ra - rb, ax - ra * nx, ay - ra * ny, az - ra * nz, bx + rb * nx, by + rb * ny,
              bz + rb * nz, nx, ny, nz)
     if swap:
