@@ -11,6 +11,8 @@ from .integration.guard import NonFiniteStep
 from .integration.ode import ode
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
+from .queries.distance import Distance
+from .queries.ray import RayHits
 from .robots.ik import IKResult
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from .user.scene import load_scene
@@ -27,6 +29,7 @@ __all__ = [
     "Capsule",
     "ConvexHull",
     "Cylinder",
+    "Distance",
     "Ellipsoid",
     "FixedJoint",
     "FrameSpring",
@@ -36,6 +39,7 @@ __all__ = [
     "MassProperties",
     "MultiPointSpring",
     "NonFiniteStep",
+    "RayHits",
     "Sphere",
     "SimulationInterrupted",
     "SliderJoint",

@@ -42,6 +42,8 @@ from .model.model import Model, spring_bodies
 from .model.settings import ContactSettings
 from .model.state import State
 from .precompile import precompile, precompile_before_first_step
+from .queries import distance as _distance
+from .queries import ray as _ray
 from .robots.description import RobotDescription
 from .robots.robot import Robot
 from .robots.step import FREE_STEP_DONE, free_step, non_finite_error, place_links
@@ -1446,6 +1448,121 @@ class World:
         if processes is not None:
             processes = _checks.positive_int("processes", processes)
         return precompile(self._compile_shares(), processes, progress)
+
+    # ------------------------------------------------------------------ queries (docs/queries.md)
+    def _query_body(self, name: str, value: Any) -> int:
+        """The row of ``value``, a live Body of this world or a body index in [0, body_count)."""
+        if isinstance(value, Body):
+            if value._world is not self or value._index < 0:
+                raise ValueError(f"{name} must be a live body of this world, got {value!r}")
+            return value._index
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be a Body or a body index, got {_checks._show(value)}")
+        if not 0 <= int(value) < self.body_count:
+            raise ValueError(f"{name} must be a body index in [0, {self.body_count}), got {int(value)}")
+        return int(value)
+
+    def ray_cast(self, origins: Any, directions: Any, max_distance: Any = np.inf, mask: int | None = None,
+                 ignore: Any = None) -> _ray.RayHits:
+        """Cast rays at the world's shapes as they are now and return what each hits first (``RayHits``).
+
+        Every shape type is hit exactly (closed forms; hulls by their face planes); a compound by its parts.
+        A ray that starts inside a shape hits it at distance 0, at its origin, with the normal −direction
+        (docs/queries.md). Nothing in the world changes.
+
+        Args:
+            origins: (3,) one ray's origin, or (n, 3) n rays' [m], world frame.
+            directions: the same shape as origins, world frame; any non-zero length (normalized here).
+            max_distance: [m] >= 0 (inf allowed), one for all rays or (n,) one per ray: hits farther along
+                the ray are not reported.
+            mask: None (every shape) or a 32-bit field: a ray hits a shape only if the shape's
+                ``collision_group`` & mask is non-zero (the bit rule of ``add_body``'s collision filter).
+                Bodies made with ``collide=False`` are never hit, as they never touch anything.
+            ignore: None, or a Body (or index), or a collection of them: bodies the rays pass through.
+
+        Returns:
+            RayHits: body (n,) int, distance (n,) [m], point (n, 3) [m], normal (n, 3), world; for one ray
+            given as (3,), 0-d body and distance and (3,) point and normal.
+        """
+        single = np.ndim(origins) == 1
+        shape = (3,) if single else (None, 3)
+        o = _checks.array("origins", origins, shape)
+        d = _checks.array("directions", directions, shape)
+        o, d = o.reshape(-1, 3), d.reshape(-1, 3)
+        n = o.shape[0]
+        if d.shape[0] != n:
+            raise ValueError(f"directions must have as many rows as origins ({n}), got {d.shape[0]}")
+        length = np.linalg.norm(d, axis=1)
+        if np.any(length == 0.0):
+            i = int(np.flatnonzero(length == 0.0)[0])
+            where = "directions" if single else f"directions[{i}]"
+            raise ValueError(f"{where} must be non-zero, got {d[i].tolist()}")
+        if np.ndim(max_distance) == 0:
+            limit = _checks.array("max_distance", max_distance, (), finite=False).reshape(1)
+        else:
+            limit = _checks.array("max_distance", max_distance, (n,), finite=False)
+        if np.any(np.isnan(limit)) or np.any(limit < 0.0):
+            i = int(np.flatnonzero(np.isnan(limit) | (limit < 0.0))[0])
+            where = "max_distance" if limit.shape[0] == 1 and np.ndim(max_distance) == 0 else f"max_distance[{i}]"
+            raise ValueError(f"{where} must be >= 0 [m] (inf for no limit), got {limit[i]}")
+        limit = np.ascontiguousarray(np.broadcast_to(limit, (n,)))
+        bits = 0xFFFFFFFF if mask is None else _checks.bits32("mask", mask)
+        if ignore is None:
+            skip: list[int] = []
+        elif isinstance(ignore, (Body, int, np.integer)) and not isinstance(ignore, bool):
+            skip = [self._query_body("ignore", ignore)]
+        else:
+            try:
+                items = list(ignore)
+            except TypeError:
+                raise TypeError(f"ignore must be None, a Body, a body index or a collection of them, "
+                                f"got {_checks._show(ignore)}") from None
+            skip = [self._query_body(f"ignore[{k}]", item) for k, item in enumerate(items)]
+        geom = self._model.geom
+        ignored = np.zeros(self.body_count, dtype=bool)
+        ignored[skip] = True
+        geom_ok = (((geom.live("geom_group") & np.uint32(bits)) != 0)
+                   & self._model.body.live("collide")[geom.live("geom_body")] & ~ignored[geom.live("geom_maker")])
+        hits = _ray.cast(self._model, self._state, o, d / length[:, None], limit, np.ascontiguousarray(geom_ok))
+        if single:
+            return _ray.RayHits(hits.body[0], hits.distance[0], hits.point[0], hits.normal[0])
+        return hits
+
+    def distance(self, body_a: Any, body_b: Any) -> _distance.Distance:
+        """Signed distance between two bodies as they are now (``Distance``; docs/queries.md).
+
+        Args:
+            body_a, body_b: two different bodies (Body handles or indices) with shapes, not both planes
+                (grounds).
+
+        Returns:
+            Distance: distance [m] (the gap, or minus the penetration depth when they overlap), point_a and
+            point_b (3,) [m] world (closest points, or each body's deepest point in the other), normal (3,)
+            unit, world, from body_b toward body_a. Compounds: the least over their parts' pairs.
+        """
+        a = self._query_body("body_a", body_a)
+        b = self._query_body("body_b", body_b)
+        if a == b:
+            raise ValueError(f"body_a and body_b must be different bodies, got body {a} twice")
+        maker, types = self._model.geom.live("geom_maker"), self._model.geom.live("geom_type")
+        for name, k in (("body_a", a), ("body_b", b)):
+            if not np.any(maker == k):
+                raise ValueError(f"{name} must have a shape, got body {k}, whose shapes are attached elsewhere")
+        if (np.all(types[maker == a] == int(GeomType.PLANE)) and np.all(types[maker == b] == int(GeomType.PLANE))):
+            raise ValueError(f"body_a and body_b are both planes (bodies {a} and {b}): two planes have no finite "
+                             f"signed distance")
+        return _distance.body_distance(self._model, self._state, a, b)
+
+    def bodies_within(self, body: Any, distance: float) -> np.ndarray:
+        """Indices of the bodies whose signed distance to ``body`` is at most ``distance`` [m] (negative:
+        overlapping it by at least -distance), ascending, ``body`` itself left out; (k,) int64. Collision
+        filters play no part (every shape counts). Broadphase boxes inflated by the distance pick the
+        candidates; ``World.distance``'s exact test decides (docs/queries.md)."""
+        k = self._query_body("body", body)
+        limit = _checks.real("distance", distance)
+        if not np.any(self._model.geom.live("geom_maker") == k):
+            return np.zeros(0, dtype=np.int64)
+        return _distance.bodies_within(self._model, self._state, k, limit)
 
     def _apply_forces(self) -> None:
         """The force callbacks, in the order added (the step's first stage)."""

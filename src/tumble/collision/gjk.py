@@ -30,6 +30,9 @@ size, all floats, and nv an integer:
   semi-axes s along the body x, y, z axes.
 - ``KIND_POLYTOPE`` (3): the convex hull of ``verts[:nv]`` ((n, 3) float64, world coordinates);
   p, q and s are ignored.
+- ``KIND_CYLINDER`` (4): the solid circular cylinder of radius s[0] and half height s[1] along body z,
+  centre p, orientation q (the exact cylinder, for the distance queries of queries/distance.py; the
+  narrowphase collides cylinders as prisms).
 
 Shapes without vertices take a dummy (1, 3) array and nv = 0. The kernels allocate only small fixed-size
 scratch arrays, once per call: 0.6 kB for GJK, and about 45 kB for EPA's polytope (only when the shapes
@@ -47,6 +50,7 @@ KIND_POINT = 0
 KIND_SEGMENT = 1
 KIND_ELLIPSOID = 2
 KIND_POLYTOPE = 3
+KIND_CYLINDER = 4
 
 
 def shape(kind: int, p: tuple, q: tuple = (1.0, 0.0, 0.0, 0.0), s: tuple = (0.0, 0.0, 0.0),
@@ -123,6 +127,14 @@ def support(shape, dx, dy, dz):
                 best = s
                 k = i
         return verts[k, 0], verts[k, 1], verts[k, 2]
+    if kind == KIND_CYLINDER:
+        # s(d) = p + sign(d·a) h a + r d⊥/|d⊥|, a the axis, d⊥ = d − (d·a) a (a rim point, or the cap's centre
+        # when d is along the axis); in body axes d⊥ is (lx, ly, 0).
+        lx, ly, lz = qrot_inv_t(qw, qx, qy, qz, dx, dy, dz)
+        rho = np.sqrt(lx * lx + ly * ly)
+        cx, cy = (sx * lx / rho, sx * ly / rho) if rho > 0.0 else (0.0, 0.0)
+        ex, ey, ez = qrot_t(qw, qx, qy, qz, cx, cy, sy if lz >= 0.0 else -sy)
+        return px + ex, py + ey, pz + ez
     return 1.0 * px, 1.0 * py, 1.0 * pz
 
 
