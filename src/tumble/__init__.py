@@ -11,6 +11,7 @@ from .integration.guard import NonFiniteStep
 from .integration.ode import ode
 from .joints import BallJoint, FixedJoint, HingeJoint, Joint, SliderJoint
 from .mass import MassProperties, mass_properties, spatial_inertia, spatial_inertia_inv
+from .sensors import ContactForce, ForceTorque, Imu
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from .user.scene import load_scene
 from .user.trajectory import SimulationInterrupted, Trajectory
@@ -24,12 +25,15 @@ __all__ = [
     "Body",
     "Box",
     "Capsule",
+    "ContactForce",
     "ConvexHull",
     "Cylinder",
     "Ellipsoid",
     "FixedJoint",
+    "ForceTorque",
     "FrameSpring",
     "HingeJoint",
+    "Imu",
     "Joint",
     "MassProperties",
     "MultiPointSpring",
