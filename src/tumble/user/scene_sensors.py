@@ -55,7 +55,7 @@ def check_sensors(value: Any, bodies: list[str | None]) -> list[dict[str, Any]]:
         where: KeyPath = ("sensors", k)
         spec = _table(where, spec)
         kind = _type(where, spec, SENSOR_TYPES)
-        _known_keys(where, spec, _KEYS[kind], f"key of a {kind} sensor")
+        _known_keys(where, spec, _KEYS[kind], f"key of a sensor of type {kind!r}")
         plan: dict[str, Any] = {"where": where, "kind": kind, "keys": {}, "options": {}}
         if "name" in spec:
             name = _string(where + ("name",), spec["name"])
