@@ -14,6 +14,7 @@ from .mass import MassProperties, mass_properties, spatial_inertia, spatial_iner
 from .queries.distance import Distance
 from .queries.ray import RayHits
 from .robots.ik import IKResult
+from .sensors import ContactForce, ForceTorque, Imu
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
 from .user.scene import load_scene
 from .user.trajectory import SimulationInterrupted, Trajectory
@@ -27,14 +28,17 @@ __all__ = [
     "Body",
     "Box",
     "Capsule",
+    "ContactForce",
     "ConvexHull",
     "Cylinder",
     "Distance",
     "Ellipsoid",
     "FixedJoint",
+    "ForceTorque",
     "FrameSpring",
     "IKResult",
     "HingeJoint",
+    "Imu",
     "Joint",
     "MassProperties",
     "MultiPointSpring",

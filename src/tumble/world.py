@@ -48,6 +48,7 @@ from .robots.description import RobotDescription
 from .robots.robot import Robot
 from .robots.step import FREE_STEP_DONE, free_step, non_finite_error, place_links
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
+from .sensors import Sensor, check_name
 from .shapes import SHAPE_TYPES
 from .step import StepStats, method_for, step
 from .user.trajectory import MAX_STEPS, Trajectory, check_recording, checkpoint_path, record_simulation
@@ -297,6 +298,8 @@ class World:
         self.run_defaults: dict[str, Any] = {}
         """Defaults for ``tumble run`` (``dt`` [s], ``duration`` [s], ``record_every``) from a scene file's
         ``[run]`` table (``load_scene``); ``save_scene`` writes them back. Empty for a world made in Python."""
+        self._sensors: dict[str, Sensor] = {}
+        """The sensors by name, in the order added (``add_sensor``)."""
 
     # ------------------------------------------------------------------ settings
     @property
@@ -1188,6 +1191,52 @@ class World:
         return tuple(self._model.springs)
 
     # ------------------------------------------------------------------ arrays
+    # ------------------------------------------------------------------ sensors
+    def add_sensor(self, sensor: Sensor, name: str | None = None) -> Sensor:
+        """Add ``sensor`` (``tumble.Imu``, ``ContactForce`` or ``ForceTorque`` of this world's bodies, robots or
+        joints; docs/sensors.md) under ``name`` (letters, digits, ``_ . - /``; None: the sensor's type and the
+        first free number, "imu0", "contact_force1", ...). Returns the sensor, now bound: ``sensor.read()``
+        reads it any time and ``simulate`` records it as ``traj.sensors[name]``.
+
+        Raises:
+            TypeError: ``sensor`` is not a sensor, or ``name`` not a string.
+            ValueError: the sensor is already in a world, measures something of another world, or ``name`` is
+                malformed or taken.
+        """
+        if not isinstance(sensor, Sensor):
+            raise TypeError(f"sensor must be a tumble.Imu, ContactForce or ForceTorque, got {sensor!r}")
+        if sensor.name is not None:
+            raise ValueError(f"sensor must not be in a world already, got {sensor!r}")
+        if name is None:
+            k = len(self._sensors)
+            while f"{sensor.kind}{k}" in self._sensors:
+                k += 1
+            name = f"{sensor.kind}{k}"
+        name = check_name(name)
+        if name in self._sensors:
+            raise ValueError(f"name {name!r} is taken by sensor {self._sensors[name]!r}; sensor names are unique")
+        sensor.bind(self, name)
+        self._sensors[name] = sensor
+        return sensor
+
+    def remove_sensor(self, sensor: Sensor | str) -> None:
+        """Take a sensor (the handle or its name) out of the world; it stops being recorded and readable."""
+        name = sensor if isinstance(sensor, str) else getattr(sensor, "name", None)
+        if name not in self._sensors or not (isinstance(sensor, str) or self._sensors[name] is sensor):
+            raise ValueError(f"sensor must be a sensor of this world or its name, got {sensor!r}; "
+                             f"the sensors: {list(self._sensors)}")
+        self._sensors.pop(name).unbind()
+
+    @property
+    def sensors(self) -> dict[str, Sensor]:
+        """The sensors, name → sensor, in the order added (a new dict: changing it changes nothing)."""
+        return dict(self._sensors)
+
+    def _sensors_before_step(self, dt: float) -> None:
+        """Each sensor keeps what its reading needs of the step of ``dt`` [s] about to start (sensors.py)."""
+        for sensor in self._sensors.values():
+            sensor.before_step(dt)
+
     def _live(self) -> dict[str, np.ndarray]:
         """Views of the live rows of every body field (the model's and the state's), rebuilt only when the
         bodies change."""
@@ -1390,6 +1439,8 @@ class World:
             dt = _checks.positive("dt", dt)
         if not self._stepped:
             self._before_first_step()
+        if self._sensors:
+            self._sensors_before_step(dt)
         model = self._model
         forest = model.robots
         if (forest.alone and model.body._count == forest.n_link_bodies and not self._force_fns

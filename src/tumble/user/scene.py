@@ -69,7 +69,7 @@ KeyPath = tuple[str | int, ...]
 """Where a value sits in the file: table and key names, and array indices (0-based)."""
 
 _TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "robots", "attachments", "joints",
-             "springs")
+             "springs", "sensors")
 _WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact", "event")
 _EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
 """Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
@@ -400,6 +400,12 @@ def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
             for table in tables:
                 out.append(f"\n[[{header}]]\n")
                 out.extend(_line(k, v) for k, v in table.items())
+    if world.sensors:
+        from .scene_sensors import sensor_tables
+
+        for table in sensor_tables(world, lambda body: body.name if body.name is not None else scene_index[body.index]):
+            out.append("\n[[sensors]]\n")
+            out.extend(_line(k, v) for k, v in table.items())
     return "".join(out)
 
 
@@ -581,6 +587,13 @@ def _check_document(doc: dict[str, Any], base: Path) -> dict[str, Any]:
         plan["attachments"] = check_attachments(doc.get("attachments", []), order)
         plan["joints"] = check_joints(doc.get("joints", []), order, bool(robots))
         plan["springs"] = check_springs(doc.get("springs", []), order, bool(robots))
+    if "sensors" in doc:
+        from .scene_sensors import check_sensors
+
+        order = [b["kwargs"].get("name") for b in bodies]
+        if ground is not None:
+            order.insert(ground["index"], ground["kwargs"]["name"])
+        plan["sensors"] = check_sensors(doc["sensors"], order)
     return plan
 
 
@@ -947,6 +960,10 @@ def _build(plan: dict[str, Any]) -> World:
         build_attachments(world, plan["attachments"])
         build_joints(world, plan["joints"])
         build_springs(world, plan["springs"])
+    if plan.get("sensors"):
+        from .scene_sensors import build_sensors
+
+        build_sensors(world, plan["sensors"])
     world.time = w["time"]
     world.run_defaults = plan["run"]
     return world

@@ -10,7 +10,7 @@ import tempfile
 import time
 import zipfile
 import zlib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,9 @@ know), so they did not need a new version."""
 _PER_FRAME_STATS = ("contact_count", "max_penetration", "solver_residual")
 _CONTACT_ARRAYS = ("contact_offsets", "contact_points", "contact_normals")
 _JOINT_ARRAYS = ("joint_positions", "joint_velocities", "joint_names")
+_SENSOR_ARRAYS = ("sensor_names", "sensor_widths", "sensor_values")
+"""How ``Trajectory.sensors`` is stored in an ``.npz``: the names (m,), each one's width k (m,) and the rows
+side by side (T, Σ k), in the order of the names."""
 
 MAX_STEPS = 2**53
 """The most steps a run may ask for (duration / dt; ``simulate``, ``[run]``): beyond it a step count is no
@@ -101,6 +104,10 @@ class Trajectory:
             quaternion; "ROBOT/base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz" for a
             floating base (``joint_coordinate_names``). The robots' link bodies ("ROBOT/LINK") are among the
             bodies above, like any body.
+        sensors: name → (T, k) array: each sensor's ``values()`` at each frame (``World.add_sensor``; Imu k = 6:
+            specific force [m/s²] then angular velocity [rad/s], sensor frame; ContactForce k = 3 [N], world
+            frame; ForceTorque k = 6: force [N] then torque [N m], the joint's child frame; docs/sensors.md),
+            in the order the sensors were added; empty when the world has none.
     """
 
     times: np.ndarray
@@ -124,6 +131,7 @@ class Trajectory:
     joint_positions: np.ndarray | None = None
     joint_velocities: np.ndarray | None = None
     joint_names: np.ndarray | None = None
+    sensors: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         T = self.times.shape[0]
@@ -170,7 +178,8 @@ class Trajectory:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write an ``.npz`` file (plain arrays, no pickles) atomically; returns the path."""
-        arrays = {f.name: getattr(self, f.name) for f in fields(self)}
+        arrays = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sensors"}
+        arrays.update(_sensor_members(self.sensors, self.times.shape[0]))
         arrays["geometry"] = np.array(self.geometry)
         arrays["format_version"] = np.array(_FORMAT_VERSION)
         return _atomic_write(Path(path), lambda fh: np.savez_compressed(fh, **arrays))
@@ -199,7 +208,7 @@ class Trajectory:
                 arrays = {name: data[name] for name in data.files}
         except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as exc:
             raise ValueError(f"path {str(path)!r} could not be read as a trajectory: {exc}") from None
-        optional = _PER_FRAME_STATS + _CONTACT_ARRAYS + _JOINT_ARRAYS + ("geometry",)
+        optional = _PER_FRAME_STATS + _CONTACT_ARRAYS + _JOINT_ARRAYS + ("geometry", "sensors")
         required = [f.name for f in fields(cls) if f.name not in optional]
         missing = [name for name in required + ["format_version"] if name not in arrays]
         if missing:
@@ -219,6 +228,7 @@ class Trajectory:
                 raise ValueError(f"path {str(path)!r} is not a consistent trajectory: geometry must be one string "
                                  f"(JSON), got {geometry.dtype} of shape {geometry.shape}")
             kwargs["geometry"] = str(geometry[()])
+        kwargs["sensors"] = _sensors_of(path, arrays, arrays["times"].shape[0])
         traj = cls(**kwargs)
         traj._check_shapes(path)
         if traj.geometry:
@@ -230,7 +240,7 @@ class Trajectory:
         hand-made file)."""
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "geometry":
+            if f.name in ("geometry", "sensors"):   # (the sensors are checked as read: ``_sensors_of``)
                 continue
             wanted = ("U" if f.name in ("names", "joint_names") else "iu"
                       if f.name in ("contact_count", "contact_offsets") else "biuf")
@@ -269,6 +279,8 @@ class Trajectory:
                 kw[f.name] = value
             elif f.name == "contact_offsets":
                 kw[f.name] = off
+            elif f.name == "sensors":
+                kw[f.name] = {name: rows[:stop] for name, rows in value.items()}
             elif f.name in ("contact_points", "contact_normals"):
                 kw[f.name] = value[:int(off[-1])]
             else:
@@ -276,14 +288,18 @@ class Trajectory:
         return Trajectory(**kw)
 
     def to_csv(self, path: str | os.PathLike) -> Path:
-        """Write one row per (time, body): time, body, name, x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz."""
+        """Write one row per (time, body): time, body, x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz, then
+        each sensor's k columns "NAME[j]" (j = 0 … k − 1, the components of ``sensors[NAME]``), the same on
+        every body's row of a time."""
         T, n = self.positions.shape[:2]
         table = np.concatenate([
             np.repeat(self.times, n)[:, None], np.tile(np.arange(n), T)[:, None],
             self.positions.reshape(-1, 3), self.orientations.reshape(-1, 4),
-            self.velocities.reshape(-1, 3), self.angular_velocities.reshape(-1, 3)], axis=1)
-        header = "time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz"
-        fmt = ["%.17g", "%d"] + ["%.17g"] * 13
+            self.velocities.reshape(-1, 3), self.angular_velocities.reshape(-1, 3)]
+            + [np.repeat(rows, n, axis=0) for rows in self.sensors.values()], axis=1)
+        header = "time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz" + "".join(
+            f",{name}[{j}]" for name, rows in self.sensors.items() for j in range(rows.shape[1]))
+        fmt = ["%.17g", "%d"] + ["%.17g"] * (table.shape[1] - 2)
         return _atomic_write(Path(path), lambda fh: np.savetxt(fh, table, delimiter=",", header=header,
                                                                comments="", fmt=fmt))
 
@@ -353,6 +369,38 @@ class Trajectory:
         return write_replay(path, times=self.times, positions=self.positions, orientations=self.orientations,
                             bodies=bodies, ground=geometry["ground"], contacts=recorded, title=title, fps=fps)
 
+
+
+def _sensor_members(sensors: dict[str, np.ndarray], T: int) -> dict[str, np.ndarray]:
+    """``Trajectory.sensors`` as the plain arrays of ``_SENSOR_ARRAYS`` (no pickles)."""
+    names = list(sensors)
+    return {"sensor_names": np.array(names, dtype=str).reshape(len(names)),
+            "sensor_widths": np.array([sensors[k].shape[1] for k in names], dtype=np.int64),
+            "sensor_values": (np.concatenate([sensors[k] for k in names], axis=1) if names
+                              else np.zeros((T, 0)))}
+
+
+def _sensors_of(path: Path, arrays: dict[str, np.ndarray], T: int) -> dict[str, np.ndarray]:
+    """The sensors dict from a file's ``_SENSOR_ARRAYS`` (none: {}, a file written before sensors), checked:
+    ValueError naming the file when they disagree."""
+    present = [name for name in _SENSOR_ARRAYS if name in arrays]
+    if not present:
+        return {}
+    bad = f"path {str(path)!r} is not a consistent trajectory: "
+    if len(present) != len(_SENSOR_ARRAYS):
+        raise ValueError(bad + f"it has {present} but not all of {list(_SENSOR_ARRAYS)}")
+    names, widths, values = (arrays[name] for name in _SENSOR_ARRAYS)
+    if names.ndim != 1 or (names.size and names.dtype.kind != "U"):
+        raise ValueError(bad + f"sensor_names must be text (m,), got {names.dtype} of shape {names.shape}")
+    if widths.shape != names.shape or widths.dtype.kind not in "iu" or np.any(widths < 1):
+        raise ValueError(bad + f"sensor_widths must be {names.shape[0]} positive integers, got {widths!r}")
+    if len(set(names.tolist())) != names.shape[0]:
+        raise ValueError(bad + f"sensor_names must be unique, got {names.tolist()}")
+    if values.dtype.kind not in "biuf" or values.shape != (T, int(widths.sum())):
+        raise ValueError(bad + f"sensor_values has shape {values.shape} ({values.dtype}), expected "
+                               f"{(T, int(widths.sum()))} numbers")
+    ends = np.cumsum(widths)
+    return {str(name): values[:, end - k:end].astype(float) for name, k, end in zip(names, widths, ends, strict=True)}
 
 
 def _umask() -> int:
@@ -646,7 +694,9 @@ class Recorder:
             names=np.array([name or "" for name in world.model.names], dtype=str),
             geometry=json.dumps(world_geometry(world)), joint_positions=np.empty((T, nq)),
             joint_velocities=np.empty((T, nv)), joint_names=np.array(joint_coordinate_names(world), dtype=str),
+            sensors={name: np.empty((T, sensor.width)) for name, sensor in world.sensors.items()},
         )
+        self._sensors = world.sensors
         self._points: list[np.ndarray] = []
         self._normals: list[np.ndarray] = []
         self._totals = np.empty(_energy.SIZE)
@@ -665,6 +715,8 @@ class Recorder:
         joints = w.model.robots.state        # read at each frame: adding a robot replaces these arrays
         tr.joint_positions[k] = joints.q
         tr.joint_velocities[k] = joints.qd
+        for name, sensor in self._sensors.items():
+            tr.sensors[name][k] = sensor.values()
         _energy.energy_momentum(body.mass, body.inv_mass, body.inertia_body, st.x, st.q, st.v, st.w,
                                 w.model.gravity, self._origin, self._totals)
         tr.kinetic_energy[k] = self._totals[_energy.KINETIC]
