@@ -92,6 +92,23 @@ SEPARATING_FRACTION = 1e-3
 flies freely (``EventDriven._resting_at_start``); one at or below it rests or closes."""
 CATCH_ROUNDS = 4
 """Rounds of the catch of slowly lifted contacts after an impact LCP (``EventDriven._catch``)."""
+MAX_EVENTS_PER_STEP = 2000
+"""The most event intervals (integrations between collisions, friction stops and the step bound) one ``step`` may
+take before it raises ``EventBudgetExceeded``: contacts that chatter (Zeno-like: impact, lift, land again) would
+otherwise go on for ever inside one step. A few to a few dozen are usual (bench/tosses.py, tests/event)."""
+MAX_LCP_WORK_PER_STEP = 2e10
+"""The most dense-LCP work one ``step`` may do, Σ m³ over the friction LCPs of its derivatives (m unknowns each:
+a contact with friction is 10 of them): measured on a pile of 20 spheres resting on the ground (200 unknowns),
+a derivative took 0.26 s on the 2-core machine, nearly all of it the least-norm polish's SVDs of the 200 × 200
+LCP; a pile of 100 spheres (hundreds of contacts, thousands of unknowns) took 164 s for one step. Beyond this
+the step raises ``EventBudgetExceeded`` (about a minute of one core's work) instead of running for hours."""
+
+
+class EventBudgetExceeded(RuntimeError):
+    """A step of the event method ran past its budget (``MAX_EVENTS_PER_STEP``, ``MAX_LCP_WORK_PER_STEP``); the
+    world is as before the step. The message names the stage and what to do."""
+
+    user_error = True   # the CLI prints it as one line, status 2
 
 
 @dataclass(frozen=True)
@@ -175,6 +192,7 @@ class EventDriven:
         self._arrays: dict[str, np.ndarray] | None = None   # the body fields' live rows, during a step
         self._shape_rows: dict[str, np.ndarray] | None = None   # ``_geom``'s, during a step
         self._version = model.version
+        self._lcp_work = 0.0          # Σ m³ of the dense LCPs of the current step (``_charge_lcp``)
 
     # ------------------------------------------------------------------ compiling
     def compile_shares(self, model: Model, state: State, contacts: Any) -> list[Share]:
@@ -449,6 +467,7 @@ class EventDriven:
         cols = np.vstack([G_n, J_d, turn.rows])
         groups = np.concatenate([np.repeat(np.arange(m), k), m + turn.groups])
         bound = np.vstack([_contact_bounds(c, stick, mu), turn.bound])
+        self._charge_lcp(rows.shape[0] + bound.shape[0], c)
         M = _coulomb_lcp(rows @ inverse_mass(cols.T), c, groups, bound)
         q = np.concatenate([b, np.einsum("ij,ij->i", dirs, free[owner]), turn.free, np.zeros(bound.shape[0])])
         z = solve_lcp(M, q)
@@ -461,6 +480,17 @@ class EventDriven:
             beta = z[c + m * k:c + m * k + turn.groups.size]
             np.add.at(torques, turn.owner, beta[:, None] * turn.dirs)
         return f, vectors, torques
+
+    def _charge_lcp(self, m: int, contacts: int) -> None:
+        """Count a dense LCP of ``m`` unknowns for ``contacts`` contacts against the step's budget
+        (``MAX_LCP_WORK_PER_STEP``), before it is solved."""
+        self._lcp_work += float(m) ** 3
+        if self._lcp_work > MAX_LCP_WORK_PER_STEP:
+            raise EventBudgetExceeded(
+                f"event method: the step's resting-contact LCPs (with friction; this one {m} unknowns for "
+                f"{contacts} resting contacts) exceeded the step's work budget of "
+                f"{MAX_LCP_WORK_PER_STEP:.3g} (MAX_LCP_WORK_PER_STEP, the sum of m^3): the dense LCP is for small "
+                f"scenes. Use method='timestep' (the default) for piles and stacks; the world is as before the step")
 
     def _turning_lcp_parts(self, cs: Contacts, a: dict[str, np.ndarray], free_turn: np.ndarray):
         """Rolling resistance and torsional friction of ``_friction_lcp``: the kinetic torque per unit normal
@@ -937,7 +967,18 @@ class EventDriven:
             project_joint_velocities(model, state)
         t = state.time
         t_end = state.time + dt
+        self._lcp_work = 0.0
+        intervals = 0
         while t_end - t > 1e-12 * max(1.0, abs(t_end)):
+            intervals += 1
+            if intervals > MAX_EVENTS_PER_STEP:
+                st = self.stats
+                raise EventBudgetExceeded(
+                    f"event method: the step from t = {state.time:.9g} s to {t_end:.9g} s took more than "
+                    f"{MAX_EVENTS_PER_STEP} event intervals (MAX_EVENTS_PER_STEP) and reached only t = {t:.9g} s: "
+                    f"{st.collisions} collisions, {st.impulses} impulses, {st.root_evaluations} root evaluations; "
+                    f"contacts chattering (Zeno-like). Use method='timestep' (the default) or a smaller dt, or a "
+                    f"larger event_threshold; the world is as before the step")
             self.stats.impulses += self.resolve_impacts()
             y0 = self._get_state()
             self._start_rate = None       # dydt(t, y0), once the step's first integration has it

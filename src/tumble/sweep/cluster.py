@@ -91,7 +91,43 @@ def check_scheduler(scheduler: Any, workers: int | None, connect_timeout: float)
         except OSError as exc:
             raise ValueError(f"scheduler {address!r} could not be reached within {connect_timeout:g} s: "
                              f"{exc.strerror or exc}") from None
+    _probe(address, connect_timeout)
     return address
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Ask the scheduler at ``address`` who it is (Dask's handshake, then its ``identity``), all within
+    ``timeout`` seconds, in a loop of its own: a listener that accepts and never answers, or answers with
+    something that is not Dask, is one ValueError at the deadline instead of a Client waiting for ever (Dask's
+    ``Client(timeout=...)`` does not bound the handshake) and no half-made Client is left to complain as it is
+    collected."""
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.core import send_recv
+
+    async def ask() -> Any:
+        comm = await connect(address, timeout=timeout)
+        try:
+            return await send_recv(comm, op="identity")
+        finally:
+            comm.abort()
+
+    def failed(why: str) -> ValueError:
+        return ValueError(f"scheduler {address!r} could not be reached within {timeout:g} s: {why}")
+
+    try:
+        with _quiet("distributed"):
+            reply = asyncio.run(asyncio.wait_for(ask(), timeout))
+    except TimeoutError:
+        raise failed("no answer from a Dask scheduler there (something accepts the connection but does not "
+                     "reply)") from None
+    except Exception as exc:   # OSError, a reply that is not Dask's protocol: one line
+        raise failed(f"it does not answer as a Dask scheduler ({type(exc).__name__}: "
+                     f"{' '.join(str(exc).split())[:200]})") from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+        raise failed(f"it answers, but as {kind!r}, not as a Dask scheduler")
 
 
 @contextlib.contextmanager
@@ -152,6 +188,9 @@ def _check_address(address: Any) -> tuple[str, str]:
     except (ValueError, TypeError) as exc:
         raise ValueError(f"scheduler {address!r} is not a Dask address such as 'tcp://127.0.0.1:8786': "
                          f"{' '.join(str(exc).split())}") from None
+    if scheme == "inproc":
+        raise ValueError(f"scheduler {address!r}: an inproc:// address names a scheduler inside another process's "
+                         f"memory, which cannot be reached from here; give its tcp:// or tls:// address")
     return scheme, location
 
 

@@ -136,6 +136,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         if not sep or not colon or not key.strip() or not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise ValueError(f"--fit {option!r}: must be KEY=LOW:HIGH with finite LOW <= HIGH, e.g. "
                              f"materials.rubber.friction=0.05:1")
+        if key.strip() in keys:
+            raise ValueError(f"--fit {key.strip()}: the key is given twice; give it once, with its bounds LOW:HIGH")
         keys[key.strip()] = (lo, hi)
     if not 0.0 <= args.holdout < 1.0:
         raise ValueError(f"--holdout must be a fraction in [0, 1), got {args.holdout:g}")

@@ -34,9 +34,15 @@ from ..user.trajectory import _atomic_write
 from ..world import World
 from .cluster import CONNECT_TIMEOUT_S, check_scheduler, dask_client, require_dask
 from .measured import Measured, load_measured
-from .params import bounds_of, grid, resolve_key
+from .params import bounds_of, check_count, grid, resolve_key
 from .run import _output_folder, _precompile
 from .variant import Source, tracks
+
+MAX_EVALUATION_STEPS = 1_000_000
+"""The most steps one evaluation of a parameter set may take, over all measured runs together (checked before
+anything runs): a fit simulates its runs coarse**keys + max_evaluations times, and each run records every step
+(7 floats per measured body). A million steps is 4,167 s of measured motion at 1/240 s, about a minute of one
+core for a small scene; a 2-row CSV spanning 1e5 s at dt = 0.01 s (1e7 steps per evaluation) is refused."""
 
 ERROR_MEASURE = "E = mean(|x_sim - x_meas|^2) / L^2 + mean(theta^2), theta = 2 arccos|<q_sim, q_meas>| [rad]"
 """The fit's error measure in one line (``fit.json``)."""
@@ -114,10 +120,12 @@ def fit(tosses: Sequence[tuple[str | os.PathLike | Callable[[dict[str, float]], 
     for name, value, least in (("coarse", coarse, 2), ("max_evaluations", max_evaluations, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    free = [k for k, (lo, hi) in bounds.items() if hi > lo]
+    check_count(f"the coarse grid ({coarse} values per key, {len(free)} free keys)", coarse ** len(free))
     folder = _output_folder(out) if out is not None else None
     prepared = [_toss(i, scene, measured, bounds, dt, holdout) for i, (scene, measured) in
                 enumerate(_pairs(tosses))]
-    free = [k for k, (lo, hi) in bounds.items() if hi > lo]
+    _check_evaluation(prepared, dt)
     evaluated: dict[tuple[float, ...], tuple[float, float]] = {}
 
     def params_of(point: Sequence[float]) -> dict[str, float]:
@@ -295,11 +303,22 @@ def _toss(i: int, scene: Any, measured: Any, bounds: Mapping[str, tuple[float, f
                 raise ValueError(f"tosses[{i}]: {measured.source} measures body {body!r}, which {shown} does not "
                                  f"have (bodies: {', '.join(sorted(repr(n) for n in names if n)) or 'none named'})")
     end = measured.duration
-    if end / dt > MAX_STEPS:
-        raise ValueError(f"tosses[{i}]: {measured.source} spans {end:g} s, more than MAX_STEPS steps of dt={dt!r}")
+    if end / dt > min(MAX_STEPS, MAX_EVALUATION_STEPS):
+        raise ValueError(f"tosses[{i}]: {measured.source} spans {end:g} s, {end / dt:.3g} steps of dt={dt!r} per "
+                         f"evaluation; at most {MAX_EVALUATION_STEPS:,} (MAX_EVALUATION_STEPS): a larger dt, or "
+                         f"measured runs that end sooner")
     steps = max(1, math.ceil(end / dt - 1e-9))
     return _Toss(source=source, measured=measured, bodies=tuple(measured.tracks), steps=steps,
                  split=(1.0 - holdout) * end if holdout > 0.0 else math.inf)
+
+
+def _check_evaluation(prepared: Sequence[_Toss], dt: float) -> None:
+    """ValueError when one evaluation (every toss simulated once) would take more than MAX_EVALUATION_STEPS."""
+    total = sum(t.steps for t in prepared)
+    if total > MAX_EVALUATION_STEPS:
+        raise ValueError(f"the {len(prepared)} measured runs together are {total:,} steps of dt={dt!r} per evaluation; "
+                         f"at most {MAX_EVALUATION_STEPS:,} (MAX_EVALUATION_STEPS): a larger dt, or fewer or shorter "
+                         f"measured runs")
 
 
 # ====================================================================== what a fit writes

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,11 @@ from ..user.trajectory import _check_npz
 
 MAX_MEASURED_BYTES = 256 * 2**20
 """The largest measured file read [bytes] (256 MiB, about 3 million CSV rows), checked before reading."""
+
+MAX_MEASURED_ROWS = 1_000_000
+"""The most samples (CSV rows; an npz's times × bodies) of one measured file, counted before any is parsed:
+the rows are parsed into one array of 8 floats each (64 MB at the limit); a million samples is 1 kHz for
+1000 s of one body. The error measure interpolates the simulation at every sample of every evaluation."""
 
 _POSITION = ("x", "y", "z")
 _ORIENTATION = ("qw", "qx", "qy", "qz")
@@ -93,7 +99,8 @@ def load_measured(path: str | os.PathLike) -> Measured:
     Raises:
         TypeError: ``path`` is not a path.
         ValueError: naming the file (and the line, column or array): it cannot be read, is too large
-            (``MAX_MEASURED_BYTES``), lacks a required column or array (``time``, ``body``, ``x``, ``y``, ``z``;
+            (``MAX_MEASURED_BYTES``) or holds too many samples (``MAX_MEASURED_ROWS``), lacks a required column
+            or array (``time``, ``body``, ``x``, ``y``, ``z``;
             ``times``, ``names``, ``positions``), has some but not all of ``qw qx qy qz``, a value that is not
             a finite number, arrays of the wrong shape, or a body's times that do not increase.
     """
@@ -115,17 +122,36 @@ def load_measured(path: str | os.PathLike) -> Measured:
 
 def _load_csv(path: Path, shown: str) -> Measured:
     try:
+        with open(path, "rb") as fh:
+            lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+    except OSError as exc:
+        raise ValueError(f"measured file {shown!r} could not be read: {exc.strerror or exc}") from None
+    if lines > MAX_MEASURED_ROWS + 1:
+        raise ValueError(f"measured file {shown!r} has {lines - 1:,} rows; at most {MAX_MEASURED_ROWS:,} "
+                         f"(MAX_MEASURED_ROWS): thin the samples out")
+    try:
         with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ValueError(f"measured file {shown!r} could not be read as CSV: {exc}") from None
-    if not rows:
+            return _parse_csv(csv.reader(fh), shown, lines + 1)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"measured file {shown!r} could not be read as CSV: not UTF-8 text (byte {exc.start})") \
+            from None
+    except (OSError, csv.Error) as exc:
+        raise ValueError(f"measured file {shown!r} could not be read as CSV: {' '.join(str(exc).split())}") from None
+
+
+def _parse_csv(reader: Any, shown: str, capacity: int) -> Measured:
+    """The rows of ``reader`` parsed as they are read, into one array of at most ``capacity`` rows (the file's
+    lines): the file's text is never held whole."""
+    header_row = next(reader, None)
+    if header_row is None:
         raise ValueError(f"measured file {shown!r} is empty; it needs a header row: time,body,x,y,z[,qw,qx,qy,qz]")
-    header = [name.strip().lstrip("#").strip() for name in rows[0]]
+    header = [name.strip().lstrip("#").strip() for name in header_row]
     missing = [name for name in ("time", "body") + _POSITION if name not in header]
     if missing:
-        raise ValueError(f"measured file {shown!r}: missing column(s) {', '.join(missing)} (header: "
-                         f"{','.join(header)}); needed: time,body,x,y,z and optionally qw,qx,qy,qz")
+        # the file's own text is never shown: a file given by mistake (a password file, a key) must not be
+        # echoed into a terminal or a log; the columns it lacks are named instead
+        raise ValueError(f"measured file {shown!r}: missing column(s) {', '.join(missing)} in its header row "
+                         f"(its first line); needed: time,body,x,y,z and optionally qw,qx,qy,qz")
     with_q = [name for name in _ORIENTATION if name in header]
     if with_q and len(with_q) != 4:
         absent = [name for name in _ORIENTATION if name not in header]
@@ -133,29 +159,36 @@ def _load_csv(path: Path, shown: str) -> Measured:
                          f"{', '.join(absent)}")
     columns = {name: header.index(name) for name in ("time", *_POSITION, *with_q)}
     body_col = header.index("body")
-    per_body: dict[str, list[list[float]]] = {}
-    for line, row in enumerate(rows[1:], start=2):
+    table = np.empty((capacity, len(columns)))
+    owner = np.empty(capacity, dtype=np.int64)
+    bodies: dict[str, int] = {}
+    count = 0
+    for row in reader:
+        line = reader.line_num
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise ValueError(f"{shown}:{line}: {len(row)} values, the header names {len(header)}")
-        values = []
-        for name, col in columns.items():
+        if count == capacity:   # (the file grew since its lines were counted)
+            raise ValueError(f"measured file {shown!r} changed while it was read")
+        for k, (name, col) in enumerate(columns.items()):
             try:
                 value = float(row[col])
             except ValueError:
-                raise ValueError(f"{shown}:{line}: column {name}: not a number: {row[col]!r}") from None
+                raise ValueError(f"{shown}:{line}: column {name}: not a number") from None
             if not math.isfinite(value):
-                raise ValueError(f"{shown}:{line}: column {name}: must be finite, got {row[col]!r}")
-            values.append(value)
-        per_body.setdefault(row[body_col].strip(), []).append(values)
-    if not per_body:
+                raise ValueError(f"{shown}:{line}: column {name}: must be finite, got {value}")
+            table[count, k] = value
+        owner[count] = bodies.setdefault(row[body_col].strip(), len(bodies))
+        count += 1
+    if not count:
         raise ValueError(f"measured file {shown!r} has a header but no rows")
+    table, owner = table[:count], owner[:count]
     tracks = {}
-    for body, values in per_body.items():
-        table = np.array(values)
+    for body, index in bodies.items():
+        rows = table[owner == index]
         try:
-            tracks[body] = Track(table[:, 0], table[:, 1:4], table[:, 4:8] if with_q else None)
+            tracks[body] = Track(rows[:, 0], rows[:, 1:4], rows[:, 4:8] if with_q else None)
         except ValueError as exc:
             raise ValueError(f"measured file {shown!r}: body {body!r}: {exc}") from None
     return Measured(tracks, source=shown)
@@ -174,6 +207,9 @@ def _load_npz(path: Path, shown: str) -> Measured:
         raise ValueError(f"measured file {shown!r}: missing array(s) {', '.join(missing)}; needed: times (T,), "
                          f"names (k,), positions (T, k, 3) and optionally orientations (T, k, 4)")
     times, names, positions = arrays["times"], arrays["names"], arrays["positions"]
+    if positions.size // 3 > MAX_MEASURED_ROWS:
+        raise ValueError(f"measured file {shown!r} holds {positions.size // 3:,} samples (times x bodies); at most "
+                         f"{MAX_MEASURED_ROWS:,} (MAX_MEASURED_ROWS): thin the samples out")
     orientations = arrays.get("orientations")
     if names.ndim != 1 or names.dtype.kind != "U":
         raise ValueError(f"measured file {shown!r}: names must be a 1-D array of text, got {names.dtype} "

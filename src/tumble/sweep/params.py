@@ -48,6 +48,12 @@ _SIZE_VECTORS = {"size": 3, "semi_axes": 3}
 
 _RANGE = re.compile(r"^\s*([^:]+):([^:]+):([^:]+)\s*$")
 
+MAX_VARIANTS = 100_000
+"""The most parameter sets of one sweep or one fit's coarse grid, and the most values of one range: each set is a
+simulation (a Dask task, a row of the table, a file in ``variants/``): a hundred thousand of a 1 s scene at
+0.1 s each are 3 hours on 1 core. Checked before any list is made (a 1000 x 1000 x 1000 grid would take ~100 GB
+as Python dicts)."""
+
 
 @dataclass(frozen=True)
 class Key:
@@ -185,7 +191,8 @@ def parse_values(text: str) -> list[Value]:
     -1.62]``, ``"pgs","apgd"``); a bare word that is not a TOML value is a string (``pgs,apgd``).
 
     Raises:
-        ValueError: no values, an empty item, an empty or malformed range (the message quotes ``text``).
+        ValueError: no values, an empty item, an empty or malformed range, a range of more than ``MAX_VARIANTS``
+            values (the message quotes ``text``).
     """
     if not text.strip():
         raise ValueError("no values: give a comma list (0.1,0.3) or a range start:stop:count")
@@ -216,6 +223,9 @@ def _linspace(text: str, start: str, stop: str, count: str) -> list[Value]:
     n = int(count)
     if n < 1:
         raise ValueError(f"range {text!r} is empty: count must be at least 1, got {n}")
+    if n > MAX_VARIANTS:
+        raise ValueError(f"range {text!r}: count {n:,} is more than the {MAX_VARIANTS:,} variants a sweep may have "
+                         f"(MAX_VARIANTS)")
     return [float(v) for v in np.linspace(lo, hi, n)]
 
 
@@ -257,19 +267,20 @@ def grid(axes: Mapping[str, Sequence[Value]]) -> list[dict[str, Value]]:
 
     Raises:
         TypeError: ``axes`` is not a mapping of keys to sequences of values.
-        ValueError: ``axes`` or one key's values are empty.
+        ValueError: ``axes`` or one key's values are empty, or more than ``MAX_VARIANTS`` combinations.
     """
     if not isinstance(axes, Mapping):
         raise TypeError(f"axes must be a mapping of keys to sequences of values, got {axes!r}")
     if not axes:
         raise ValueError("axes must name at least one key, got {}")
-    lists = {}
     for key, values in axes.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
             raise TypeError(f"axes[{key!r}] must be a sequence of values, got {values!r}")
         if len(values) == 0:
             raise ValueError(f"axes[{key!r}] is empty: give at least one value")
-        lists[key] = [_plain(key, v) for v in values]
+    check_count("a grid of " + " x ".join(f"{len(v):,}" for v in axes.values()),
+                math.prod(len(v) for v in axes.values()))
+    lists = {key: [_plain(key, v) for v in values] for key, values in axes.items()}
     return [dict(zip(lists, combo, strict=True)) for combo in itertools.product(*lists.values())]
 
 
@@ -279,12 +290,13 @@ def sample(ranges: Mapping[str, tuple[float, float]], count: int, *, seed: int) 
 
     Raises:
         TypeError: ``count`` or ``seed`` is not an integer, or a range is not two numbers.
-        ValueError: ``count`` < 1, a range is not finite, or ``ranges`` is empty.
+        ValueError: ``count`` < 1 or > ``MAX_VARIANTS``, a range is not finite, or ``ranges`` is empty.
     """
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
         raise TypeError(f"count must be an integer, got {count!r}")
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
+    check_count(f"count={count:,}", int(count))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an integer, got {seed!r}")
     if not isinstance(ranges, Mapping) or not ranges:
@@ -295,6 +307,13 @@ def sample(ranges: Mapping[str, tuple[float, float]], count: int, *, seed: int) 
         lo, hi = bounds_of(f"ranges[{key!r}]", bounds)
         columns[key] = rng.uniform(lo, hi, int(count))
     return [{key: float(values[i]) for key, values in columns.items()} for i in range(int(count))]
+
+
+def check_count(what: str, count: int) -> None:
+    """ValueError, naming ``what``, when ``count`` parameter sets are more than ``MAX_VARIANTS``."""
+    if count > MAX_VARIANTS:
+        raise ValueError(f"{what} is {count:,} variants; at most {MAX_VARIANTS:,} (MAX_VARIANTS): give fewer values "
+                         f"per key")
 
 
 def bounds_of(name: str, bounds: Any) -> tuple[float, float]:
@@ -330,13 +349,14 @@ def plain_sets(variants: Any) -> list[dict[str, Value]]:
 
     Raises:
         TypeError: ``variants`` is not a sequence of mappings with string keys and plain values.
-        ValueError: ``variants`` is empty, or a value is not finite.
+        ValueError: ``variants`` is empty or longer than ``MAX_VARIANTS``, or a value is not finite.
     """
     if isinstance(variants, Mapping) or not isinstance(variants, Sequence) or isinstance(variants, (str, bytes)):
         raise TypeError(f"variants must be a sequence of parameter sets (dicts: key -> value), such as grid(...) "
                         f"or sample(...) return, got {type(variants).__name__}")
     if not variants:
         raise ValueError("variants is empty: give at least one parameter set")
+    check_count(f"variants ({len(variants):,} parameter sets)", len(variants))
     out = []
     for i, params in enumerate(variants):
         if not isinstance(params, Mapping):

@@ -12,10 +12,11 @@ from typing import Any
 
 from .. import __version__
 from ..user.scene import read_scene_text, scene_document, world_from_document
+from ..user.trajectory import MAX_STEPS, check_recording
 from ..world import World
 from .cluster import CONNECT_TIMEOUT_S, check_scheduler, dask_client, require_dask, usable_cores
 from .params import Key, Value, digest, plain_sets, resolve_key
-from .store import RESULTS, SUMMARY_TYPES, VARIANTS, read_row, write_table, write_variant
+from .store import RESULTS, SUMMARY_TYPES, VARIANTS, claim_folder, read_row, write_table, write_variant
 from .variant import Figure, Source, Task, run_variant
 
 _RESERVED = {"variant", "status", "error", "trajectory", "final_state", "key", *SUMMARY_TYPES}
@@ -84,8 +85,9 @@ def run_sweep(scene: str | os.PathLike | Callable[[dict[str, Value]], World], va
 
     Raises (before any variant runs or any file is written):
         TypeError: an argument of the wrong type (the message names it).
-        ValueError: a key the scene does not have (naming the key and what is known there), no variants,
-            duration not a whole number of steps, an unknown body in ``keep``, a figure named like a column,
+        ValueError: a key the scene does not have (naming the key and what is known there), no variants or
+            more than ``MAX_VARIANTS``, duration not a whole number of steps or a recording that would not fit
+            in memory (``check_recording``), an unknown body in ``keep``, a figure named like a column,
             ``out`` a file, a scheduler that cannot be reached.
         ModuleNotFoundError: Dask's distributed or pyarrow is missing (``pip install "tumble[sweep]"``).
 
@@ -104,6 +106,7 @@ def run_sweep(scene: str | os.PathLike | Callable[[dict[str, Value]], World], va
         raise ValueError(f"variants: parameter {clashes[0]!r} is named like a column of the table; rename it")
     if source.text is not None:
         _check_kept(source, keep)
+    _check_recording(source, steps, record_every)
     if not isinstance(final_state, bool):
         raise TypeError(f"final_state must be True or False, got {final_state!r}")
     folder = _output_folder(out)
@@ -117,6 +120,10 @@ def run_sweep(scene: str | os.PathLike | Callable[[dict[str, Value]], World], va
                      [(name, _callable_id(fn)) for name, fn in figure_list], __version__)
         task_of[key] = task
         order.append(key)
+    names = list(dict.fromkeys(k for params in sets for k in params))
+    folder.mkdir(parents=True, exist_ok=True)
+    claim_folder(folder, order, {"scene": source.shown, "keys": names, "variants": len(order),
+                                 "duration": float(duration), "dt": float(dt), "tumble": __version__})
     (folder / VARIANTS).mkdir(parents=True, exist_ok=True)
     rows: dict[str, dict[str, Any]] = {}
     for key in task_of:
@@ -135,7 +142,6 @@ def run_sweep(scene: str | os.PathLike | Callable[[dict[str, Value]], World], va
         rows.update(_compute(source, digest(scene_id), {key: task_of[key] for key in todo}, folder, scheduler,
                              workers, connect_timeout, progress))
     ordered = [rows[key] for key in order]
-    names = list(dict.fromkeys(k for params in sets for k in params))
     path = write_table(folder / RESULTS, ordered, names, [name for name, _ in figure_list],
                        trajectories=bool(keep), final_states=final_state)
     return SweepResult(path=path, rows=ordered, computed=len(todo), reused=reused)
@@ -221,10 +227,28 @@ def _steps(duration: Any, dt: Any) -> int:
             raise TypeError(f"{name} must be a number of seconds, got {value!r}")
         if not math.isfinite(value) or value <= 0.0:
             raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    if not duration / dt <= MAX_STEPS:
+        raise ValueError(f"duration={duration!r} is {duration / dt:.3g} steps of dt={dt!r}; at most "
+                         f"{MAX_STEPS:.3g} steps (MAX_STEPS)")
     steps = round(duration / dt)
     if steps < 1 or abs(steps * dt - duration) > 1e-9 * max(duration, dt):
         raise ValueError(f"duration must be a whole number (>= 1) of steps of dt={dt!r}, got duration={duration!r}")
     return steps
+
+
+def _check_recording(source: Source, steps: int, record_every: int) -> None:
+    """ValueError when each variant's recording would not fit (``check_recording``, as ``tumble run``): every
+    variant would fail alike, so the sweep is refused up front. The scene file's bodies are counted (at least
+    one for a builder, whose world is not made here)."""
+    bodies = 1
+    if source.text is not None:
+        doc = scene_document(source.text, source.shown)
+        listed = doc.get("bodies", [])
+        bodies = max(1, (len(listed) if isinstance(listed, list) else 0) + ("ground" in doc))
+    try:
+        check_recording(steps, record_every, bodies)
+    except ValueError as exc:
+        raise ValueError(f"duration: each variant's {exc}") from None
 
 
 def _record_every(record_every: Any, steps: int, dt: float) -> int:

@@ -33,6 +33,52 @@ SUMMARY_TYPES = {"bodies": "int64", "simulated_s": "float64", "steps": "int64", 
 """The summary figures of ``tumble run`` (``run_summary``) and their column types, in their order."""
 
 
+MANIFEST = "sweep.json"
+"""The file naming the sweep a folder holds (``claim_folder``)."""
+
+
+def claim_folder(out: Path, keys: Sequence[str], what: Mapping[str, Any]) -> None:
+    """Check that the folder ``out`` is empty of sweeps or holds this one (the same variant keys, ``keys``, in the
+    same order: the same scene, values, run and tumble version), and record this sweep there (``sweep.json``:
+    ``what``, a description, and the digest of ``keys``). A folder that holds another sweep's table or rows is
+    refused: a second sweep would replace the first one's ``results.parquet``. A folder from before
+    ``sweep.json`` is taken as this sweep's when every row in it is one of this sweep's variants.
+
+    Raises:
+        ValueError: ``out`` holds another sweep (naming the folder and what that sweep was).
+    """
+    from .params import digest
+
+    identity = digest(list(keys))
+    manifest = out / MANIFEST
+    if manifest.exists():
+        try:
+            found = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            found = None
+        if not isinstance(found, dict) or found.get("sweep") != identity:
+            shown = _described(found)
+            raise ValueError(f"out {str(out)!r} holds another sweep's results ({shown}); a different sweep would "
+                             f"replace its {RESULTS}: give another --out/out folder (or delete that one)")
+    else:
+        rows = sorted((out / VARIANTS).glob("*.json")) if (out / VARIANTS).is_dir() else []
+        known = set(keys)
+        if any(path.stem not in known for path in rows) or ((out / RESULTS).exists() and not rows):
+            raise ValueError(f"out {str(out)!r} holds another sweep's results ({RESULTS} or {VARIANTS}/ of other "
+                             f"variants); a different sweep would replace them: give another --out/out folder (or "
+                             f"delete that one)")
+    text = json.dumps({"sweep": identity, **what}, indent=1) + "\n"
+    _atomic_write(manifest, lambda fh: fh.write(text.encode()))
+
+
+def _described(found: Any) -> str:
+    if not isinstance(found, dict):
+        return f"an unreadable {MANIFEST}"
+    keys = found.get("keys")
+    keys = ", ".join(map(str, keys)) if isinstance(keys, list) else "?"
+    return f"{found.get('variants', '?')} variants of {found.get('scene', '?')} over {keys}"
+
+
 def row_path(out: Path, key: str) -> Path:
     """The row file of the variant ``key``."""
     return out / VARIANTS / f"{key}.json"

@@ -369,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tumble {args.command}: error: {_one_line(exc)}", file=sys.stderr)
             return EXIT_USER_ERROR
         except Exception as exc:
+            if getattr(exc, "user_error", False):   # a refusal that says what to do (the event method's budget)
+                print(f"tumble {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+                return EXIT_USER_ERROR
             if os.environ.get("TUMBLE_TRACEBACK") == "1":
                 raise
             print(f"tumble {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug: please "

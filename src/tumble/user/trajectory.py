@@ -410,18 +410,37 @@ def _umask() -> int:
 
 
 def _atomic_write(path: Path, write: Any) -> Path:
-    """Write through a temporary file in the same directory, then rename: never a half-written file."""
+    """Write through a temporary file in the same directory, flushed to the disk (fsync), then rename: never a
+    half-written file, even after a power cut (a rename can reach the disk before the data it names unless the
+    data is synced first). The folder is synced after the rename, where the system allows it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private (0600); give it the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
     return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder (its entries: a rename in it) where the system allows it (not on Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def memory_limit_bytes() -> int:
