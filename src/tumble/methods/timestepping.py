@@ -76,7 +76,6 @@ from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS, STAT_NON_FINITE = range(5)
-STATS_SIZE = 4
 
 StepInputs = namedtuple("StepInputs", ["scheme", "gravity", "h", "settings", "isettings", "integrate_positions"])
 """What ``contact_step`` is asked to do: the Integrator code of its velocity and position stages (SPLITTING,

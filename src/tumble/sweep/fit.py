@@ -29,13 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from ..user.cli import _output_folder
 from ..user.scene import read_scene_text, scene_document
 from ..user.trajectory import _atomic_write
 from ..world import World
 from .cluster import CONNECT_TIMEOUT_S, check_scheduler, dask_client, require_dask
 from .measured import Measured, load_measured
 from .params import bounds_of, grid, resolve_key
-from .run import _output_folder, _precompile
+from .run import _precompile
 from .variant import Source, tracks
 
 ERROR_MEASURE = "E = mean(|x_sim - x_meas|^2) / L^2 + mean(theta^2), theta = 2 arccos|<q_sim, q_meas>| [rad]"
@@ -114,7 +115,7 @@ def fit(tosses: Sequence[tuple[str | os.PathLike | Callable[[dict[str, float]], 
     for name, value, least in (("coarse", coarse, 2), ("max_evaluations", max_evaluations, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    folder = _output_folder(out) if out is not None else None
+    folder = _output_folder("out", out) if out is not None else None
     prepared = [_toss(i, scene, measured, bounds, dt, holdout) for i, (scene, measured) in
                 enumerate(_pairs(tosses))]
     free = [k for k, (lo, hi) in bounds.items() if hi > lo]
