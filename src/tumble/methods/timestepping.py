@@ -31,6 +31,7 @@ in docs/contact.md):
 
 from __future__ import annotations
 
+import math
 import time
 from collections import namedtuple
 from typing import Any
@@ -279,7 +280,8 @@ class TimeStepping:
             self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
         settings = model.settings
         state.sleeping = _UPDATE_ISLANDS(contacts.now.pairs.view(), model.bodies(), state.bodies(), self._islands, dt,
-                                         settings.sleep_speed, settings.sleep_time, model.island_edges())
+                                         settings.sleep_speed, settings.sleep_time, model.island_edges(),
+                                         math.hypot(*model.gravity))
 
     def spring_stage(self, model: Model, state: State, dt: float) -> None:
         """The springs' loads for this step, on the awake bodies (a sleeping body's loads would pile up, since the
