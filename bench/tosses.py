@@ -176,8 +176,8 @@ def pose_difference(a: TossResult, b: TossResult) -> tuple[float, float]:
 
 
 CONFIGS: tuple[tuple[str, str, dict], ...] = (
-    ("event, sequential impacts (default)", "event", {}),
-    ("event, simultaneous impacts", "event", {"event_impacts": "simultaneous"}),
+    ("event, sequential impacts", "event", {"event_impacts": "sequential"}),
+    ("event, simultaneous impacts (default)", "event", {"event_impacts": "simultaneous"}),
     ("time-stepping 1/150 s", "timestep", {}),
     ("time-stepping 1/1500 s", "timestep", {"substeps": 10}),
 )

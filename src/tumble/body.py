@@ -201,13 +201,23 @@ class Body:
 
     @property
     def friction(self) -> float:
-        """Coulomb friction coefficient μ."""
+        """Coulomb friction coefficient μ (a pair's is √(μ_a μ_b), docs/materials.md). Settable (>= 0, checked
+        as ``add_body`` checks it); the body wakes, and its resting contacts take the new value."""
         return float(self._row("friction"))
+
+    @friction.setter
+    def friction(self, value: float) -> None:
+        self._set_material("friction", value)
 
     @property
     def restitution(self) -> float:
-        """Coefficient of restitution e."""
+        """Coefficient of restitution e (a pair's is max(e_a, e_b), docs/materials.md). Settable (in [0, 1],
+        checked as ``add_body`` checks it); the body wakes."""
         return float(self._row("restitution"))
+
+    @restitution.setter
+    def restitution(self, value: float) -> None:
+        self._set_material("restitution", value)
 
     @property
     def rolling_friction(self) -> float:
@@ -250,8 +260,9 @@ class Body:
         self._set_material("contact_dissipation", value)
 
     def _set_material(self, name: str, value: Any) -> None:
-        """Set a material extra, checked as ``add_body`` checks it (nothing changes when refused); the body
-        wakes (a fixed one wakes every body), so that its resting contacts take the new material."""
+        """Set friction, restitution or a material extra, checked as ``add_body`` checks it (nothing changes when
+        refused); the body wakes (a fixed one wakes every body), so that its resting contacts take the new
+        material."""
         self._world._set_material(self._live_index(), name, value)
         self._moved()
 

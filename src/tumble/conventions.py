@@ -94,6 +94,16 @@ INTEGRATOR_NAMES = {
     "bridson_marino": Integrator.BRIDSON_MARINO,
 }
 
+INTEGRATOR_FAMILIES = {
+    "time-stepping": ("splitting", "symplectic_euler", "implicit_gyro"),
+    "ODE integration": ("euler", "rk4", "adaptive"),
+    "implicit integration": ("implicit_euler", "trapezoidal", "bridson_marino"),
+}
+"""The integrators of ``method="timestep"`` by the advance method that steps them (``step.method_for``:
+methods/timestepping.py, methods/ode.py, methods/implicit.py). A world's integrator is chosen when it is made;
+assigning ``world.integrator`` changes it within its family only (docs/integrators.md). ``method="event"``
+integrates its own ODE (``event_ode``) and takes no integrator."""
+
 PARALLEL_MIN_BODIES = 256
 """Worlds with fewer bodies run the serial version of a per-body kernel: below a few hundred bodies the
 fork/join of Numba's thread pool (~10 µs, and far more when a core is busy elsewhere) outweighs the work."""

@@ -46,6 +46,7 @@ numba that renamed it would only compile more, and tests/unit/test_jit.py would 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -53,15 +54,22 @@ import numba
 from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
+from numba.extending import overload as _numba_overload
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["FMA", "CallSite", "njit", "view"]
+__all__ = ["FMA", "CallSite", "njit", "overload", "view"]
 
 FMA = {"contract"}
 """The fast-math flags a kernel may ask for (``fastmath=FMA``): only contraction of a * b + c into fused
 multiply-adds, which rounds once instead of twice (no reassociation, no finite-math assumptions). The free-body
 step kernels (integration/integrate.py: the five sub-rotations' dependency chain a third shorter, 143 → 94 ns a
 body) and the robots' dynamics (robots/dynamics.py: the ABA's block products) use it."""
+
+
+DISABLE_JIT = bool(numba.config.DISABLE_JIT)
+"""``NUMBA_DISABLE_JIT=1`` in the environment: every kernel runs as the Python function it is written as (slow:
+for stepping through a kernel in a debugger, a few steps of a small scene). ``njit`` then returns the function,
+``view`` slices and reshapes, ``overload`` dispatches in Python, and a ``CallSite`` calls its kernel."""
 
 
 def _type_constants_by_type(dispatcher: Any) -> Any:
@@ -86,11 +94,38 @@ def njit(*args: Any, **options: Any) -> Any:
         options["_nrt"] = bool(refcount)
     options.setdefault("fastmath", False)
     decorate = numba.njit(*args, **options)
+    if DISABLE_JIT:   # NUMBA_DISABLE_JIT=1: the plain Python functions, for a debugger
+        return decorate
 
     def wrap(fn: Callable) -> Any:
         return _type_constants_by_type(decorate(fn))
 
     return wrap
+
+
+def overload(stub: Callable, **options: Any) -> Callable[[Callable], Any]:
+    """``numba.extending.overload(stub)``: the decorated generator gives ``stub``'s implementation for the Numba
+    types of its arguments. With NUMBA_DISABLE_JIT=1 the stub, which only raises, is replaced in its module by a
+    Python dispatcher that asks the generator for the implementation for the arguments' ``numba.typeof`` and
+    calls it (every module of tumble imports overload from here, so its kernels can be stepped through)."""
+    if not DISABLE_JIT:
+        return _numba_overload(stub, **options)
+
+    def register(generator: Callable) -> Callable:
+        impls: dict[tuple, Callable] = {}
+
+        def dispatch(*args: Any) -> Any:
+            key = tuple(numba.typeof(a) for a in args)
+            impl = impls.get(key)
+            if impl is None:
+                impl = impls[key] = generator(*key)
+            return impl(*args)
+
+        dispatch.__name__, dispatch.__qualname__, dispatch.__doc__ = stub.__name__, stub.__qualname__, stub.__doc__
+        sys.modules[stub.__module__].__dict__[stub.__name__] = dispatch
+        return generator
+
+    return register
 
 
 CHECK_CALL_SITES = 0
@@ -132,6 +167,8 @@ class CallSite:
         self._bound: tuple[Any, tuple] | None = None
 
     def __call__(self, *args: Any) -> Any:
+        if DISABLE_JIT:
+            return self.kernel(*args)
         bound = self._bound
         if bound is not None:   # a fixed site, bound
             if CHECK_CALL_SITES:
@@ -196,3 +233,12 @@ def view(typingctx: Any, buf: Any, start: Any, shape: Any) -> Any:
         return impl_ret_borrowed(context, builder, result, out._getvalue())
 
     return sig, codegen
+
+
+if DISABLE_JIT:
+    def view(buf: Any, start: Any, shape: Any) -> Any:  # noqa: F811 (the intrinsic's Python stand-in)
+        """``buf[start:start + prod(shape)].reshape(shape)``: ``view`` as plain Python (NUMBA_DISABLE_JIT=1)."""
+        size = 1
+        for n in (shape,) if not isinstance(shape, tuple) else shape:
+            size *= int(n)
+        return buf[int(start):int(start) + size].reshape(shape)

@@ -25,6 +25,7 @@ from .conventions import (
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
     FLOAT,
+    INTEGRATOR_FAMILIES,
     INTEGRATOR_NAMES,
     QUAT_NORM_MIN,
     GeomType,
@@ -205,6 +206,18 @@ def _nonzero_quaternions(rows: np.ndarray) -> np.ndarray:
                          f"(y[{o + 3}:{o + 7}]) is {rows[i, 3:7].tolist()}")
     return quats
 
+def _integrator_family(name: str) -> str:
+    """The family (``INTEGRATOR_FAMILIES``) of integrator ``name``."""
+    return next(family for family, names in INTEGRATOR_FAMILIES.items() if name in names)
+
+
+def _event_integrator(integrator: str, event_ode: str) -> str:
+    """The message refusing ``integrator`` for a world of method="event"."""
+    return (f"integrator={integrator!r} does not belong to method='event': the event-driven method integrates its "
+            f"ODE with event_ode (this world's: {event_ode!r}; 'rk4' or 'adaptive'), and takes no integrator; "
+            f"leave integrator out, or use method='timestep'")
+
+
 class World:
     """A set of rigid bodies advanced in time together.
 
@@ -214,15 +227,18 @@ class World:
             "splitting" (default; symplectic Euler for translation, exact principal-axis rotations:
             |L| conserved to rounding, bounded energy error), "symplectic_euler", "implicit_gyro",
             "euler", "rk4" or "adaptive" (the last three integrate Baraff's Y = (x, q, P, L) through
-            ``tumble.ode``).
+            ``tumble.ode``), "implicit_euler", "trapezoidal" or "bridson_marino" (implicit, with the springs'
+            Jacobians). method="event" takes none (its ODE is ``event_ode``'s).
         method: "timestep" (the default: velocity-level contact solved each step, by projected
             Gauss–Seidel unless ``solver`` says otherwise; docs/contact.md) or "event" (Baraff's
             event-driven method: the ODE over Y = (x, q, P, L) with resting-contact forces from an LCP,
             collision times by root finding and impulses; for small scenes; docs/event.md).
         event_impacts, event_tolerance, event_contact_band, event_threshold, event_ode, event_root: the
-            event-driven method's settings (``dynamics.event.EventSettings``): "sequential" or
-            "simultaneous" impacts; ε [m] of the collision time; the touching band [m]; Baraff's THRESHOLD
-            [m/s] between colliding and resting; "rk4" or "adaptive"; "illinois" or "bisection".
+            event-driven method's settings (``methods.event.EventSettings``): "simultaneous" impacts (the
+            default: one LCP for all impacts, with Coulomb friction; the closer to measured tosses,
+            docs/event.md) or "sequential" (``find_all_collisions``, frictionless); ε [m] of the collision
+            time; the touching band [m]; Baraff's THRESHOLD [m/s] between colliding and resting; "rk4" or
+            "adaptive"; "illinois" or "bisection".
         robot_integrator: how robots' (q, q̇) advance (docs/robots.md): "euler" (semi-implicit Euler with
             implicit joint damping, the default) or "rk4" (classical Runge–Kutta on steps without link
             contacts or limits in reach).
@@ -234,13 +250,18 @@ class World:
             contact_damping_ratio, max_push_velocity, baumgarte, slop, sleep...); docs/contact.md explains
             each.
 
+    Every keyword reads back under its own name: ``world.gravity``, ``method`` (read only), ``integrator``
+    (assignable within its family, ``conventions.INTEGRATOR_FAMILIES``), ``contact_margin``,
+    ``robot_integrator`` and ``event_impacts``... on the world, the contact options on ``world.settings``
+    (``world.settings.friction``, ``.solver``, ``.sleep``...); ``save_scene`` and ``load_scene`` keep them all.
+
     Bodies live in structure-of-arrays storage: their parameters in ``world.model``, their state in
     ``world.state`` (model/fields.py declares every array); ``world.bodies`` hands out thin ``Body`` handles
     that read and write those arrays.
     """
 
     def __init__(self, gravity: Any = DEFAULT_GRAVITY, *, method: str = "timestep", integrator: str = "splitting",
-                 contact_margin: float = DEFAULT_CONTACT_MARGIN, event_impacts: str = "sequential",
+                 contact_margin: float = DEFAULT_CONTACT_MARGIN, event_impacts: str = "simultaneous",
                  event_tolerance: float = 1e-10, event_contact_band: float = 1e-6, event_threshold: float = 1e-3,
                  event_ode: str = "rk4", event_root: str = "illinois", robot_integrator: str = "euler",
                  **contact_options: Any) -> None:
@@ -255,13 +276,16 @@ class World:
             threshold=_checks.positive("event_threshold", event_threshold),
             impacts=event_impacts, ode=event_ode, root=event_root)
         integrator_code = _checks.choice("integrator", integrator, INTEGRATOR_NAMES)
+        if method == "event" and integrator != "splitting":
+            raise ValueError(_event_integrator(integrator, event_ode))
         _checks.choice("robot_integrator", robot_integrator, {"euler": 0, "rk4": 1})
         contact_margin = _checks.at_most("contact_margin", contact_margin, _checks.LENGTH_MAX, "m", zero=True)
         settings = ContactSettings(**contact_options)
         self._contact_options = dict(contact_options)
         """The contact options as given (validated), for ``save_scene``."""
-        self.method = method
-        """How time advances: "timestep" (velocity-level contact, docs/contact.md) or "event" (docs/event.md)."""
+        self._method_name = method
+        self._event_settings = event_settings
+        """The event method's settings as given (kept for a world of either method: ``event_impacts``...)."""
         self._model = Model(gravity, settings, contact_margin, integrator_code,
                             event_settings if method == "event" else None)
         self._model.robots.integrator = robot_integrator
@@ -334,23 +358,75 @@ class World:
         self._wake_all()
 
     @property
+    def method(self) -> str:
+        """How time advances: "timestep" (velocity-level contact, docs/contact.md) or "event" (docs/event.md).
+        Read only: the method is chosen when the world is made, ``World(method=...)``."""
+        return self._method_name
+
+    @method.setter
+    def method(self, value: Any) -> None:
+        raise AttributeError(f"world.method is read only (this world's is {self._method_name!r}, got {value!r}): "
+                             f"the method is chosen when the world is made, e.g. World(method={value!r})")
+
+    @property
     def integrator(self) -> str:
-        """Name of the integrator in use; assign one of the names ``World`` accepts to change it."""
+        """Name of the integrator in use; assign another of its family to change it (``INTEGRATOR_FAMILIES``:
+        splitting, symplectic_euler, implicit_gyro step by time-stepping; euler, rk4, adaptive integrate the
+        ODE; implicit_euler, trapezoidal, bridson_marino are implicit). A world with method="event" reads
+        "splitting" and takes no other: its ODE is integrated by ``event_ode``."""
         return Integrator(self._model.integrator).name.lower()
 
     @integrator.setter
     def integrator(self, value: str) -> None:
         code = _checks.choice("integrator", value, INTEGRATOR_NAMES)
-        if self.method != "event" and np.any(self._model.body.live("kinematic")):
-            previous, self._model.integrator = self._model.integrator, code
-            kind = method_for(self._model, self._state).name
-            self._model.integrator = previous
-            if kind != "timestep":
-                raise ValueError(f"integrator={value!r} does not move kinematic bodies, which this world has: "
-                                 f"use splitting, symplectic_euler or implicit_gyro")
+        current = self.integrator
+        if self._method_name == "event":
+            if value != current:
+                raise ValueError(_event_integrator(value, self.event_ode))
+            return
+        family, own = _integrator_family(value), _integrator_family(current)
+        if family != own:
+            raise ValueError(f"integrator={value!r} does not belong to this world's method: method='timestep' with "
+                             f"integrator={current!r} advances by {own} ({', '.join(INTEGRATOR_FAMILIES[own])}), and "
+                             f"{value!r} by {family}; the method is chosen when the world is made: "
+                             f"World(integrator={value!r})")
         self._model.integrator = code
-        if self.method != "event":
-            self._method = method_for(self._model, self._state).taking_over(self._method)
+        self._method = method_for(self._model, self._state).taking_over(self._method)
+
+    @property
+    def robot_integrator(self) -> str:
+        """How robots' (q, q̇) advance: "euler" or "rk4" (``World(robot_integrator=...)``, docs/robots.md)."""
+        return self._model.robots.integrator
+
+    @property
+    def event_impacts(self) -> str:
+        """The event method's impact law, "simultaneous" or "sequential" (``World(event_impacts=...)``)."""
+        return self._event_settings.impacts
+
+    @property
+    def event_tolerance(self) -> float:
+        """ε [m] of the event method's collision times (``World(event_tolerance=...)``)."""
+        return self._event_settings.tolerance
+
+    @property
+    def event_contact_band(self) -> float:
+        """[m] the event method's touching band (``World(event_contact_band=...)``)."""
+        return self._event_settings.contact_band
+
+    @property
+    def event_threshold(self) -> float:
+        """[m/s] the event method's THRESHOLD between colliding and resting (``World(event_threshold=...)``)."""
+        return self._event_settings.threshold
+
+    @property
+    def event_ode(self) -> str:
+        """The event method's ODE integrator, "rk4" or "adaptive" (``World(event_ode=...)``)."""
+        return self._event_settings.ode
+
+    @property
+    def event_root(self) -> str:
+        """The event method's root finder, "illinois" or "bisection" (``World(event_root=...)``)."""
+        return self._event_settings.root
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, shape: Any, *, density: float | None = None, mass: float | None = None,
@@ -519,9 +595,16 @@ class World:
         return extras
 
     def _set_material(self, index: int, name: str, value: Any) -> None:
-        """Body ``index``'s material extra ``name`` = ``value`` (the Body setters): checked with the others
-        as ``add_body`` checks them, then written to the body row and its record; refused before anything
-        changes."""
+        """Body ``index``'s friction, restitution or material extra ``name`` = ``value`` (the Body setters):
+        checked with the others as ``add_body`` checks them, then written to the body row and its record;
+        refused before anything changes."""
+        if name in ("friction", "restitution"):
+            pair = {"friction": float(self._array("friction")[index]),
+                    "restitution": float(self._array("restitution")[index]), name: value}
+            checked = dict(zip(pair, _checks.material(pair["friction"], pair["restitution"]), strict=True))
+            self._array(name)[index] = checked[name]
+            self._records[index][name] = checked[name]
+            return
         row = {key: float(self._array(key)[index]) for key in _MATERIAL_EXTRAS}
         extras = self._contact_material(**{**_material_record(row), name: value})
         self._array(name)[index] = extras[name]
@@ -1155,25 +1238,44 @@ class World:
     # ------------------------------------------------------------------ springs
     def add_spring(self, spring: Spring) -> Spring:
         """Add ``spring`` (``AxialSpring``, ``MultiPointSpring`` or ``FrameSpring``, made with world points at
-        creation; docs/springs.md): its points are stored in the bodies' axes at their poses now. Its loads
+        creation; docs/springs.md): its points are stored in the bodies' axes at their poses now. Its body
+        references are those its constructor takes: a Body of this world, a body index (``world.bodies[i]``,
+        which the spring then holds) or None for the world. Its loads
         act every step; the implicit integrators (``integrator="implicit_euler"``, "trapezoidal",
         "bridson_marino") use its Jacobians. Returns the spring."""
         if not isinstance(spring, (AxialSpring, MultiPointSpring, FrameSpring)):
             raise TypeError(f"spring must be an AxialSpring, MultiPointSpring or FrameSpring, got {spring!r}")
         if any(s is spring for s in self._model.springs):
             raise ValueError(f"spring must not be in this world already, got {spring!r}")
-        for body in spring_bodies(spring):
-            if not isinstance(body, Body) or body._world is not self or body._index < 0:
-                raise ValueError(f"spring must join live bodies of this world (or None for the world), got {body!r}")
+        refs = [self._spring_body(ref) for ref in spring_bodies(spring, keep_world=True)]
         if self.method == "event":     # before bind: a refused spring is left as it was given
             raise ValueError("springs act in method='timestep' only (the event-driven method's ODE does not "
                              "take their loads yet)")
+        if isinstance(spring, MultiPointSpring):
+            spring.bodies = refs
+        else:
+            spring.a, spring.b = refs
         live = self._live()
         spring.bind(live["x"], live["q"])
         self._model.springs.append(spring)
         self._model.constraints_changed()
         self._wake_all()
         return spring
+
+    def _spring_body(self, ref: Any) -> Body | None:
+        """A spring's body reference (what the spring constructors take: a Body, a body index or None for the
+        world, ``forces.springs.BodyRef``) as this world's Body handle: a Body must be a live body of this
+        world, an index that of one of its bodies (``world.bodies[i]``); None stays the world."""
+        if ref is None:
+            return None
+        if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
+            if not 0 <= ref < len(self._handles):
+                raise ValueError(f"spring must join bodies of this world (or None for the world): body index "
+                                 f"{ref!r} is not one of its {len(self._handles)} bodies")
+            return self._handles[int(ref)]
+        if not isinstance(ref, Body) or ref._world is not self or ref._index < 0:
+            raise ValueError(f"spring must join live bodies of this world (or None for the world), got {ref!r}")
+        return ref
 
     def remove_spring(self, spring: Spring) -> None:
         """Take ``spring`` out of the world."""

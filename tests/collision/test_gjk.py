@@ -36,10 +36,10 @@ from scipy.optimize import brentq, lsq_linear, minimize
 from scipy.spatial.transform import Rotation
 
 from tumble.collision.gjk import (
-    KIND_ELLIPSOID,
-    KIND_POINT,
-    KIND_POLYTOPE,
-    KIND_SEGMENT,
+    SHAPE_ELLIPSOID,
+    SHAPE_POINT,
+    SHAPE_POLYTOPE,
+    SHAPE_SEGMENT,
     epa_penetration,
     gjk_distance,
     shape,
@@ -75,11 +75,11 @@ def f3(v):
 
 
 def point(c):
-    return (KIND_POINT, *f3(c), 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, DUMMY, 0)
+    return (SHAPE_POINT, *f3(c), 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, DUMMY, 0)
 
 
 def segment(c0, c1):
-    return (KIND_SEGMENT, *f3(c0), 1.0, 0.0, 0.0, 0.0, *f3(c1), DUMMY, 0)
+    return (SHAPE_SEGMENT, *f3(c0), 1.0, 0.0, 0.0, 0.0, *f3(c1), DUMMY, 0)
 
 
 def scalar_first(rot):
@@ -88,7 +88,7 @@ def scalar_first(rot):
 
 
 def ellipsoid(c, rot, s):
-    return (KIND_ELLIPSOID, *f3(c), *scalar_first(rot), *f3(s), DUMMY, 0)
+    return (SHAPE_ELLIPSOID, *f3(c), *scalar_first(rot), *f3(s), DUMMY, 0)
 
 
 def sphere(c, r):
@@ -97,7 +97,7 @@ def sphere(c, r):
 
 def polytope(v):
     v = np.ascontiguousarray(v, dtype=np.float64)
-    return (KIND_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, v, len(v))
+    return (SHAPE_POLYTOPE, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, v, len(v))
 
 
 class Box:
@@ -393,11 +393,11 @@ def check_consistent(a_args, b_args, out, in_a, in_b, require_ok=True):
     assert in_a(a) <= ROUND and in_b(b) <= ROUND
     assert (b - a) @ n == pytest.approx(depth, abs=ROUND)
     moved = list(a_args)
-    if moved[0] == KIND_POLYTOPE:
+    if moved[0] == SHAPE_POLYTOPE:
         moved[11] = moved[11] + (depth + 1e-6) * n
     else:
         moved[1:4] = (np.array(moved[1:4]) + (depth + 1e-6) * n).tolist()
-        if moved[0] == KIND_SEGMENT:
+        if moved[0] == SHAPE_SEGMENT:
             moved[8:11] = (np.array(moved[8:11]) + (depth + 1e-6) * n).tolist()
     assert dist(tuple(moved), b_args)[0] > 0.0
 

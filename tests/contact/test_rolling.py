@@ -115,7 +115,7 @@ def test_event_method_rolling_ball_feels_its_weight():
     """Event-driven method, level ground, v = 0.5 m/s, ω = 5 rad/s (ω² r = 2.5 m/s² < g): the resting force
     is m g = 9.81 N to 1e-9 (following the material point it was m (g − ω² r) = 7.31 N), and after 0.5 s
     the ball still rolls at 0.5 m/s with no impacts."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(friction=0.5)
     ball = world.add_body(tb.Sphere(RADIUS), mass=1.0, position=(0.0, 0.0, RADIUS), velocity=(0.5, 0.0, 0.0),
                           angular_velocity=(0.0, 0.5 / RADIUS, 0.0), friction=0.5)
@@ -129,7 +129,7 @@ def test_event_method_rolling_ball_feels_its_weight():
 
 def test_event_method_rolling_down_an_incline():
     """Event-driven method: a = 5/7 g sin θ to 1e-9 relative over 1 s (measured 2e-15)."""
-    path, body = _incline_roll(tb.Sphere(RADIUS), 1.0, method="event")
+    path, body = _incline_roll(tb.Sphere(RADIUS), 1.0, method="event", event_impacts="sequential")
     t = DT * np.arange(1, len(path) + 1)
     expected = 5.0 / 7.0 * G * np.sin(THETA)
     assert np.max(np.abs(path - 0.5 * expected * t**2)) < 1e-9
@@ -200,7 +200,7 @@ def test_event_method_ball_slides_off_a_dome():
     the force was short by m v²/L and the ball chattered off the dome."""
     big, small, v0 = 1.0, RADIUS, 0.05
     reach = big + small
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Sphere(big), fixed=True, friction=0.0)
     ball = world.add_body(tb.Sphere(small), mass=1.0, position=(0.0, 0.0, reach), velocity=(v0, 0.0, 0.0),
                           friction=0.0)

@@ -19,7 +19,7 @@ def _run(world: tb.World, seconds: float, dt: float = DT) -> None:
 def test_free_fall_is_exact():
     """No contact: RK4 integrates x(t) = x0 + v0 t + ½ g t² exactly (a quadratic in t; RK4 is exact for
     polynomials of degree ≤ 4). 120 steps of |x| ~ 1 m round at ~1e-16 each: 1e-12 leaves a wide margin."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     ball = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0.0, 0.0, 2.0), velocity=(1.0, 0.5, 3.0))
     _run(world, 0.5)
     t = world.time
@@ -32,7 +32,7 @@ def _bounce(restitution: float, seconds: float, **options):
     """A ball of radius 0.1 m dropped from 1 m above the ground; returns the world, the ball, each flight's
     apex height above the ground and the impact time before it, both from the state one step after the
     impact (closed-form free flight backwards and forwards from (z, v_z))."""
-    world = tb.World(method="event", **options)
+    world = tb.World(method="event", event_impacts="sequential", **options)
     world.add_ground(restitution=restitution)
     ball = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0, 0, 1.1), restitution=restitution)
     apex, impact = [], []
@@ -120,7 +120,7 @@ def test_resting_box_forces_are_equal_and_carry_its_weight():
     """A box flat on the ground: 4 vertex–face contacts, A singular (3 degrees of freedom): the least-norm
     forces are equal by symmetry, each m g / 4; the box's acceleration is zero (1e-9: the LCP is solved to
     rounding). It stays put for 1 s."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground()
     box = world.add_body(tb.Box(0.4, 0.3, 0.2), mass=2.0, position=(0.1, -0.2, 0.1))
     contacts = world.contacts()
@@ -142,7 +142,7 @@ def test_frictionless_box_slides_down_an_incline_at_g_sin_theta():
     theta = np.radians(20.0)
     q = np.array([np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0])
     normal = np.array([np.sin(theta), 0.0, np.cos(theta)])
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Box(4.0, 4.0, 0.2), position=(0, 0, 0), orientation=q, fixed=True, friction=0.0)
     box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=0.2 * normal, orientation=q, friction=0.0)
     start = box.position
@@ -158,7 +158,7 @@ def test_frictionless_box_slides_down_an_incline_at_g_sin_theta():
 def test_a_pull_stronger_than_the_weight_lifts_the_box():
     """Complementarity (9-7): pulled up with 1.5 m g, the contacts accelerate apart (d̈ > 0), their forces
     are zero and the box rises at 0.5 g."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground()
     box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0, 0, 0.1))
     world.add_force(lambda w, t: box.apply_force((0.0, 0.0, 1.5 * G)))
@@ -167,7 +167,7 @@ def test_a_pull_stronger_than_the_weight_lifts_the_box():
     assert box.position[2] == pytest.approx(0.1 + 0.25 * G * t**2, abs=1e-12)
     box.apply_force((0.0, 0.0, 1.5 * G))
     # while touching (at t = 0 the pull already wins): every force zero
-    fresh = tb.World(method="event")
+    fresh = tb.World(method="event", event_impacts="sequential")
     fresh.add_ground()
     b2 = fresh.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0, 0, 0.1))
     b2.apply_force((0.0, 0.0, 1.5 * G))
@@ -198,7 +198,7 @@ def test_two_body_collision_in_free_space(impacts):
 def test_spinning_boxes_collide_with_momentum_exact():
     """Two spinning boxes meeting off-centre in zero gravity (vertex–face and edge–edge impacts):
     linear and angular momentum exact to 1e-12 relative (each impulse is ±j at one point, (8-12))."""
-    world = tb.World(gravity=(0, 0, 0), method="event")
+    world = tb.World(gravity=(0, 0, 0), method="event", event_impacts="sequential")
     world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0, 0, 0), velocity=(2.0, 0.3, 0.0),
                    angular_velocity=(0.0, 1.0, 2.0), restitution=0.5)
     world.add_body(tb.Box(0.3, 0.2, 0.25), mass=3.0, position=(0.4, 0.05, 0.02), velocity=(-1.0, 0.0, 0.1),
@@ -216,9 +216,9 @@ def test_bad_event_options_raise_before_anything_changes():
     with pytest.raises(ValueError, match="event_impacts"):
         tb.World(method="event", event_impacts="both")
     with pytest.raises(ValueError, match="event_tolerance"):
-        tb.World(method="event", event_tolerance=-1.0)
+        tb.World(method="event", event_impacts="sequential", event_tolerance=-1.0)
     with pytest.raises(ValueError, match="event_root"):
-        tb.World(method="event", event_root="newton")
+        tb.World(method="event", event_impacts="sequential", event_root="newton")
     with pytest.raises(ValueError, match="method"):
         tb.World(method="events")
 
@@ -244,7 +244,7 @@ def test_a_fast_ball_does_not_tunnel_through_a_thin_wall():
     """A 5 cm ball at 200 m/s toward a 2 cm wall 0.5 m away, e = 1, zero gravity: one step of 1/240 s would
     carry it 0.83 m, through the wall; the step bound (a quarter of the thinnest bounding box per step)
     catches the impact, and it comes back at 200 m/s."""
-    world = tb.World(gravity=(0, 0, 0), method="event")
+    world = tb.World(gravity=(0, 0, 0), method="event", event_impacts="sequential")
     world.add_body(tb.Box(0.02, 1.0, 1.0), position=(0.5, 0, 0), fixed=True, restitution=1.0)
     ball = world.add_body(tb.Sphere(0.05), mass=1.0, position=(0, 0, 0), velocity=(200.0, 0, 0), restitution=1.0)
     world.step(DT)
@@ -261,7 +261,7 @@ def test_adaptive_ode_gives_the_same_bounce():
 def test_removing_a_body_renews_the_event_methods_detector():
     """After world.remove_body the method detects on the new shape rows: the remaining ball still lands and
     rests on the ground (a stale detector would name removed shapes)."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground()
     gone = world.add_body(tb.Sphere(0.1), mass=1.0, position=(1.0, 0, 0.1))
     ball = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0, 0, 0.3))
@@ -274,7 +274,7 @@ def test_removing_a_body_renews_the_event_methods_detector():
 
 def test_restore_repeats_the_event_run_bitwise():
     """snapshot()/restore() in event mode: the same impacts and collision times follow, bit for bit."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(restitution=0.5)
     ball = world.add_body(tb.Box(0.2, 0.1, 0.15), mass=1.0, position=(0, 0, 0.6), restitution=0.5,
                           orientation=(0.96, 0.2, 0.1, 0.17), angular_velocity=(1.0, 2.0, 0.5))
@@ -289,7 +289,7 @@ def test_restore_repeats_the_event_run_bitwise():
 
 
 def test_an_unsupported_shape_is_refused_before_anything_changes():
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground()
     with pytest.raises(ValueError, match="shape: method='event' does not support Capsule"):
         world.add_body(tb.Capsule(0.1, 0.3), mass=1.0)

@@ -12,7 +12,7 @@ DT = 1.0 / 240.0
 
 
 def _box_on_ground(mu: float, **body):
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(friction=mu)
     box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0, 0, 0.1), friction=mu, **body)
     return world, box
@@ -68,7 +68,7 @@ def test_incline_with_friction(mu):
     theta = np.radians(20.0)
     q = np.array([np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0])
     normal = np.array([np.sin(theta), 0.0, np.cos(theta)])
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Box(4.0, 4.0, 0.2), position=(0, 0, 0), orientation=q, fixed=True, friction=mu)
     box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=0.2 * normal, orientation=q, friction=mu)
     start = box.position

@@ -33,7 +33,7 @@ def test_pendulum_keeps_the_elliptic_period():
     # Released horizontal (90° amplitude), no contacts: the constraint forces make the motion exact up to
     # rk4's error. Half periods from successive zero crossings of the angle from the downward vertical:
     # measured 1e-9 relative; energy drift 2.6e-9 of m g L/2; joint error 3e-11 m.
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     rod, joint = _hinged_rod(world, 0.0)
     i_pivot = (0.1**2 + 1.0) / 12 + 0.25
     period = 2 * np.pi * np.sqrt(i_pivot / (G * 0.5)) * 2 / np.pi * ellipk(np.sin(np.pi / 4) ** 2)
@@ -60,7 +60,7 @@ def test_hinged_rod_rebounds_to_e_squared_and_rests_on_half_its_weight():
     # At rest (Zeno ended by the plastic pass) the rod is in equilibrium: the support's forces' moment about
     # the hinge balances gravity's, m g L/2, and with the hinge's force they carry m g (to 1e-9).
     e, tilt = 0.5, 0.3
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Box(0.4, 0.4, 0.2), fixed=True, position=(1.0, 0, -0.15), restitution=e, friction=0.0)
     rod, joint = _hinged_rod(world, tilt, restitution=e, friction=0.0)
     angles, impacts = [], []
@@ -90,7 +90,7 @@ def test_hinged_rod_resting_with_friction_is_in_equilibrium():
     # Not quite at rest: the rod creeps up off the support at 8e-7 rad/s (its contacts separating at
     # 7e-7 m/s, inside the method's resting band of 1e-3 threshold = 1e-6 m/s) and lands again; frictionless
     # it rests to 1e-9 (above). Bound 1e-5 rad/s.
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Box(0.4, 0.4, 0.2), fixed=True, position=(1.0, 0, -0.15))
     rod, joint = _hinged_rod(world, 0.05)
     for _ in range(240):
@@ -107,7 +107,7 @@ def test_a_lone_body_steps_in_an_event_world():
     # With fewer than two colliding bodies the detector computes no AABBs (it is idle); the event method's
     # longest step read them anyway and came out 0, so a single moving body never advanced (found with the
     # pendulum above). Free flight: x = v t − ½ g t² (rk4 is exact for it).
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     ball = world.add_body(tb.Sphere(0.1), velocity=(1.0, 0, 2.0))
     for _ in range(24):
         world.step(1 / 240)
@@ -115,7 +115,7 @@ def test_a_lone_body_steps_in_an_event_world():
 
 
 def test_limits_motors_and_compliance_are_refused():
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     rod = world.add_body(tb.Box(1.0, 0.1, 0.1), mass=1.0, position=(0.5, 0, 0))
     with pytest.raises(ValueError, match="limits=.*method='event'"):
         world.add_joint(tb.HingeJoint(rod, None, (0, 0, 0), (0, 1, 0), limits=(-1.0, 1.0)))

@@ -30,7 +30,7 @@ DT = 1.0 / 100.0
 
 
 def _ball(**material):
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(friction=0.5, **material)
     return world
 
@@ -61,7 +61,7 @@ def test_a_ball_on_a_slope_is_held_by_rolling_resistance_or_rolls_down_at_the_cl
     mu_r = (1.2 if held else 0.5) * R * np.tan(theta)
     q = np.array([np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0])
     normal = np.array([np.sin(theta), 0.0, np.cos(theta)])
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Box(30.0, 30.0, 0.2), orientation=q, fixed=True, friction=0.5, rolling_friction=mu_r)
     ball = world.add_body(tb.Sphere(R), mass=MASS, position=(0.1 + R) * normal, friction=0.5, rolling_friction=mu_r)
     start = ball.position
@@ -91,7 +91,7 @@ def test_a_spinning_ball_stops_spinning_at_the_closed_form_time():
 def test_a_box_spinning_on_its_face_is_stopped_by_one_bound_for_its_four_corners():
     """Coulomb friction off: the torsional torque alone, μ_s Σf = μ_s m g for the pair (not 4 μ_s m g)."""
     mu_s, w0 = 0.02, 2.0
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(friction=0.0, torsional_friction=mu_s)
     box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=MASS, position=(0, 0, 0.1), angular_velocity=(0, 0, w0),
                          friction=0.0, torsional_friction=mu_s)
@@ -103,7 +103,7 @@ def test_a_box_spinning_on_its_face_is_stopped_by_one_bound_for_its_four_corners
 
 def test_zero_rolling_and_torsional_friction_leave_the_event_step_bitwise_unchanged():
     def run(**material):
-        world = tb.World(method="event")
+        world = tb.World(method="event", event_impacts="sequential")
         world.add_ground(friction=0.4, restitution=0.3, **material)
         body = world.add_body(tb.Box(0.1, 0.1, 0.1), mass=0.4, position=(0, 0, 0.2),
                               orientation=(0.9, 0.3, 0.2, 0.1), velocity=(0.5, 0, 0), angular_velocity=(1, 2, 3),
@@ -116,7 +116,7 @@ def test_zero_rolling_and_torsional_friction_leave_the_event_step_bitwise_unchan
 
 
 def test_compliant_contact_is_refused_by_the_event_method_and_nothing_changes():
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     with pytest.raises(ValueError, match="contact_stiffness"):
         world.add_ground(contact_stiffness=1e4)
     with pytest.raises(ValueError, match="contact_stiffness"):

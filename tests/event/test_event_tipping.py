@@ -29,7 +29,7 @@ def tipped():
     on the edge, slides off it, turns about 0.8 rad while falling from 1 m (ω ≈ 6.8 rad/s, 0.35 s), so it
     lands clear of the table (its centre near x = 0.76 m > 0.5 + 0.1 + margin), plastically on corners and
     edges, and ends face-down on the ground, sliding and spinning until friction stops it."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(friction=MU, restitution=0.0)
     world.add_body(tb.Box(1.0, 1.0, TABLE_TOP), position=(0, 0, TABLE_TOP / 2), fixed=True, friction=MU,
                    restitution=0.0)

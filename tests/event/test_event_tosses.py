@@ -61,7 +61,7 @@ def _edge_landing(gap_speed: float):
     """A 0.1 m cube (0.4 kg) on its edge along y, tilted ``TILT`` about y from lying flat (μ = 0): the edge's
     end at y = −0.05 at rest on the ground and the one at y = +0.05 landing at ``gap_speed`` [m/s] (< 0), by a
     roll about x and a fall of the centre."""
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_ground(restitution=0.125)
     omega_x = gap_speed / 0.1                    # end +: v_z + ω_x · 0.05, end −: v_z − ω_x · 0.05
     box = world.add_body(tb.Box(0.1, 0.1, 0.1), mass=0.4, position=(0.0, 0.0, -EDGE[2]),
@@ -100,9 +100,9 @@ def test_a_bounce_above_the_threshold_still_bounces():
 
 
 IMPACTS = "simultaneous"
-"""The tosses run with one impulse LCP for all touching contacts, Coulomb friction at impacts included; the
-default ("sequential", Baraff's ``find_all_collisions``) has frictionless impacts, so a box tossed with μ = 0.1
-skids on for metres after bouncing (toss 19 came to rest at 4.99 s)."""
+"""The tosses run with one impulse LCP for all touching contacts, Coulomb friction at impacts included (the
+default, named here); the other law ("sequential", Baraff's ``find_all_collisions``) has frictionless impacts,
+so a box tossed with μ = 0.1 skids on for metres after bouncing (toss 19 came to rest at 4.99 s)."""
 TOSSES = tosses(200)
 BOUNCING = [i for i, t in enumerate(TOSSES) if t.restitution > 0.0]
 PLASTIC = [i for i, t in enumerate(TOSSES) if t.restitution == 0.0]

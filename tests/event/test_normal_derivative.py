@@ -57,7 +57,7 @@ def _check(world, families=None):
 
 
 def _world():
-    return tb.World(gravity=(0, 0, 0), method="event")
+    return tb.World(gravity=(0, 0, 0), method="event", event_impacts="sequential")
 
 
 def test_vertex_face_normal_turns_with_the_reference_body():

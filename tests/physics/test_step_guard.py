@@ -132,7 +132,7 @@ def test_with_contacts_the_failed_step_leaves_no_trace(integrator):
 
 
 def test_the_event_method_refuses_the_step_before_the_state_goes_non_finite():
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     world.add_body(tb.Box(1, 1, 1), position=(0, 0, 0.5))
     world.add_ground()
     before = _state(world)
@@ -144,7 +144,7 @@ def test_the_event_method_refuses_the_step_before_the_state_goes_non_finite():
 
 
 def test_the_event_method_in_free_flight_names_the_body():
-    error = _fails_and_keeps(_box_world(method="event"), 1e300)
+    error = _fails_and_keeps(_box_world(method="event", event_impacts="sequential"), 1e300)
     assert error.name == "cube" and "event" in error.stage
 
 

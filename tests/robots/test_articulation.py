@@ -497,7 +497,7 @@ def test_bad_input_changes_nothing():
     with pytest.raises(ValueError, match="'j1' moves no mass"):
         w.add_robot(massless)
     with pytest.raises(ValueError, match="time-stepping"):
-        tb.World(method="event").add_robot(chain(1))
+        tb.World(method="event", event_impacts="sequential").add_robot(chain(1))
     assert w.robots == () and w.body_count == 0
     robot = w.add_robot(chain(2))
     with pytest.raises(ValueError, match="q"):

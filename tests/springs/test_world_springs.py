@@ -253,7 +253,7 @@ def test_implicit_steps_allocate_nothing_once_their_workspace_is_made():
 def test_event_world_refuses_a_spring_and_leaves_it_unbound():
     # The event-driven method takes no state-dependent loads: add_spring refuses, before it binds the spring
     # to the bodies' poses or adds it (bad input changes nothing, the spring included).
-    world = tb.World(method="event")
+    world = tb.World(method="event", event_impacts="sequential")
     body = world.add_body(tb.Sphere(0.1), position=(0, 0, 1))
     spring = tb.AxialSpring(body, None, (0, 0, 1), (0, 0, 2), stiffness=10.0)
     with pytest.raises(ValueError, match="method='timestep' only"):

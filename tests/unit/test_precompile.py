@@ -110,7 +110,7 @@ _CHILD = textwrap.dedent("""
         return world
 
     def sliding_box():   # the event method: a box sliding on the ground (resting contacts, friction, impacts)
-        world = tb.World(method="event")
+        world = tb.World(method="event", event_impacts="sequential")
         world.add_ground(friction=0.3)
         world.add_body(tb.Box(0.2, 0.2, 0.2), position=(0.0, 0.0, 0.1), velocity=(1.0, 0.2, 0.0), friction=0.3)
         return world

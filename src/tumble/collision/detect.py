@@ -25,8 +25,7 @@ from . import narrowphase as nph
 from .aabb import geom_aabbs, geom_aabbs_serial, motion_sweep, swept_aabbs_serial
 from .broadphase import SweepAndSort, sap_step
 from .contacts import CarriedPairs, ContactBuffer, PairMaterials, PairShapes, set_pairs, slot
-from .ellipsoid import KIND_ELLIPSOID
-from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_SPHERE, KIND_VERTEX_FACE
+from .sat import KIND_CAPSULE, KIND_EDGE_EDGE, KIND_ELLIPSOID, KIND_SPHERE, KIND_VERTEX_FACE
 
 if TYPE_CHECKING:
     from ..model.model import Model

@@ -19,9 +19,7 @@ import numpy as np
 from ..jit import njit
 from ..math3d import qrot_inv_t, qrot_t
 from . import features, gjk
-
-KIND_ELLIPSOID = 4
-"""Contact kind of an ellipsoid contact (a point contact of a curved surface); see detect.KIND_NAMES."""
+from .sat import KIND_ELLIPSOID
 
 EPA_TOL = 1e-9
 """m. EPA stops when the support along the best face's normal improves by less than this: far below the
@@ -73,7 +71,7 @@ def convex_pair(shape_a, ra, shape_b, rb, margin, epa_ws, out, base):
     # Only a strictly convex side has a unique such point: a polytope's support along a face normal is any
     # vertex of that face, and a segment's along its perpendicular any of its points. So the point is taken
     # from the curved side (an ellipsoid, or a sphere's centre).
-    if ka == gjk.KIND_ELLIPSOID or ka == gjk.KIND_POINT:
+    if ka == gjk.SHAPE_ELLIPSOID or ka == gjk.SHAPE_POINT:
         sx, sy, sz, half = ax - ra * nx, ay - ra * ny, az - ra * nz, 0.5 * depth
     else:
         sx, sy, sz, half = bx + rb * nx, by + rb * ny, bz + rb * nz, -0.5 * depth

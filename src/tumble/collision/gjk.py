@@ -24,13 +24,13 @@ Shapes ("cores"). Every quantity is in the WORLD frame, lengths in metres, float
 ``(kind, (px, py, pz, qw, qx, qy, qz), (sx, sy, sz), verts, nv)`` (``shape`` builds it): p, q the pose, s the
 size, all floats, and nv an integer:
 
-- ``KIND_POINT`` (0): the point p; q, s and verts are ignored.
-- ``KIND_SEGMENT`` (1): the segment from c0 = p to c1 = s; q and verts are ignored.
-- ``KIND_ELLIPSOID`` (2): centre p, orientation q (unit quaternion, scalar first, body → world) and
+- ``SHAPE_POINT`` (0): the point p; q, s and verts are ignored.
+- ``SHAPE_SEGMENT`` (1): the segment from c0 = p to c1 = s; q and verts are ignored.
+- ``SHAPE_ELLIPSOID`` (2): centre p, orientation q (unit quaternion, scalar first, body → world) and
   semi-axes s along the body x, y, z axes.
-- ``KIND_POLYTOPE`` (3): the convex hull of ``verts[:nv]`` ((n, 3) float64, world coordinates);
+- ``SHAPE_POLYTOPE`` (3): the convex hull of ``verts[:nv]`` ((n, 3) float64, world coordinates);
   p, q and s are ignored.
-- ``KIND_CYLINDER`` (4): the solid circular cylinder of radius s[0] and half height s[1] along body z,
+- ``SHAPE_CYLINDER`` (4): the solid circular cylinder of radius s[0] and half height s[1] along body z,
   centre p, orientation q (the exact cylinder, for the distance queries of queries/distance.py; the
   narrowphase collides cylinders as prisms).
 
@@ -46,11 +46,11 @@ import numpy as np
 from ..jit import njit
 from ..math3d import centroid, qrot_inv_t, qrot_t
 
-KIND_POINT = 0
-KIND_SEGMENT = 1
-KIND_ELLIPSOID = 2
-KIND_POLYTOPE = 3
-KIND_CYLINDER = 4
+SHAPE_POINT = 0
+SHAPE_SEGMENT = 1
+SHAPE_ELLIPSOID = 2
+SHAPE_POLYTOPE = 3
+SHAPE_CYLINDER = 4
 
 
 def shape(kind: int, p: tuple, q: tuple = (1.0, 0.0, 0.0, 0.0), s: tuple = (0.0, 0.0, 0.0),
@@ -100,11 +100,11 @@ def support(shape, dx, dy, dz):
     kind, pose, size, verts, nv = shape
     px, py, pz, qw, qx, qy, qz = pose
     sx, sy, sz = size
-    if kind == KIND_SEGMENT:
+    if kind == SHAPE_SEGMENT:
         if dx * px + dy * py + dz * pz >= dx * sx + dy * sy + dz * sz:
             return 1.0 * px, 1.0 * py, 1.0 * pz
         return 1.0 * sx, 1.0 * sy, 1.0 * sz
-    if kind == KIND_ELLIPSOID:
+    if kind == SHAPE_ELLIPSOID:
         # Closed form: with d_b = Rᵀd, the body-frame maximiser of d_b · x over x = S u, |u| <= 1 is
         # x = S² d_b / |S d_b|. It is homogeneous of degree 0 in d, so d is first scaled to max-norm 1,
         # which keeps |S d_b|² from overflowing or underflowing for any finite d.
@@ -118,7 +118,7 @@ def support(shape, dx, dy, dz):
             return 1.0 * px, 1.0 * py, 1.0 * pz
         ex, ey, ez = qrot_t(qw, qx, qy, qz, sx * ux / nu, sy * uy / nu, sz * uz / nu)
         return px + ex, py + ey, pz + ez
-    if kind == KIND_POLYTOPE and nv > 0:
+    if kind == SHAPE_POLYTOPE and nv > 0:
         best = dx * verts[0, 0] + dy * verts[0, 1] + dz * verts[0, 2]
         k = 0
         for i in range(1, nv):
@@ -127,7 +127,7 @@ def support(shape, dx, dy, dz):
                 best = s
                 k = i
         return verts[k, 0], verts[k, 1], verts[k, 2]
-    if kind == KIND_CYLINDER:
+    if kind == SHAPE_CYLINDER:
         # s(d) = p + sign(d·a) h a + r d⊥/|d⊥|, a the axis, d⊥ = d − (d·a) a (a rim point, or the cap's centre
         # when d is along the axis); in body axes d⊥ is (lx, ly, 0).
         lx, ly, lz = qrot_inv_t(qw, qx, qy, qz, dx, dy, dz)
@@ -144,9 +144,9 @@ def _centre(shape):
     kind, pose, size, verts, nv = shape
     px, py, pz = pose[0], pose[1], pose[2]
     sx, sy, sz = size
-    if kind == KIND_SEGMENT:
+    if kind == SHAPE_SEGMENT:
         return 0.5 * (px + sx), 0.5 * (py + sy), 0.5 * (pz + sz)
-    if kind == KIND_POLYTOPE and nv > 0:
+    if kind == SHAPE_POLYTOPE and nv > 0:
         return centroid(verts, nv)
     return 1.0 * px, 1.0 * py, 1.0 * pz
 

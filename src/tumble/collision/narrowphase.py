@@ -118,15 +118,15 @@ def _core(t, g, pose, geom, poly, world):
     a polytope is its world vertices, written to ``world`` = (wv, wn, wd)."""
     px, py, pz, qw, qx, qy, qz = pose
     if t == SPHERE:
-        return gjk.KIND_POINT, pose, (0.0, 0.0, 0.0), 0, geom.geom_size[g, 0]
+        return gjk.SHAPE_POINT, pose, (0.0, 0.0, 0.0), 0, geom.geom_size[g, 0]
     if t == CAPSULE:
         c0, c1 = _axis_points(pose, geom.geom_size[g, 1])
-        return gjk.KIND_SEGMENT, (c0[0], c0[1], c0[2], qw, qx, qy, qz), c1, 0, geom.geom_size[g, 0]
+        return gjk.SHAPE_SEGMENT, (c0[0], c0[1], c0[2], qw, qx, qy, qz), c1, 0, geom.geom_size[g, 0]
     if t == ELLIPSOID:
-        return gjk.KIND_ELLIPSOID, pose, _size(geom, g), 0, 0.0
+        return gjk.SHAPE_ELLIPSOID, pose, _size(geom, g), 0, 0.0
     nv = geom.geom_vert_count[g]
     transform_polytope(poly, (geom.geom_vert_start[g], nv, geom.geom_face_start[g], 0), pose, world)
-    return gjk.KIND_POLYTOPE, pose, (0.0, 0.0, 0.0), nv, 0.0
+    return gjk.SHAPE_POLYTOPE, pose, (0.0, 0.0, 0.0), nv, 0.0
 
 
 FAMILY_CLOSED_FORM, FAMILY_CAPSULE_POLYTOPE, FAMILY_BOXES, FAMILY_POLYTOPES, FAMILY_CONVEX = range(5)

@@ -33,6 +33,9 @@ KIND_VERTEX_FACE = 0
 KIND_EDGE_EDGE = 1
 KIND_SPHERE = 2
 KIND_CAPSULE = 3
+KIND_ELLIPSOID = 4
+"""Contact kinds (``kind`` of a contact row, named by detect.KIND_NAMES); KIND_ELLIPSOID: the point contact of a
+curved surface (collision/ellipsoid.py). GJK's shape kinds are another set: gjk.SHAPE_*."""
 
 # Witness axis types (WITNESS_NONE: none cached yet)
 WITNESS_FACE_A = 0
@@ -619,8 +622,8 @@ def _face_contact(ref_on_b, ref_face, ref, inc, s_ref, crossing, crossing_featur
             # closest points come from GJK, and join the manifold with their own normal.
             # (Touching within GJK_TOL although a face axis separates them: the clipped manifold stands.)
             apart, dist, cnx, cny, cnz, ax, ay, az, bx, by, bz = gjk.distance_ws(
-                (gjk.KIND_POLYTOPE, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), wvR, nvR),
-                (gjk.KIND_POLYTOPE, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), wvI, nvI), GJK_TOL,
+                (gjk.SHAPE_POLYTOPE, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), wvR, nvR),
+                (gjk.SHAPE_POLYTOPE, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), wvI, nvI), GJK_TOL,
                 scratch[9])
             if apart and dist > margin:
                 return 0, False

@@ -12,6 +12,15 @@ position stages, and the solver skips every pair with no awake moving body. The 
 pair stay in the buffer with their last impulses, so ``world.contacts()`` still reports the forces that
 hold a sleeping pile up, and the warm start is ready when the island wakes.
 
+On a compliant contact (docs/materials.md) a body rests at the sink where its springs carry its weight,
+m g / k for a ball, and swings about it at ω = √(k/m) (141 rad/s for 1 kg on 2e4 N/m) while its damper takes
+the swing out: below ``sleep_speed`` the swing can still be ``sleep_speed`` / ω (0.07 mm of a 0.49 mm sink),
+and a body put to sleep there stays off its rest depth (measured: +0.27 % of m g / k for that ball). So a body
+touching a compliant pair is quiet only below min(sleep_speed, ``COMPLIANT_SINK`` |g| / ω), ω² = c k / m of
+the pair (c its contact points, each of stiffness k: in parallel): a swing of amplitude A reaches the speed
+ω A, so a body quiet for ``sleep_time`` (many periods) is within ``COMPLIANT_SINK`` |g| / ω² =
+``COMPLIANT_SINK`` m g / (c k) of its rest, 0.1 % of its sink.
+
 An island wakes as a whole when it holds an awake body and a sleeping one (something touched it); the
 World also wakes a body when the user moves it, sets its velocities or applies a load.
 
@@ -22,10 +31,10 @@ is one branch per body and per pair in a step, against a copy of every field of 
 asleep or wakes. ``World.remove_body`` compacts the rows in order and renumbers the handles.
 
 The kernel takes the Model's, State's and Contacts' containers (``model.fields``): of the pairs
-(``ContactPairs``, m rows) it reads pair_body (m, 2) and pair_contacts (m,) and writes pair_awake (m,) bool; of the
-bodies (``BodyModel``) inv_mass and extent (n,); of their state (``BodyState``) it updates v, w (n, 3), awake (n,)
-bool and sleep_timer (n,). Its own scratch is the tuple (parent (n,) int64, island_timer (n,), island_state (n,)
-int64); edges (j, 2).
+(``ContactPairs``, m rows) it reads pair_body (m, 2), pair_contacts and pair_compliance (m,) and writes
+pair_awake (m,) bool; of the bodies (``BodyModel``) inv_mass and extent (n,); of their state (``BodyState``) it
+updates v, w (n, 3), awake (n,) bool and sleep_timer (n,). Its own scratch is the tuple (parent (n,) int64,
+island_timer (n,), island_state (n,) int64); edges (j, 2).
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+
+COMPLIANT_SINK = 1e-3
+"""A body on a compliant contact sleeps within this fraction of its sink m g / k (module docstring)."""
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -57,17 +69,19 @@ def _carried(a, b, inv_mass, v, w, awake, sleep_timer):
 
 
 @njit(cache=True, refcount=False)
-def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edges):
+def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edges, gravity):
     """One pass at the start of a step, after detection: advance the quiet timers by ``dt`` [s] (the last
     step's), build the islands, wake the islands that were touched and put the quiet ones to sleep; then
     mark the pairs the solver must visit (``pairs.pair_awake``). Returns the number of sleeping bodies.
     pairs: ``ContactPairs``; body: ``BodyModel``; state: ``BodyState`` (updated in place); scratch: (parent,
     island_timer, island_state), each (n,); sleep_speed [m/s] and sleep_time [s] as in the module docstring.
     ``edges`` (j, 2): body pairs joined by a joint or a spring (−1 the world); an edge joins its two moving
-    bodies' islands as a contact does.
+    bodies' islands as a contact does. ``gravity`` [m/s²]: |g|, which scales the quiet speed on a compliant
+    pair (module docstring; with no gravity there is no sink to settle on, and ``sleep_speed`` applies).
 
     Serial and in index order, so the result is the same on every run and any thread count."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
+    pair_compliance = pairs.pair_compliance
     inv_mass, extent = body.inv_mass, body.extent
     v, w, awake, sleep_timer = state.v, state.w, state.awake, state.sleep_timer
     parent, island_timer, island_state = scratch
@@ -76,13 +90,25 @@ def update_islands(pairs, body, state, scratch, dt, sleep_speed, sleep_time, edg
     limit2 = sleep_speed * sleep_speed
     for i in range(n):
         parent[i] = i
-        island_timer[i] = np.inf
+        island_timer[i] = limit2   # (until the timers are read: each body's squared quiet speed)
         island_state[i] = 0
+    if gravity > 0.0:
+        for k in range(m):   # a compliant pair: quiet below COMPLIANT_SINK |g| / ω, ω² = c k / m
+            if pair_contacts[k] == 0 or pair_compliance[k] <= 0.0:
+                continue
+            for s in range(2):
+                i = pair_body[k, s]
+                omega2 = pair_contacts[k] * inv_mass[i] / pair_compliance[k]
+                if omega2 > 0.0:
+                    island_timer[i] = min(island_timer[i], (COMPLIANT_SINK * gravity) ** 2 / omega2)
+    for i in range(n):
+        quiet2 = island_timer[i]
+        island_timer[i] = np.inf
         if inv_mass[i] == 0.0 or not awake[i]:
             continue
         speed = np.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2) \
             + extent[i] * np.sqrt(w[i, 0] ** 2 + w[i, 1] ** 2 + w[i, 2] ** 2)
-        if speed * speed < limit2:
+        if speed * speed < quiet2:
             sleep_timer[i] += dt
         else:
             sleep_timer[i] = 0.0

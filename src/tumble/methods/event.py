@@ -118,7 +118,8 @@ class EventSettings:
     tolerance: ε [m], the deepest penetration a collision time is accepted with (Baraff II 6).
     contact_band: [m] contacts closer than this to touching take part in impacts and resting contact.
     threshold: [m/s] Baraff's THRESHOLD (8-3): colliding below −threshold, resting within ±threshold.
-    impacts: "sequential" (``find_all_collisions``) or "simultaneous" (one LCP for all impacts).
+    impacts: "simultaneous" (one LCP for all impacts, Coulomb friction included; the default, chosen on measured
+        tosses: docs/event.md) or "sequential" (``find_all_collisions``, frictionless impulses).
     ode: "rk4" (fixed steps of at most the step) or "adaptive" (``tumble.ode``'s DOP853).
     root: "illinois" (regula falsi, Illinois variant, with bisection where it cannot apply) or "bisection".
     max_halvings: the most evaluations of the collision-time search.
@@ -127,7 +128,7 @@ class EventSettings:
     tolerance: float = 1e-10
     contact_band: float = 1e-6
     threshold: float = 1e-3
-    impacts: str = "sequential"
+    impacts: str = "simultaneous"
     ode: str = "rk4"
     root: str = "illinois"
     max_halvings: int = 100

@@ -31,6 +31,7 @@ in docs/contact.md):
 
 from __future__ import annotations
 
+import math
 import time
 from collections import namedtuple
 from typing import Any
@@ -76,7 +77,6 @@ from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
 STAT_CONTACTS, STAT_ITERATIONS, STAT_RESIDUAL, STAT_STATUS, STAT_NON_FINITE = range(5)
-STATS_SIZE = 4
 
 StepInputs = namedtuple("StepInputs", ["scheme", "gravity", "h", "settings", "isettings", "integrate_positions"])
 """What ``contact_step`` is asked to do: the Integrator code of its velocity and position stages (SPLITTING,
@@ -280,7 +280,8 @@ class TimeStepping:
             self._islands = (np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64))
         settings = model.settings
         state.sleeping = _UPDATE_ISLANDS(contacts.now.pairs.view(), model.bodies(), state.bodies(), self._islands, dt,
-                                         settings.sleep_speed, settings.sleep_time, model.island_edges())
+                                         settings.sleep_speed, settings.sleep_time, model.island_edges(),
+                                         math.hypot(*model.gravity))
 
     def spring_stage(self, model: Model, state: State, dt: float) -> None:
         """The springs' loads for this step, on the awake bodies (a sleeping body's loads would pile up, since the

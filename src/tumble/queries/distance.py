@@ -102,18 +102,18 @@ def _core(g, pose, geom, poly, world):
     s = (geom.geom_size[g, 0], geom.geom_size[g, 1], geom.geom_size[g, 2])
     wv = world[0]
     if t == _SPHERE:
-        return (gjk.KIND_POINT, pose, (0.0, 0.0, 0.0), wv, 0), s[0]
+        return (gjk.SHAPE_POINT, pose, (0.0, 0.0, 0.0), wv, 0), s[0]
     if t == _CAPSULE:
         ax, ay, az = qrot_t(qw, qx, qy, qz, 0.0, 0.0, s[1])
-        return (gjk.KIND_SEGMENT, (px - ax, py - ay, pz - az, qw, qx, qy, qz), (px + ax, py + ay, pz + az), wv,
+        return (gjk.SHAPE_SEGMENT, (px - ax, py - ay, pz - az, qw, qx, qy, qz), (px + ax, py + ay, pz + az), wv,
                 0), s[0]
     if t == _CYLINDER:
-        return (gjk.KIND_CYLINDER, pose, s, wv, 0), 0.0
+        return (gjk.SHAPE_CYLINDER, pose, s, wv, 0), 0.0
     if t == _ELLIPSOID:
-        return (gjk.KIND_ELLIPSOID, pose, s, wv, 0), 0.0
+        return (gjk.SHAPE_ELLIPSOID, pose, s, wv, 0), 0.0
     nv = geom.geom_vert_count[g]
     transform_polytope(poly, (geom.geom_vert_start[g], nv, geom.geom_face_start[g], 0), pose, world)
-    return (gjk.KIND_POLYTOPE, pose, (0.0, 0.0, 0.0), wv, nv), 0.0
+    return (gjk.SHAPE_POLYTOPE, pose, (0.0, 0.0, 0.0), wv, nv), 0.0
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -174,7 +174,7 @@ def _witnesses(shape_a, shape_b, depth, nx, ny, nz, ws):
     kind, pose, size, wv, nv = shape_a
     px, py, pz, qw, qx, qy, qz = pose
     moved_pose = (px + tx, py + ty, pz + tz, qw, qx, qy, qz)
-    moved_size = (size[0] + tx, size[1] + ty, size[2] + tz) if kind == gjk.KIND_SEGMENT else size
+    moved_size = (size[0] + tx, size[1] + ty, size[2] + tz) if kind == gjk.SHAPE_SEGMENT else size
     for k in range(nv):
         wv[k, 0] += tx
         wv[k, 1] += ty

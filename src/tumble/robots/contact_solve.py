@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
-from ..jit import njit
+from ..jit import njit, overload
 from ..solvers.lcp_form import (
     ROW_BOUNDED,
     ROW_FRICTION,

@@ -16,8 +16,8 @@ existed), for the tuple they run solvers/joint_solve.py's stages:
 from __future__ import annotations
 
 from numba import types
-from numba.extending import overload
 
+from ..jit import overload
 from ..model.fields import JointBlock
 from ..model.settings import I_JOINT_PROJECTION, I_JOINT_SOLVER
 from . import joint_solve as js

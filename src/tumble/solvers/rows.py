@@ -30,11 +30,10 @@ from collections import namedtuple
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
 from ..collision.contacts import slot
 from ..constraints.contact_rows import row_velocity
-from ..jit import njit
+from ..jit import njit, overload
 from .result import natural_map_norm
 from .sequential_impulse import FRICTION_BOX, FRICTION_CONE, FRICTION_PYRAMID, friction_polygon
 

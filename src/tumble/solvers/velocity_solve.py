@@ -35,10 +35,9 @@ from collections import namedtuple
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
 from ..collision.contacts import slot
-from ..jit import njit
+from ..jit import njit, overload
 from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
 from .lcp_form import ROW_FRICTION, ROW_PAIRED, ROW_UNILATERAL, lcp_impulses, rows_lcp

@@ -29,13 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from ..user.cli import _output_folder
 from ..user.scene import read_scene_text, scene_document
 from ..user.trajectory import _atomic_write
 from ..world import World
 from .cluster import CONNECT_TIMEOUT_S, check_scheduler, dask_client, require_dask
 from .measured import Measured, load_measured
 from .params import bounds_of, check_count, grid, resolve_key
-from .run import _output_folder, _precompile
+from .run import _precompile
 from .variant import Source, tracks
 
 MAX_EVALUATION_STEPS = 1_000_000
@@ -122,7 +123,7 @@ def fit(tosses: Sequence[tuple[str | os.PathLike | Callable[[dict[str, float]], 
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
     free = [k for k, (lo, hi) in bounds.items() if hi > lo]
     check_count(f"the coarse grid ({coarse} values per key, {len(free)} free keys)", coarse ** len(free))
-    folder = _output_folder(out) if out is not None else None
+    folder = _output_folder("out", out) if out is not None else None
     prepared = [_toss(i, scene, measured, bounds, dt, holdout) for i, (scene, measured) in
                 enumerate(_pairs(tosses))]
     _check_evaluation(prepared, dt)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..user.cli import _output_folder
 from ..user.scene import read_scene_text, scene_document, world_from_document
 from ..user.trajectory import MAX_STEPS, check_recording
 from ..world import World
@@ -109,7 +110,7 @@ def run_sweep(scene: str | os.PathLike | Callable[[dict[str, Value]], World], va
     _check_recording(source, steps, record_every)
     if not isinstance(final_state, bool):
         raise TypeError(f"final_state must be True or False, got {final_state!r}")
-    folder = _output_folder(out)
+    folder = _output_folder("out", out)
     address = check_scheduler(scheduler, workers, connect_timeout)
     task_of = {}
     order = []
@@ -289,15 +290,6 @@ def _figures(figures: Any) -> tuple[tuple[str, Figure], ...]:
         if name in _RESERVED:
             raise ValueError(f"figures: {name!r} is a column of the table already; give the figure another name")
     return tuple(figures.items())
-
-
-def _output_folder(out: Any) -> Path:
-    """``out`` as a folder that exists or can be made, writable (nothing is made yet)."""
-    from ..user.cli import _output_folder as checked
-
-    if not isinstance(out, (str, os.PathLike)):
-        raise TypeError(f"out must be a folder path, got {out!r}")
-    return checked("out", os.fspath(out))
 
 
 def _precompile(source: Source, candidates: list[Mapping[str, Value]], progress: bool) -> None:

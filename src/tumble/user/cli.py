@@ -69,9 +69,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _output_folder(option: str, text: str) -> Path:
-    """The folder given to ``option``, after checking that it is one or can be made one, writable; nothing is
-    created."""
+def _output_folder(option: str, text: str | os.PathLike) -> Path:
+    """The folder given to ``option`` (the command line's ``-o/--out``, or ``out=`` of ``tumble.sweep.run`` and
+    ``fit``), after checking that it is a path of one or of one that can be made, writable; nothing is created."""
+    if not isinstance(text, (str, os.PathLike)):
+        raise TypeError(f"{option} must be a folder path, got {text!r}")
+    text = os.fspath(text)
     if not text:
         raise ValueError(f"{option} must name a folder, got an empty path ''")
     path = Path(text)

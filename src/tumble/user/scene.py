@@ -41,6 +41,7 @@ from ..conventions import (
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
 )
+from ..methods.event import EventSettings
 from ..model import body_arrays
 from ..model.settings import ContactSettings
 from ..shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Sphere
@@ -70,7 +71,7 @@ KeyPath = tuple[str | int, ...]
 
 _TOP_KEYS = ("format", "world", "run", "ground", "materials", "bodies", "robots", "attachments", "joints",
              "springs", "sensors")
-_WORLD_KEYS = ("gravity", "method", "integrator", "contact_margin", "time", "contact", "event")
+_WORLD_KEYS = ("gravity", "method", "integrator", "robot_integrator", "contact_margin", "time", "contact", "event")
 _EVENT_KEYS = ("impacts", "tolerance", "contact_band", "threshold", "ode", "root")
 """Keys of [world.event]: the event-driven method's settings, World(event_<key>=...)."""
 _RUN_KEYS = ("dt", "duration", "record_every")
@@ -317,6 +318,8 @@ def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
     out.append(_line("gravity", [float(g) for g in world.gravity]))
     out.append(_line("method", world.method))
     out.append(_line("integrator", world.integrator))
+    if world.robot_integrator != "euler":
+        out.append(_line("robot_integrator", world.robot_integrator))
     out.append(_line("contact_margin", float(world.contact_margin)))
     out.append(_line("time", float(world.time)))
     contact = {}
@@ -327,9 +330,10 @@ def scene_text(world: World, folder: str | os.PathLike | None = None) -> str:
     if contact:
         out.append("\n[world.contact]\n")
         out.extend(_line(k, v) for k, v in contact.items())
-    if world.method == "event":
-        out.append("\n[world.event]\n")
-        out.extend(_line(k, _plain(getattr(world.model.event_settings, k))) for k in _EVENT_KEYS)
+    event = {k: _plain(getattr(world, f"event_{k}")) for k in _EVENT_KEYS}
+    if world.method == "event" or event != {k: _plain(getattr(EventSettings(), k)) for k in _EVENT_KEYS}:
+        out.append("\n[world.event]\n")   # (a time-stepping world's, as given, only where not the defaults)
+        out.extend(_line(k, v) for k, v in event.items())
     if run:
         out.append("\n[run]\n")
         out.extend(_line(k, v) for k, v in run.items())
@@ -516,8 +520,10 @@ def world_from_document(doc: dict[str, Any], text: str, shown: str, options: dic
     try:
         plan = _check_document(doc, Path(shown).parent if base is None else Path(base))
         for key, value in (options or {}).items():
-            if key in ("gravity", "method", "integrator", "contact_margin"):
+            if key in ("gravity", "method", "integrator", "robot_integrator", "contact_margin"):
                 plan["world"][key] = value
+            elif key.startswith("event_"):
+                plan["world"]["event"] = {**plan["world"]["event"], key[len("event_"):]: value}
             else:
                 plan["world"]["contact"] = {**plan["world"]["contact"], key: value}
         return _build(plan)
@@ -610,11 +616,13 @@ def _check_world(table: dict[str, Any]) -> dict[str, Any]:
         "gravity": _vector(("world", "gravity"), table.get("gravity", list(DEFAULT_GRAVITY)), 3),
         "method": _string(("world", "method"), table.get("method", "timestep")),
         "integrator": _string(("world", "integrator"), table.get("integrator", "splitting")),
+        "robot_integrator": _string(("world", "robot_integrator"), table.get("robot_integrator", "euler")),
         "contact_margin": _number(("world", "contact_margin"), table.get("contact_margin", DEFAULT_CONTACT_MARGIN),
                                   minimum=0.0),
         "time": _number(("world", "time"), table.get("time", 0.0)),
     }
-    for key, options in (("method", ("timestep", "event")), ("integrator", _integrator_names())):
+    for key, options in (("method", ("timestep", "event")), ("integrator", _integrator_names()),
+                         ("robot_integrator", ("euler", "rk4"))):
         if out[key] not in options:
             raise _Problem(("world", key), f"must be one of {sorted(options)}, got {out[key]!r}")
     contact = _table(("world", "contact"), table.get("contact", {}))
@@ -927,7 +935,7 @@ def _build(plan: dict[str, Any]) -> World:
     w = plan["world"]
     try:
         world = World(w["gravity"], method=w["method"], integrator=w["integrator"],
-                      contact_margin=w["contact_margin"], **w["contact"],
+                      robot_integrator=w["robot_integrator"], contact_margin=w["contact_margin"], **w["contact"],
                       **{f"event_{key}": value for key, value in w["event"].items()})
     except (TypeError, ValueError) as exc:
         raise _Problem(("world",), str(exc)) from None
