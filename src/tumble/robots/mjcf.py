@@ -54,13 +54,18 @@ from ..rotations import quat_to_matrix
 from ..shapes import Box, Capsule, Cylinder, Ellipsoid, Sphere
 from . import _mesh, _xml
 from .description import ClosureSpec, GeomSpec, JointSpec, KinematicSpec, LinkSpec, RobotDescription
+from .validate import check_description
 
 WORLD = "world"
 """The root link's name: MuJoCo's name for body 0."""
 
 
-def read_mjcf(path: str | os.PathLike[str]) -> RobotDescription:
+def read_mjcf(path: str | os.PathLike[str], *, strict: bool = False) -> RobotDescription:
     """Read the MJCF file ``path`` (see the module docstring for the conversion).
+
+    ``strict``: refuse a body inertia that breaks the triangle inequality (as MuJoCo itself does, unless the file
+    says ``<compiler balanceinertia="true"/>``, which MuJoCo then applies) instead of loading it with a warning
+    (docs/robots.md "Robot files as vendors ship them").
 
     Returns:
         The robot: ``links`` depth-first from the root (the floating body, or "world"; children in file order),
@@ -72,6 +77,8 @@ def read_mjcf(path: str | os.PathLike[str]) -> RobotDescription:
         ValueError: the file is not an MJCF file (not a file, not XML, root not <mujoco>), MuJoCo cannot compile
             it (its message names the element), or a body holds a plane, height field or SDF geom.
     """
+    if not isinstance(strict, (bool, np.bool_)):
+        raise TypeError(f"strict must be True or False, got {strict!r}")
     doc = _xml.read(path, "mujoco", "MJCF")
     try:
         import mujoco
@@ -81,7 +88,8 @@ def read_mjcf(path: str | os.PathLike[str]) -> RobotDescription:
         model = mujoco.MjModel.from_xml_path(str(doc.path))
     except ValueError as exc:
         raise ValueError(f"{doc.path}: MuJoCo cannot compile this MJCF file: {exc}".rstrip()) from None
-    return _Converter(mujoco, model, str(doc.path)).run(doc.root.get("model") or doc.path.stem)
+    desc = _Converter(mujoco, model, str(doc.path)).run(doc.root.get("model") or doc.path.stem)
+    return check_description(desc)
 
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:
