@@ -126,7 +126,9 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
         pairs = [(link_body[i], _body_above(tree.parent, link_body, i)) for i in range(len(desc.links))]
         keys = [(min(a, b) << 32) | max(a, b) for a, b in pairs if a >= 0 and b >= 0]
     else:
-        keys = [(min(a, b) << 32) | max(a, b) for a in bodies for b in bodies if a < b]
+        a, b = np.triu_indices(len(bodies), 1)   # (every pair of the robot's link bodies: O(links²), LINKS_MAX)
+        lo, hi = np.minimum(bodies[a], bodies[b]), np.maximum(bodies[a], bodies[b])
+        keys = (lo << 32) | hi
     robot = Robot(world, len(world.model.robots), desc, tree, bool(fixed_base))
     world.model.robots.append(robot, tree, q0, link_body, np.array(keys, dtype=np.int64))
     world._robot_records.append({"robot": robot, "fixed_base": bool(fixed_base), "position": x,
