@@ -21,6 +21,13 @@ from .description import RobotDescription
 from .ik import IKResult, _Problem, target_rotation
 from .tree import Tree, pack_tree, tree_views
 
+JOINT_SPEED_MAX = 1e6
+"""[rad/s or m/s] The largest joint speed ``Robot.qd`` takes (docs/conventions.md "Limits"). A limit row or a
+contact stops a coordinate by an impulse that cancels its speed, leaving the rounding of that speed (2.2e-16 of it,
+times the conditioning of the stage): measured on a limited hinge, ~1e-6 rad/s left at 1e8, 1.6e4 rad/s at 1e20
+(the joint then ended its step 67 rad beyond its limit). At 1e6 the rounding is below 1e-8 rad/s; the fastest
+rotors built (ultracentrifuges, ~1.5e4 rad/s) and any speed a robot reaches stay far below it."""
+
 # The kernels behind the methods take the robot's packed tree and work buffers (robots/tree.py, "packed
 # storage"): a call with the Tree and Work namedtuples had Numba type ~45 arrays (~10 µs for a Link's pose).
 
@@ -191,7 +198,14 @@ class Robot:
 
     @qd.setter
     def qd(self, value: Any) -> None:
-        self._state_array("qd")[:] = _checks.array("qd", value, (self.nv,))
+        qd = _checks.array("qd", value, (self.nv,))
+        fast = np.flatnonzero(np.abs(qd) > JOINT_SPEED_MAX)
+        if fast.size:
+            d = int(fast[0])
+            raise ValueError(f"qd[{d}] (joint {self.joint_of(int(self._tree.dof_link[d]))!r} of robot {self.name!r}) "
+                             f"is {float(qd[d])!r}; a joint speed must be at most {JOINT_SPEED_MAX:g} rad/s or m/s in "
+                             f"size (docs/conventions.md \"Limits\")")
+        self._state_array("qd")[:] = qd
         self._world._robots_moved()
 
     def _control(self, field: str, value: Any, nonnegative: bool = False) -> None:
