@@ -71,6 +71,11 @@ CONTACT_STIFFNESS_MAX = 1e15
 is ~1e9 to 1e10 N/m); beyond it the row's u = h² k / m overflows for light bodies (θ = inf / inf is NaN), and a
 rigid contact (None) is what is meant."""
 
+CONTACT_DISSIPATION_MAX = 1e6
+"""[s/m] The largest Hunt–Crossley dissipation d (docs/materials.md): d = 3 (1 − e) / (2 v_in) reaches 1e6 s/m only
+for impacts slower than 1.5 µm/s. The compliant row's damping h d x k overflowed at d = 1e300 with k = 1e15 (a
+non-finite step); at 1e6 it stays finite for any stiffness, depth and step in range."""
+
 ANGULAR_FRICTION_MAX = 1e6
 """[m] The largest rolling or torsional friction (a lever arm, docs/materials.md): LENGTH_MAX. A pair's coefficient
 √(μ_a μ_b) of two values beyond ~1e154 overflowed to inf and divided by zero in the step."""
@@ -254,8 +259,8 @@ def contact_material(rolling_friction: Any, torsional_friction: Any, contact_sti
                      contact_dissipation: Any) -> tuple[float, float, float, float]:
     """The material extras of a body or the ground (docs/materials.md): rolling and torsional friction
     μ_r, μ_s in [0, ANGULAR_FRICTION_MAX] [m], a contact stiffness k in [CONTACT_STIFFNESS_MIN,
-    CONTACT_STIFFNESS_MAX] [N/m] or None for a rigid contact (returned as inf), and a dissipation d >= 0 [s/m];
-    all finite."""
+    CONTACT_STIFFNESS_MAX] [N/m] or None for a rigid contact (returned as inf), and a dissipation d in [0,
+    CONTACT_DISSIPATION_MAX] [s/m]."""
     mu_r = at_most("rolling_friction", rolling_friction, ANGULAR_FRICTION_MAX, "m", zero=True)
     mu_s = at_most("torsional_friction", torsional_friction, ANGULAR_FRICTION_MAX, "m", zero=True)
     if contact_stiffness is None:
@@ -269,7 +274,7 @@ def contact_material(rolling_friction: Any, torsional_friction: Any, contact_sti
             raise ValueError(f"contact_stiffness must be in [{CONTACT_STIFFNESS_MIN:g}, {CONTACT_STIFFNESS_MAX:g}] "
                              f"N/m (docs/conventions.md \"Limits\"), or None for a rigid contact, got "
                              f"{_show(contact_stiffness)}")
-    d = non_negative("contact_dissipation", contact_dissipation)
+    d = at_most("contact_dissipation", contact_dissipation, CONTACT_DISSIPATION_MAX, "s/m", zero=True)
     return mu_r, mu_s, k, d
 
 

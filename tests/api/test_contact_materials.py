@@ -35,6 +35,7 @@ BAD = [
     ("contact_stiffness", 1e16, ValueError, "contact_stiffness must be in [0.001, 1e+15] N/m"),
     ("rolling_friction", 1e200, ValueError, "rolling_friction must be at most 1e+06 m, got 1e+200"),
     ("torsional_friction", 2e6, ValueError, "torsional_friction must be at most 1e+06 m, got 2000000.0"),
+    ("contact_dissipation", 1e300, ValueError, "contact_dissipation must be at most 1e+06 s/m, got 1e+300"),
     ("contact_dissipation", -0.5, ValueError, "contact_dissipation must be non-negative, got -0.5"),
     ("contact_dissipation", -INF, ValueError, "contact_dissipation must be finite, got -inf"),
 ]
@@ -175,7 +176,7 @@ def test_scene_files_refuse_bad_extras_at_their_line(tmp_path, where, line, mess
 
 
 @pytest.mark.parametrize("extras", [
-    {"contact_stiffness": 1e-3}, {"contact_stiffness": 1e15, "contact_dissipation": 1e300},
+    {"contact_stiffness": 1e-3, "contact_dissipation": 1e6}, {"contact_stiffness": 1e15, "contact_dissipation": 1e6},
     {"rolling_friction": 1e6, "torsional_friction": 1e6},
 ], ids=["least stiffness", "largest stiffness", "largest rolling and torsional"])
 def test_the_ends_of_the_material_ranges_step(extras):
