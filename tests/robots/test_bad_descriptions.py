@@ -295,3 +295,47 @@ def test_check_description_accepts_what_the_readers_and_the_tests_build():
     massless = link(good(), 1, mass=0.0, inertia=np.zeros((3, 3)))
     assert check_description(massless) is massless
     assert math.isinf(good().joints[1].upper)
+
+
+TRIANGLE_MJCF = """<mujoco model="t">
+  <worldbody>
+    <body name="a">
+      <joint name="h" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.3" quat="0.9 0.1 0.3 0.2"/>
+      <geom type="sphere" size="0.1" mass="0"/>
+      <body name="b" pos="0 0 1">
+        <joint name="k" type="hinge" axis="1 0 0"/>
+        <inertial pos="0 0 0" mass="1" fullinertia="0.3 0.1 0.1 0.01 0 0"/>
+        <geom type="sphere" size="0.1" mass="0"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_an_impossible_mjcf_inertia_warns_and_strict_refuses(tmp_path):
+    """Issue 54 item 4, MJCF: MuJoCo's compiler refuses such an inertia ("use 'balanceinertia'"); tumble loads the
+    inertia as written (diaginertia in its frame, fullinertia as given) with a warning per body naming the file,
+    the body and the excess; strict=True refuses it, naming the file and MuJoCo's message."""
+    from tumble.robots.mjcf import read_mjcf
+
+    pytest.importorskip("mujoco")
+    path = tmp_path / "t.xml"
+    path.write_text(TRIANGLE_MJCF)
+    with pytest.warns(UserWarning) as record:
+        desc = read_mjcf(path)
+    messages = [str(w.message) for w in record]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith(f"{path}: body 'a': the principal moments [0.1, 0.1, 0.3] kg m² violate the "
+                                  f"triangle inequality I3 <= I1 + I2 by 0.333 of I3"), messages[0]
+    assert messages[1].startswith(f"{path}: body 'b'") and "by 0.336 of I3" in messages[1], messages[1]
+    w, x, y, z = np.array([0.9, 0.1, 0.3, 0.2]) / np.linalg.norm([0.9, 0.1, 0.3, 0.2])
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    inertia = {link.name: link.inertia for link in desc.links}
+    assert np.allclose(inertia["a"], R @ np.diag([0.1, 0.1, 0.3]) @ R.T, rtol=0, atol=1e-12)
+    assert np.allclose(inertia["b"], [[0.3, 0.01, 0], [0.01, 0.1, 0], [0, 0, 0.1]], rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: MuJoCo cannot compile this MJCF file: .*inertia "
+                                         r"must satisfy A \+ B >= C(.|\n)*\(strict=True\)"):
+        tb.World().add_mjcf(path, strict=True)
