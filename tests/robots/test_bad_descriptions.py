@@ -339,3 +339,12 @@ def test_an_impossible_mjcf_inertia_warns_and_strict_refuses(tmp_path):
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: MuJoCo cannot compile this MJCF file: .*inertia "
                                          r"must satisfy A \+ B >= C(.|\n)*\(strict=True\)"):
         tb.World().add_mjcf(path, strict=True)
+
+
+def test_the_root_of_a_description_without_one_is_a_clear_error():
+    """RobotDescription.root of no links, or of links that are all some joint's child, was a raw IndexError."""
+    links = [LinkSpec("a"), LinkSpec("b")]
+    cycle = [JointSpec("j", "fixed", "a", "b"), JointSpec("k", "fixed", "b", "a")]
+    for desc in (RobotDescription("arm", [], []), RobotDescription("arm", links, cycle)):
+        with pytest.raises(ValueError, match="robot 'arm' has no root link: every link is some joint's child"):
+            _ = desc.root
