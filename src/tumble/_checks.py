@@ -63,8 +63,9 @@ is ~(length / radius)² / 6, so 1e8 allows a rod 24,000 times as long as its rad
 CONTACT_STIFFNESS_MIN = 1e-3
 """[N/m] The least contact stiffness (docs/materials.md): a millinewton per metre, far below any solid or foam
 (a soft foam is ~1e2 N/m). The compliant row's D = h (θ k h + b) (solvers/sequential_impulse.py ``compliant_row``)
-goes as h⁴ k² / m for a spring the step resolves, and underflows to zero below ~1e-100 N/m (k = 1e-300 divided by
-zero in the step); at 1e-3 N/m it stays above 1e-60 for any sub-step of 1 µs or more and mass up to MASS_MAX."""
+goes as h⁴ k² / (m u₀) (u₀ = 1/16) for a spring the step resolves, and underflows to zero below ~1e-150 N/m at
+h = 1/240 s and 1 kg (k = 1e-300 divided by zero in the step); at 1e-3 N/m it stays above 1e-50 for any sub-step
+of 1 µs or more and mass up to MASS_MAX."""
 
 CONTACT_STIFFNESS_MAX = 1e15
 """[N/m] The largest contact stiffness: a thousand times steel's contact stiffness (a 1 cm steel ball on a plate
