@@ -117,6 +117,8 @@ BAD = [
      ["joint 'j1': origin_xyz must have shape (3,)"]),
     ("geom position", lambda d: link(d, 2, geoms=[GeomSpec(tb.Sphere(0.1), np.array([NAN, 0.0, 0.0]))]), ValueError,
      ["link 'b', geom 0 has position [nan, 0.0, 0.0]"]),
+    ("zero base orientation", lambda d: dataclasses.replace(d, base_orientation=np.zeros(4)), ValueError,
+     ["robot 'arm': base_orientation must be a non-zero quaternion"]),
     ("link not a spec", lambda d: dataclasses.replace(d, links=d.links + ["c"]), TypeError,
      ["robot 'arm': links must be LinkSpec, got 'c'"]),
     ("joint name", lambda d: joint(d, 0, name=""), TypeError, ["a joint name must be a non-empty string"]),

@@ -220,9 +220,11 @@ def check_description(desc: RobotDescription) -> RobotDescription:
         _link(f"{where}, link {link.name!r}", link)
     for joint in joints:
         _joint(f"{where}, joint {joint.name!r}", joint)
-    for what, value, shape in (("base_position", desc.base_position, (3,)),
-                               ("base_orientation", desc.base_orientation, (4,))):
-        _array(where, what, value, shape, _checks.LENGTH_MAX)
+    _array(where, "base_position", desc.base_position, (3,), _checks.LENGTH_MAX)
+    try:
+        _checks.quaternion("base_orientation", desc.base_orientation)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{where}: {exc}") from None
     ordered = [joint_of[link.name] for link in links[1:]]
     if all(a is b for a, b in zip(ordered, joints, strict=True)):
         return desc
