@@ -60,6 +60,27 @@ components (2.2e-16 relative) reaches the weakest axis multiplied by this ratio,
 discs and blocks have ratios of at most 2 (I3 <= I1 + I2); only slender rods approach it: a rod's ratio
 is ~(length / radius)² / 6, so 1e8 allows a rod 24,000 times as long as its radius."""
 
+CONTACT_STIFFNESS_MIN = 1e-3
+"""[N/m] The least contact stiffness (docs/materials.md): a millinewton per metre, far below any solid or foam
+(a soft foam is ~1e2 N/m). The compliant row's D = h (θ k h + b) (solvers/sequential_impulse.py ``compliant_row``)
+goes as h⁴ k² / (m u₀) (u₀ = 1/16) for a spring the step resolves, and underflows to zero below ~1e-150 N/m at
+h = 1/240 s and 1 kg (k = 1e-300 divided by zero in the step); at 1e-3 N/m it stays above 1e-50 for any sub-step
+of 1 µs or more and mass up to MASS_MAX."""
+
+CONTACT_STIFFNESS_MAX = 1e15
+"""[N/m] The largest contact stiffness: a thousand times steel's contact stiffness (a 1 cm steel ball on a plate
+is ~1e9 to 1e10 N/m); beyond it the row's u = h² k / m overflows for light bodies (θ = inf / inf is NaN), and a
+rigid contact (None) is what is meant."""
+
+CONTACT_DISSIPATION_MAX = 1e6
+"""[s/m] The largest Hunt–Crossley dissipation d (docs/materials.md): d = 3 (1 − e) / (2 v_in) reaches 1e6 s/m only
+for impacts slower than 1.5 µm/s. The compliant row's damping h d x k overflowed at d = 1e300 with k = 1e15 (a
+non-finite step); at 1e6 it stays finite for any stiffness, depth and step in range."""
+
+ANGULAR_FRICTION_MAX = 1e6
+"""[m] The largest rolling or torsional friction (a lever arm, docs/materials.md): LENGTH_MAX. A pair's coefficient
+√(μ_a μ_b) of two values beyond ~1e154 overflowed to inf and divided by zero in the step."""
+
 
 FLOAT_MAX = float(np.finfo(np.float64).max)
 
@@ -238,10 +259,11 @@ def material(friction: Any, restitution: Any) -> tuple[float, float]:
 def contact_material(rolling_friction: Any, torsional_friction: Any, contact_stiffness: Any,
                      contact_dissipation: Any) -> tuple[float, float, float, float]:
     """The material extras of a body or the ground (docs/materials.md): rolling and torsional friction
-    μ_r, μ_s >= 0 [m], a contact stiffness k > 0 [N/m] or None for a rigid contact (returned as inf), and a
-    dissipation d >= 0 [s/m]; all finite."""
-    mu_r = non_negative("rolling_friction", rolling_friction)
-    mu_s = non_negative("torsional_friction", torsional_friction)
+    μ_r, μ_s in [0, ANGULAR_FRICTION_MAX] [m], a contact stiffness k in [CONTACT_STIFFNESS_MIN,
+    CONTACT_STIFFNESS_MAX] [N/m] or None for a rigid contact (returned as inf), and a dissipation d in [0,
+    CONTACT_DISSIPATION_MAX] [s/m]."""
+    mu_r = at_most("rolling_friction", rolling_friction, ANGULAR_FRICTION_MAX, "m", zero=True)
+    mu_s = at_most("torsional_friction", torsional_friction, ANGULAR_FRICTION_MAX, "m", zero=True)
     if contact_stiffness is None:
         k = float("inf")
     else:
@@ -249,7 +271,11 @@ def contact_material(rolling_friction: Any, torsional_friction: Any, contact_sti
         if not 1.0 / FLOAT_MAX < k:     # (1/k, the compliance the step uses, must be finite too)
             raise ValueError(f"contact_stiffness must be positive [N/m], or None for a rigid contact, "
                              f"got {_show(contact_stiffness)}")
-    d = non_negative("contact_dissipation", contact_dissipation)
+        if not CONTACT_STIFFNESS_MIN <= k <= CONTACT_STIFFNESS_MAX:
+            raise ValueError(f"contact_stiffness must be in [{CONTACT_STIFFNESS_MIN:g}, {CONTACT_STIFFNESS_MAX:g}] "
+                             f"N/m (docs/conventions.md \"Limits\"), or None for a rigid contact, got "
+                             f"{_show(contact_stiffness)}")
+    d = at_most("contact_dissipation", contact_dissipation, CONTACT_DISSIPATION_MAX, "s/m", zero=True)
     return mu_r, mu_s, k, d
 
 

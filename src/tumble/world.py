@@ -835,12 +835,14 @@ class World:
     def add_urdf(self, path: str | os.PathLike, *, position: Any = (0.0, 0.0, 0.0),
                  orientation: Any = (1.0, 0.0, 0.0, 0.0), fixed_base: bool = True, name: str | None = None,
                  self_collision: bool = False, convex_decomposition: bool = False,
-                 friction: float = DEFAULT_FRICTION, restitution: float = 0.0) -> Robot:
+                 friction: float = DEFAULT_FRICTION, restitution: float = 0.0, strict: bool = False) -> Robot:
         """Read a URDF file (robots/urdf.py; meshes become convex hulls, or the hulls of a convex decomposition
-        with ``convex_decomposition``) and add it as ``add_robot`` does. Errors name the file and element."""
+        with ``convex_decomposition``) and add it as ``add_robot`` does. Errors name the file and element. An
+        inertia that is positive definite but breaks the triangle inequality loads with a ``UserWarning``;
+        ``strict=True`` refuses it."""
         from .robots.urdf import read_urdf
 
-        desc = read_urdf(path, convex_decomposition=convex_decomposition)
+        desc = read_urdf(path, convex_decomposition=convex_decomposition, strict=strict)
         robot = self.add_robot(desc, position=position, orientation=orientation, fixed_base=fixed_base, name=name,
                                self_collision=self_collision, friction=friction, restitution=restitution)
         self._robot_records[-1].update({"file": str(path), "format": "urdf"})
@@ -849,15 +851,16 @@ class World:
     def add_mjcf(self, path: str | os.PathLike, *, position: Any = (0.0, 0.0, 0.0),
                  orientation: Any = (1.0, 0.0, 0.0, 0.0), fixed_base: bool | None = None, name: str | None = None,
                  self_collision: bool = False, friction: float = DEFAULT_FRICTION,
-                 restitution: float = 0.0) -> Robot:
-        """Read an MJCF file (an MJCF subset, robots/mjcf.py) and add it as ``add_robot`` does; ``fixed_base``
+                 restitution: float = 0.0, strict: bool = False) -> Robot:
+        """Read an MJCF file (an MJCF subset, robots/mjcf.py; ``strict`` as ``read_mjcf``'s) and add it as
+        ``add_robot`` does; ``fixed_base``
         None takes the file's word (a root body with a free joint floats). ``position`` and ``orientation``
         place the file's world frame: the root body sits where the file puts it in that frame. The file's mocap
         bodies become kinematic bodies named "ROBOT/BODY" at the file's pose, at rest (``robot_records``'s
         "mocap"; move one by setting its velocity or pose; docs/kinematic.md)."""
         from .robots.mjcf import read_mjcf
 
-        desc = read_mjcf(path)
+        desc = read_mjcf(path, strict=strict)
         if fixed_base is None:
             fixed_base = not desc.floating
         place_x, place_q = _checks.vector3("position", position), _checks.quaternion("orientation", orientation)

@@ -28,6 +28,14 @@ BAD = [
     ("contact_stiffness", INF, ValueError, "contact_stiffness must be finite, got inf"),
     ("contact_stiffness", NAN, ValueError, "contact_stiffness must be finite, got nan"),
     ("contact_stiffness", True, TypeError, "contact_stiffness must be a real number, got True"),
+    # the ranges of docs/conventions.md "Limits" (issue 53 item 5: these values divided by zero in the step)
+    ("contact_stiffness", 1e-300, ValueError, "contact_stiffness must be in [0.001, 1e+15] N/m "
+                                              "(docs/conventions.md \"Limits\"), or None for a rigid contact, "
+                                              "got 1e-300"),
+    ("contact_stiffness", 1e16, ValueError, "contact_stiffness must be in [0.001, 1e+15] N/m"),
+    ("rolling_friction", 1e200, ValueError, "rolling_friction must be at most 1e+06 m, got 1e+200"),
+    ("torsional_friction", 2e6, ValueError, "torsional_friction must be at most 1e+06 m, got 2000000.0"),
+    ("contact_dissipation", 1e300, ValueError, "contact_dissipation must be at most 1e+06 s/m, got 1e+300"),
     ("contact_dissipation", -0.5, ValueError, "contact_dissipation must be non-negative, got -0.5"),
     ("contact_dissipation", -INF, ValueError, "contact_dissipation must be finite, got -inf"),
 ]
@@ -165,3 +173,18 @@ def test_scene_files_refuse_bad_extras_at_their_line(tmp_path, where, line, mess
         tb.load_scene(path)
     assert str(info.value).startswith(f"{path}:{line}: "), str(info.value)
     assert message in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("extras", [
+    {"contact_stiffness": 1e-3, "contact_dissipation": 1e6}, {"contact_stiffness": 1e15, "contact_dissipation": 1e6},
+    {"rolling_friction": 1e6, "torsional_friction": 1e6},
+], ids=["least stiffness", "largest stiffness", "largest rolling and torsional"])
+def test_the_ends_of_the_material_ranges_step(extras):
+    """Issue 53 item 5: at the ends of the accepted ranges, on both sides of the contact, the step raises no
+    ZeroDivisionError (k = 1e-300 and μ_r = 1e200 on both sides did, step after step) and stays finite."""
+    world = tb.World()
+    world.add_ground(**extras)
+    ball = world.add_body(tb.Sphere(0.1), position=(0, 0, 0.099), velocity=(1.0, 0.0, 0.0), **extras)
+    for _ in range(20):
+        world.step(1 / 240)
+    assert np.all(np.isfinite(ball.position)) and np.all(np.isfinite(ball.velocity))

@@ -157,18 +157,18 @@ def test_an_mjcf_hinge_spring_rests_where_mujoco_s_does(tmp_path):
     assert robot.q[0] == pytest.approx(rest_angle(2.0, math.radians(60.0), mass, com), abs=1e-8)
 
 
-@pytest.mark.parametrize(("change", "phrase"), [
-    ({"stiffness": -1.0}, "stiffness -1.0"),
-    ({"stiffness": math.nan}, "stiffness nan"),
-    ({"stiffness": "stiff"}, "stiffness 'stiff'"),
-    ({"spring_ref": math.inf}, "spring_ref inf"),
+@pytest.mark.parametrize(("change", "phrase", "error"), [
+    ({"stiffness": -1.0}, "stiffness -1.0", ValueError),
+    ({"stiffness": math.nan}, "stiffness nan", ValueError),
+    ({"stiffness": "stiff"}, "stiffness 'stiff'; it must be a real number", TypeError),   # (the wrong kind)
+    ({"spring_ref": math.inf}, "spring_ref inf", ValueError),
 ])
-def test_a_bad_spring_is_refused_naming_the_joint_and_nothing_is_added(change, phrase):
+def test_a_bad_spring_is_refused_naming_the_joint_and_nothing_is_added(change, phrase, error):
     desc = slider(50.0, 0.1)
     for key, value in change.items():
         setattr(desc.joints[0], key, value)
     w = tb.World()
-    with pytest.raises(ValueError, match=f"joint 'slide' has {phrase}"):
+    with pytest.raises(error, match=f"joint 'slide' has {phrase}"):
         w.add_robot(desc, fixed_base=True)
     assert len(w.model.robots) == 0 and w.model.body.count == 0
 

@@ -437,8 +437,8 @@ BAD_URDF = [
     ("no mass", urdf('<link name="a"><inertial/></link>'), ['<inertial>', '<link name="a">', "<mass"]),
     ("not positive definite", urdf('<link name="a">' + INERTIAL.format(m=1, i=(1, -1, 1)) + "</link>"),
      ['<inertia>', '<link name="a">', "positive definite"]),
-    ("triangle", urdf('<link name="a">' + INERTIAL.format(m=1, i=(1, 1, 3)) + "</link>"),
-     ['<inertia>', '<link name="a">', "triangle inequality"]),
+    ("triangle", urdf('<link name="a">' + INERTIAL.format(m=1, i=(1, 1, 3)) + "</link>"),   # (strict=True)
+     ['<inertia>', '<link name="a">', "triangle inequality", "(strict=True)"]),
     ("point mass", urdf('<link name="a">' + INERTIAL.format(m=2, i=(0, 0, 0)) + "</link>"),
      ['<inertia>', '<link name="a">', "zero inertia"]),
     ("massless with bad inertia", urdf('<link name="a">' + INERTIAL.format(m=0, i=(1, 1, -1)) + "</link>"),
@@ -482,9 +482,10 @@ BAD_URDF = [
 
 @pytest.mark.parametrize("text, phrases", [pytest.param(t, p, id=i) for i, t, p in BAD_URDF])
 def test_bad_urdf_is_refused_with_a_message_naming_file_and_element(tmp_path, text, phrases):
+    """(strict=True: an impossible inertia is otherwise loaded with a warning, tests/robots/test_bad_descriptions.py)"""
     path = write(tmp_path, text)
     with pytest.raises(ValueError) as info:
-        read_urdf(path)
+        read_urdf(path, strict=True)
     message = str(info.value)
     assert message.startswith(str(path))
     for phrase in phrases:

@@ -97,6 +97,8 @@ class TimeStepping:
     """Whether ``advance`` undoes a step that goes non-finite itself (integration/guard.py); else step.py does."""
     swapped = False
     """Whether this step's detection swapped the contact buffers (``after_undo`` swaps them back)."""
+    robots_staged = False
+    """Whether this step ran the robots' ``before_contacts`` (``undo`` then puts the robots back too)."""
 
     def __init__(self, model: Model) -> None:
         self._version = -1
@@ -195,6 +197,7 @@ class TimeStepping:
         """One step of ``dt`` [s] (module docstring); ``stats`` is the world's ``StepStats``."""
         t0 = time.perf_counter()
         self.swapped = False
+        self.robots_staged = False
         if self._version != model.version:
             self.refresh(model)
         joints = len(model.joints) > 0
@@ -223,6 +226,7 @@ class TimeStepping:
             if robots:
                 # every contact touching a link is the robots' (robots/step.py); none left: no World solve
                 solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
+                self.robots_staged = True   # (``undo`` puts the robots back too)
             if not solve and not joints:
                 if free_step(model, state, dt, self.free_scheme):
                     self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
@@ -250,6 +254,9 @@ class TimeStepping:
         """Undo a step that left a body non-finite and raise ``guard.NonFiniteStep``: the bodies as at the
         start (their ``*_before`` rows), then ``after_undo``."""
         error = undo(state.bodies(), model.names, stage, state.time, dt)
+        if self.robots_staged:   # the robots' stage of this step may have changed their q̇ and warm starts
+            robot_stages.undo_robots(model)
+            self.robots_staged = False
         self.after_undo(model, contacts)
         raise error
 

@@ -18,6 +18,7 @@ from . import dynamics as dy
 from .description import CLOSURE_TYPES, ClosureSpec, RobotDescription
 from .robot import Robot
 from .tree import build_tree
+from .validate import check_description
 
 LINK_MASS_MIN = 1e-9
 """[kg] the mass of a World body carrying the shapes of a massless link (only its energy counts it)."""
@@ -66,6 +67,7 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
     if world.method != "timestep" or world.integrator not in ("splitting", "symplectic_euler", "implicit_gyro"):
         raise ValueError(f"robots are advanced by time-stepping only: this world has method={world.method!r}, "
                          f"integrator={world.integrator!r} (use World(method='timestep') with the default integrator)")
+    desc = check_description(desc)   # (a copy when its joints must be put in its links' order)
     x = _checks.vector3("position", position)
     quat = _checks.quaternion("orientation", orientation)
     for arg, value in (("fixed_base", fixed_base), ("self_collision", self_collision)):
@@ -99,9 +101,8 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
                 raise TypeError(f"{desc.source or desc.name}: link {desc.links[i].name!r} has a shape tumble does "
                                 f"not know: {shape!r}")
     _check_closures(world, desc)
-    # ---- nothing above changed the world
-    desc = dataclasses.replace(desc, name=robot_name)   # the caller's description is left as given
-    link_body = np.full(len(desc.links), -1, dtype=np.int64)
+    # the link bodies' rows, all made before the first is added (a failure leaves no orphan link body)
+    rows = {}
     for i, shapes in enumerate(parts):
         if not shapes:
             continue
@@ -112,6 +113,11 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
                     "force": np.zeros(3), "torque": np.zeros(3), "friction": mu, "restitution": e, "collide": True,
                     "awake": True, "sleep_timer": 0.0, **world._contact_material(0.0, 0.0, None, 0.0)})
         row["extent"] = _extent(geom_rows)
+        rows[i] = (row, geom_rows, polys)
+    # ---- nothing above changed the world
+    desc = dataclasses.replace(desc, name=robot_name)   # the caller's description is left as given
+    link_body = np.full(len(desc.links), -1, dtype=np.int64)
+    for i, (row, geom_rows, polys) in rows.items():
         body = world._append_body(row, geom_rows, polys, link_names[i])
         world._records.append({"robot_link": robot_name, "name": link_names[i]})
         link_body[i] = body._index
@@ -120,7 +126,9 @@ def add_robot(world: Any, desc: RobotDescription, position: Any, orientation: An
         pairs = [(link_body[i], _body_above(tree.parent, link_body, i)) for i in range(len(desc.links))]
         keys = [(min(a, b) << 32) | max(a, b) for a, b in pairs if a >= 0 and b >= 0]
     else:
-        keys = [(min(a, b) << 32) | max(a, b) for a in bodies for b in bodies if a < b]
+        a, b = np.triu_indices(len(bodies), 1)   # (every pair of the robot's link bodies: O(links²), LINKS_MAX)
+        lo, hi = np.minimum(bodies[a], bodies[b]), np.maximum(bodies[a], bodies[b])
+        keys = (lo << 32) | hi
     robot = Robot(world, len(world.model.robots), desc, tree, bool(fixed_base))
     world.model.robots.append(robot, tree, q0, link_body, np.array(keys, dtype=np.int64))
     world._robot_records.append({"robot": robot, "fixed_base": bool(fixed_base), "position": x,

@@ -136,4 +136,7 @@ class RobotDescription:
         """The root link's name: the one link that is no joint's child."""
         children = {j.child for j in self.joints}
         roots = [link.name for link in self.links if link.name not in children]
+        if not roots:
+            raise ValueError(f"robot {self.name!r} has no root link: every link is some joint's child (a cycle, or "
+                             f"no links; robots/validate.py check_description says which)")
         return roots[0]

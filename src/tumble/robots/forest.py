@@ -29,12 +29,13 @@ a contact stage leaves them)."""
 
 
 Scratch = namedtuple("Scratch", ["tau_total", "armature", "qdd", "qd_free", "k_q", "k_v", "q_stage", "qd_stage",
-                                 "q0", "qd0", "q_saved", "qd_saved", "tau_loads"])
+                                 "q0", "qd0", "q_saved", "qd_saved", "tau_loads", "impulses_saved"])
 """The step's joint-space scratch: tau_total, armature, qdd, qd_free (nv,); k_q (4, nq), k_v (4, nv) the RK4
 slopes; q_stage, q0 (nq,), qd_stage, qd0 (nv,) its stage and start states; q_saved (nq,), qd_saved (nv,) the
 state at the step's start, put back if the step goes non-finite; tau_loads (nv,) [N m, N] the generalized force of
 the loads on the links' World bodies, gathered at the step's start and used by its velocity stage (robots/step.py
-``gather_link_loads``), zero between steps."""
+``gather_link_loads``), zero between steps; impulses_saved (3, nv) the lower, upper and friction impulses (the
+warm starts, ``JointState``) at the step's start, put back with q and q̇."""
 
 
 def state_size(nq: int, nv: int) -> int:
@@ -50,7 +51,7 @@ def state_views(sf, nq, nv):
 
 
 def scratch_size(nq: int, nv: int) -> int:
-    return 4 * nv + 4 * nq + 4 * nv + 3 * (nq + nv) + nv
+    return 4 * nv + 4 * nq + 4 * nv + 3 * (nq + nv) + nv + 3 * nv
 
 
 @njit(cache=True, inline="always")   # returns views (tree.tree_views)
@@ -66,7 +67,8 @@ def scratch_views(cf, nq, nv):
     q0, qd0 = cf[o:o + nq], cf[o + nq:o + nq + nv]
     o += nq + nv
     return Scratch(cf[:nv], cf[nv:2 * nv], cf[2 * nv:3 * nv], cf[3 * nv:4 * nv], k_q, k_v, q_stage, qd_stage, q0,
-                   qd0, cf[o:o + nq], cf[o + nq:o + nq + nv], cf[o + nq + nv:o + nq + 2 * nv])
+                   qd0, cf[o:o + nq], cf[o + nq:o + nq + nv], cf[o + nq + nv:o + nq + 2 * nv],
+                   view(cf, o + nq + 2 * nv, (3, nv)))
 
 
 class Forest:

@@ -46,6 +46,7 @@ Errors are ``ValueError``s naming the file; MuJoCo's own compile errors name the
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -54,13 +55,19 @@ from ..rotations import quat_to_matrix
 from ..shapes import Box, Capsule, Cylinder, Ellipsoid, Sphere
 from . import _mesh, _xml
 from .description import ClosureSpec, GeomSpec, JointSpec, KinematicSpec, LinkSpec, RobotDescription
+from .validate import check_description
 
 WORLD = "world"
 """The root link's name: MuJoCo's name for body 0."""
 
 
-def read_mjcf(path: str | os.PathLike[str]) -> RobotDescription:
+def read_mjcf(path: str | os.PathLike[str], *, strict: bool = False) -> RobotDescription:
     """Read the MJCF file ``path`` (see the module docstring for the conversion).
+
+    ``strict``: refuse a body inertia that is positive definite but breaks the triangle inequality (MuJoCo's
+    own compile error) instead of loading it as written with a ``UserWarning`` naming the file, the body and the
+    excess (docs/robots.md "Bad input and vendor files"). A file that says ``<compiler balanceinertia="true"/>``
+    gets MuJoCo's balanced inertia either way.
 
     Returns:
         The robot: ``links`` depth-first from the root (the floating body, or "world"; children in file order),
@@ -72,16 +79,65 @@ def read_mjcf(path: str | os.PathLike[str]) -> RobotDescription:
         ValueError: the file is not an MJCF file (not a file, not XML, root not <mujoco>), MuJoCo cannot compile
             it (its message names the element), or a body holds a plane, height field or SDF geom.
     """
+    if not isinstance(strict, (bool, np.bool_)):
+        raise TypeError(f"strict must be True or False, got {strict!r}")
     doc = _xml.read(path, "mujoco", "MJCF")
     try:
         import mujoco
     except ImportError:
         raise _mesh.missing("mujoco", "reading an MJCF file") from None
+    written: dict[int, np.ndarray] = {}
     try:
         model = mujoco.MjModel.from_xml_path(str(doc.path))
     except ValueError as exc:
-        raise ValueError(f"{doc.path}: MuJoCo cannot compile this MJCF file: {exc}".rstrip()) from None
-    return _Converter(mujoco, model, str(doc.path)).run(doc.root.get("model") or doc.path.stem)
+        if strict or _TRIANGLE not in str(exc):
+            raise ValueError(f"{doc.path}: MuJoCo cannot compile this MJCF file: {exc}".rstrip()
+                             + (" (strict=True)" if strict and _TRIANGLE in str(exc) else "")) from None
+        model, written = _impossible_inertias(mujoco, doc.path)
+    converter = _Converter(mujoco, model, str(doc.path))
+    converter.inertia = written
+    desc = converter.run(doc.root.get("model") or doc.path.stem)
+    return check_description(desc)
+
+
+_TRIANGLE = "inertia must satisfy A + B >= C"
+"""MuJoCo's compile error for principal moments that break the triangle inequality."""
+
+
+def _impossible_inertias(mujoco: Any, path: Any) -> tuple[Any, dict[int, np.ndarray]]:
+    """The model of an MJCF file whose explicit inertias break the triangle inequality, which MuJoCo refuses (unless
+    ``balanceinertia``): compiled with ``balanceinertia`` (which changes only those moments), and for each such body
+    (by body id) its inertia as written, (3, 3) [kg m²] about its COM in the body frame's axes, with a UserWarning
+    naming the file, the body and the excess (docs/robots.md "Bad input and vendor files": loaded as PyBullet and
+    Pinocchio load an URDF's)."""
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+        spec.compiler.balanceinertia = True
+        model = spec.compile()
+    except ValueError as exc:
+        raise ValueError(f"{path}: MuJoCo cannot compile this MJCF file: {exc}".rstrip()) from None
+    written: dict[int, np.ndarray] = {}
+    for b, body in enumerate(spec.bodies):
+        if not body.explicitinertial:
+            continue
+        full = np.array(body.fullinertia, dtype=float)
+        if np.isnan(full[0]):   # diaginertia, in the (compiled) inertial frame
+            R = _quat_matrix(model.body_iquat[b])
+            tensor = R @ np.diag(np.array(body.inertia, dtype=float)) @ R.T
+        else:                   # fullinertia: ixx iyy izz ixy ixz iyz in the body frame
+            xx, yy, zz, xy, xz, yz = full
+            tensor = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        moments = np.linalg.eigvalsh(tensor)
+        if moments[2] <= moments[0] + moments[1]:
+            continue
+        excess = (moments[2] - moments[0] - moments[1]) / moments[2]
+        shown = "[" + ", ".join(f"{m:.6g}" for m in moments) + "]"
+        warnings.warn(f"{path}: body {body.name or b!r}: the principal moments {shown} kg m² violate the triangle "
+                      f"inequality I3 <= I1 + I2 by {excess:.3g} of I3: no rigid body has this inertia (MuJoCo "
+                      f"refuses it); loaded as written (it is positive definite, as PyBullet and Pinocchio load it; "
+                      f"strict=True refuses it)", UserWarning, stacklevel=3)
+        written[b] = tensor
+    return model, written
 
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:
@@ -102,6 +158,8 @@ class _Converter:
         self.mj = mujoco
         self.m = model
         self.source = source
+        self.inertia: dict[int, np.ndarray] = {}
+        """Body id → its inertia as written (``_impossible_inertias``), in place of the compiled one."""
         self.links: list[LinkSpec] = []
         self.joints: list[JointSpec] = []
         self.skipped: list[str] = []
@@ -327,7 +385,8 @@ class _Converter:
         m, mj = self.m, self.mj
         shift = self.anchor[b]
         R = _quat_matrix(m.body_iquat[b])
-        link = LinkSpec(name, float(m.body_mass[b]), m.body_ipos[b] - shift, R @ np.diag(m.body_inertia[b]) @ R.T)
+        inertia = self.inertia[b] if b in self.inertia else R @ np.diag(m.body_inertia[b]) @ R.T
+        link = LinkSpec(name, float(m.body_mass[b]), m.body_ipos[b] - shift, inertia)
         G = mj.mjtGeom
         unsupported = {int(G.mjGEOM_PLANE): "plane", int(G.mjGEOM_HFIELD): "height field", int(G.mjGEOM_SDF): "SDF"}
         for g in np.flatnonzero(m.geom_bodyid == b):

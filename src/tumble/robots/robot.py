@@ -13,12 +13,20 @@ from typing import Any
 import numpy as np
 
 from .. import _checks
+from ..conventions import QUAT_NORM_MIN
 from ..jit import njit
 from ..math3d import matrix_to_quat
 from . import dynamics as dy
 from .description import RobotDescription
 from .ik import IKResult, _Problem, target_rotation
 from .tree import Tree, pack_tree, tree_views
+
+JOINT_SPEED_MAX = 1e6
+"""[rad/s or m/s] The largest joint speed ``Robot.qd`` takes (docs/conventions.md "Limits"). A limit row or a
+contact stops a coordinate by an impulse that cancels its speed, leaving the rounding of that speed (2.2e-16 of it,
+times the conditioning of the stage): measured on a limited hinge, ~1e-6 rad/s left at 1e8, 1.6e4 rad/s at 1e20
+(the joint then ended its step 67 rad beyond its limit). At 1e6 the rounding is below 1e-8 rad/s; the fastest
+rotors built (ultracentrifuges, ~1.5e4 rad/s) and any speed a robot reaches stay far below it."""
 
 # The kernels behind the methods take the robot's packed tree and work buffers (robots/tree.py, "packed
 # storage"): a call with the Tree and Work namedtuples had Numba type ~45 arrays (~10 µs for a Link's pose).
@@ -190,11 +198,21 @@ class Robot:
 
     @qd.setter
     def qd(self, value: Any) -> None:
-        self._state_array("qd")[:] = _checks.array("qd", value, (self.nv,))
+        qd = _checks.array("qd", value, (self.nv,))
+        fast = np.flatnonzero(np.abs(qd) > JOINT_SPEED_MAX)
+        if fast.size:
+            d = int(fast[0])
+            raise ValueError(f"qd[{d}] (joint {self.joint_of(int(self._tree.dof_link[d]))!r} of robot {self.name!r}) "
+                             f"is {float(qd[d])!r}; a joint speed must be at most {JOINT_SPEED_MAX:g} rad/s or m/s in "
+                             f"size (docs/conventions.md \"Limits\")")
+        self._state_array("qd")[:] = qd
         self._world._robots_moved()
 
     def _control(self, field: str, value: Any, nonnegative: bool = False) -> None:
-        arr = _checks.array(field, value, (self.nv,)) if np.ndim(value) else np.full(self.nv, float(value))
+        if isinstance(value, (str, bytes)) or not np.ndim(value):
+            arr = np.full(self.nv, _checks.real(field, value))   # (a number for every coordinate)
+        else:
+            arr = _checks.array(field, value, (self.nv,))
         if not np.all(np.isfinite(arr)) or (nonnegative and np.any(arr < 0.0)):
             raise ValueError(f"{field} must be finite{' and >= 0' if nonnegative else ''}, got {arr.tolist()}")
         self._state_array(field)[:] = arr
@@ -263,12 +281,17 @@ class Robot:
         for i, code in enumerate(t.jtype):
             if code in (dy.SPHERICAL, dy.FLOATING):
                 k = t.q_start[i] + (3 if code == dy.FLOATING else 0)
-                n = np.linalg.norm(q[k:k + 4])
-                if not n > 0.0:
+                # scaled by a power of two first (_checks.quaternions_scaled): components of 1e200 would make the
+                # norm inf and the quaternion zero
+                scaled, exponent = _checks.quaternions_scaled(q[k:k + 4])
+                n = float(np.sqrt(scaled @ scaled))
+                exponent = int(exponent)
+                if -1 <= exponent <= 1 and abs(float(np.ldexp(n, exponent)) - 1.0) <= 1e-12:
+                    continue   # a unit quaternion is kept bit for bit (a saved state reloads exactly)
+                if exponent <= 0 and not float(np.ldexp(n, exponent)) >= QUAT_NORM_MIN:
                     raise ValueError(f"{name}: the quaternion of joint {self.joint_of(i)!r} at {name}[{k}:{k + 4}] "
-                                     "is zero")
-                if abs(n - 1.0) > 1e-12:   # a unit quaternion is kept bit for bit (a saved state reloads exactly)
-                    q[k:k + 4] /= n
+                                     f"is zero (norm below {QUAT_NORM_MIN:g}), got {q[k:k + 4].tolist()}")
+                q[k:k + 4] = scaled / n
         return q
 
     @property
@@ -290,6 +313,11 @@ class Robot:
     def joint_of(self, link: int) -> str:
         """The name of the joint that moves link number ``link`` (in ``link_names`` order) relative to its
         parent; "floating base" for the root of a floating-base robot (the root of a fixed one: "fixed base")."""
+        if isinstance(link, (bool, np.bool_)) or not isinstance(link, (int, np.integer)):
+            raise TypeError(f"link must be a link number (an int), got {link!r}")
+        if not 0 <= link < len(self.link_names):
+            raise ValueError(f"link must be a link number in [0, {len(self.link_names) - 1}] (robot {self.name!r} "
+                             f"has {len(self.link_names)} links; no wrapping around), got {link!r}")
         if link == 0:
             return "fixed base" if self.fixed_base else "floating base"
         return self._desc.joints[link - 1].name
@@ -341,7 +369,7 @@ class Robot:
         self._kinematics(q, qd)
         tau = np.zeros(self.nv)
         _inverse_dynamics(*self._packed, self._work_f, qd, qdd, self._world.gravity, tau)
-        return tau
+        return self._finite("inverse_dynamics", "τ", tau, "q, qd and qdd")
 
     def forward_dynamics(self, q: Any, qd: Any, tau: Any) -> np.ndarray:
         """(nv,) q̈ = M⁻¹ (τ − C q̇ − g) without contact, by the articulated-body algorithm (Featherstone
@@ -353,7 +381,16 @@ class Robot:
         self._kinematics(q, qd)
         qdd = np.zeros(self.nv)
         _forward_dynamics(*self._packed, self._work_f, qd, tau, self._world.gravity, qdd)
-        return qdd
+        return self._finite("forward_dynamics", "q̈", qdd, "q, qd and tau")
+
+    def _finite(self, method: str, what: str, out: np.ndarray, given: str) -> np.ndarray:
+        """``out``, or a FloatingPointError when an entry overflowed (docs/robots.md "Bad input")."""
+        if not np.all(np.isfinite(out)):
+            d = int(np.flatnonzero(~np.isfinite(out))[0])
+            raise FloatingPointError(f"{method}: {what}[{d}] (joint {self.joint_of(int(self._tree.dof_link[d]))!r}) "
+                                     f"overflows float64 for the {given} given (robot {self.name!r}): they are "
+                                     f"finite but too large for the result to be; scale them down")
+        return out
 
     def gravity_torques(self, q: Any = None) -> np.ndarray:
         """(nv,) g(q) [N m, N]: the joint torques that hold the robot still against gravity at q."""

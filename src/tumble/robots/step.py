@@ -356,16 +356,20 @@ def limits_in_reach(tree, q, qd, h):
 
 @njit(cache=True, forceinline=True, refcount=False)
 def _save(st, sc):
+    """Keep q, q̇ and the limit and friction rows' impulses (the warm starts) of the step's start in ``sc``."""
     for a in range(st.q.shape[0]):
         sc.q_saved[a] = st.q[a]
     for a in range(st.qd.shape[0]):
         sc.qd_saved[a] = st.qd[a]
+        sc.impulses_saved[0, a] = st.lower_impulse[a]
+        sc.impulses_saved[1, a] = st.upper_impulse[a]
+        sc.impulses_saved[2, a] = st.friction_impulse[a]
 
 
 @njit(cache=True, forceinline=True, refcount=False)
 def _non_finite(st, sc, work):
-    """The first velocity coordinate (or nv + the q entry) whose value went non-finite, with q and q̇ put back
-    to the step's start (``_save``); −1 if all are finite."""
+    """The first velocity coordinate (or nv + the q entry) whose value went non-finite, with q, q̇ and the warm
+    starts put back to the step's start (``_save``); −1 if all are finite."""
     bad = -1
     for a in range(st.qd.shape[0]):
         if not np.isfinite(st.qd[a]):
@@ -381,6 +385,9 @@ def _non_finite(st, sc, work):
             st.q[a] = sc.q_saved[a]
         for a in range(st.qd.shape[0]):
             st.qd[a] = sc.qd_saved[a]
+            st.lower_impulse[a] = sc.impulses_saved[0, a]
+            st.upper_impulse[a] = sc.impulses_saved[1, a]
+            st.friction_impulse[a] = sc.impulses_saved[2, a]
             sc.tau_loads[a] = 0.0
         work.flags[0] = 0.0
     return bad
@@ -1520,6 +1527,28 @@ def compile_share(model, state, contacts, links_only: bool) -> Share:
 
     kernels = (links_step,) if links_only else (contact_stage, finish_step)
     return Share("robot stages", ROBOT_STAGES_COMPILE_SECONDS[0 if links_only else 1], run, kernels)
+
+
+def undo_robots(model) -> None:
+    """After ``before_contacts``, when the World's own step went non-finite (methods/timestepping.py ``undo``): the
+    robots as at the step's start. A ``contact_stage`` that ran (``Forest.coupled``) saved their q, q̇ and warm
+    starts (``_save``) before changing them: they are put back; an uncoupled stage changed nothing but the loads it
+    gathered, which the failed step drops as it drops the bodies' (integration/guard.py)."""
+    forest = model.robots
+    sc, st = forest.scratch, forest.state
+    if sc is None:
+        return
+    sc.tau_loads[:] = 0.0
+    if forest.coupled:
+        st.q[:] = sc.q_saved
+        st.qd[:] = sc.qd_saved
+        st.lower_impulse[:] = sc.impulses_saved[0]
+        st.upper_impulse[:] = sc.impulses_saved[1]
+        st.friction_impulse[:] = sc.impulses_saved[2]
+        forest.work.flags[0] = 0.0
+        forest.coupled = False
+    forest.hidden = 0
+    forest.moves += 1   # (Robot handles read their links' kinematics afresh)
 
 
 def non_finite_error(forest, bad: int, time: float, dt: float) -> NonFiniteStep:

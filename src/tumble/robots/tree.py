@@ -69,7 +69,7 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
                fixed_base: bool) -> tuple[Tree, np.ndarray]:
     """The ``Tree`` of ``desc`` with its root at ``base_position`` (3,) [m] and ``base_orientation`` (4,)
     (w, x, y, z), and the initial q (nq,): zero joint positions, identity spherical joints, the base pose
-    for a floating base. The description is already checked (its reader's job)."""
+    for a floating base. The description is already checked (robots/validate.py ``check_description``)."""
     links = desc.links
     index = {link.name: i for i, link in enumerate(links)}
     L = len(links)
@@ -92,11 +92,13 @@ def build_tree(desc: RobotDescription, base_position: np.ndarray, base_orientati
         specs[i] = j
         parent[i] = index[j.parent]
         jtype[i] = JOINT_CODES[j.type]
-        norm = float(np.linalg.norm(j.axis))
+        given = np.asarray(j.axis, dtype=float)
+        scaled = given / max(1.0, float(np.max(np.abs(given))))   # (|axis|² would overflow from ~1e154)
+        norm = float(np.linalg.norm(scaled))
         if not norm > 0.0 or not np.isfinite(norm):
             raise ValueError(f"{desc.source or desc.name}: joint {j.name!r} has axis {list(j.axis)}; it must be a "
                              "non-zero finite vector")
-        axis[i] = np.asarray(j.axis, dtype=float) / norm
+        axis[i] = scaled / norm
         _check_spring(desc, j)
         origin_R[i], origin_p[i] = j.origin_rotation, j.origin_xyz
     nq_link = np.array([NQ[c] for c in jtype], dtype=np.int64)

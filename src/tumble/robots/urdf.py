@@ -12,19 +12,25 @@ Decisions where the spec is silent or files in the wild disagree with it:
   zero bound would make the joint unactuatable, and files write 0 for "unspecified".
 - Continuous joints have no position limits; fixed, floating and spherical joints ignore <axis> and <limit>.
 - Inertia (``INERTIA_TOLERANCE``): a link of mass 0 with an all-zero inertia is massless (allowed). Otherwise
-  the inertia must be symmetric positive definite and its principal moments must satisfy the triangle
-  inequality I3 <= I1 + I2 to within 1 % of I3. A mass of 0 with a positive-definite inertia is kept as written
-  (PyBullet files give a fixed base mass 0, e.g. kuka_iiwa/model.urdf). A positive mass with a zero inertia (a
+  the inertia must be symmetric positive definite (else an error). Its principal moments should satisfy the
+  triangle inequality I3 <= I1 + I2 (every rigid body does) to within 1 % of I3: one that misses by more is
+  physically impossible, but the articulated algorithms need only positive definiteness, and vendors ship such
+  files (pybullet_data's xarm6 link3 misses by 13 %), which PyBullet and Pinocchio load as written. So does
+  tumble, with a ``UserWarning`` naming the file, the link and the excess; ``strict=True`` refuses it. A mass
+  of 0 with a positive-definite inertia is kept as written (PyBullet files give a fixed base mass 0, e.g.
+  kuka_iiwa/model.urdf). A positive mass with a zero inertia (a
   point mass, which PyBullet replaces by an inertia of its own) is refused: give the link's inertia.
 - ``<mimic>`` is not represented: the joint moves on its own (listed in ``RobotDescription.skipped``).
 
 Every error is a ``ValueError`` whose message names the file, the line and the element (with its name), and
-is raised before anything is returned.
+is raised before anything is returned. The description read then passes robots/validate.py's checks (which name
+the file, the link or joint and the value: e.g. a coordinate beyond 1e6 m).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -34,6 +40,7 @@ from ..shapes import Box, Capsule, Cylinder, Sphere
 from . import _mesh, _xml
 from ._xml import Document
 from .description import GeomSpec, JointSpec, LinkSpec, RobotDescription
+from .validate import check_description
 
 INERTIA_TOLERANCE = 1e-2
 """Relative slack in the triangle inequality of principal moments, I3 <= I1 + I2 + INERTIA_TOLERANCE · I3. Every
@@ -44,7 +51,8 @@ A larger miss is a wrong inertia (pybullet_data's mini_cheetah thighs miss by 4 
 _TYPES = {"revolute", "continuous", "prismatic", "fixed", "floating", "spherical"}
 
 
-def read_urdf(path: str | os.PathLike[str], *, convex_decomposition: bool = False) -> RobotDescription:
+def read_urdf(path: str | os.PathLike[str], *, convex_decomposition: bool = False,
+              strict: bool = False) -> RobotDescription:
     """Read the URDF file ``path``.
 
     Args:
@@ -53,6 +61,8 @@ def read_urdf(path: str | os.PathLike[str], *, convex_decomposition: bool = Fals
         convex_decomposition: give each collision mesh one ``ConvexHull`` per part of an approximate convex
             decomposition (V-HACD through trimesh; needs the package ``vhacdx``) instead of one hull of all
             its vertices.
+        strict: refuse an inertia that breaks the triangle inequality (module docstring) instead of loading it
+            with a ``UserWarning``.
 
     Returns:
         The robot: ``links`` depth-first from the root (children in the order their joints appear in the file),
@@ -62,6 +72,8 @@ def read_urdf(path: str | os.PathLike[str], *, convex_decomposition: bool = Fals
         ValueError: the file is not a URDF file or breaks a rule of the module docstring; see there.
         ImportError: the file has a mesh and trimesh is not installed (or vhacdx, with convex_decomposition).
     """
+    if not isinstance(strict, (bool, np.bool_)):
+        raise TypeError(f"strict must be True or False, got {strict!r}")
     doc = _xml.read(path, "robot", "URDF")
     for element in doc.root.iter():
         if element.tag.startswith("xacro:"):
@@ -72,11 +84,11 @@ def read_urdf(path: str | os.PathLike[str], *, convex_decomposition: bool = Fals
         raise doc.error(doc.root, "the robot has no <link>")
     order, joint_order = _tree(doc, links, joints)
     meshes: dict[tuple[Path, tuple[float, ...]], list[np.ndarray]] = {}
-    link_specs = [_link(doc, links[name], meshes, convex_decomposition) for name in order]
+    link_specs = [_link(doc, links[name], meshes, convex_decomposition, bool(strict)) for name in order]
     skipped: list[str] = []
     joint_specs = [_joint(doc, element, skipped) for element in joint_order]
     name = doc.root.get("name") or doc.path.stem
-    return RobotDescription(name, link_specs, joint_specs, str(doc.path), skipped)
+    return check_description(RobotDescription(name, link_specs, joint_specs, str(doc.path), skipped))
 
 
 def _elements(doc: Document, tag: str) -> dict[str, ET.Element]:
@@ -150,7 +162,7 @@ def _origin(doc: Document, element: ET.Element, context: str) -> tuple[np.ndarra
     return xyz, _xml.rpy_matrix(rpy)
 
 
-def _link(doc: Document, element: ET.Element, meshes: dict, decompose: bool) -> LinkSpec:
+def _link(doc: Document, element: ET.Element, meshes: dict, decompose: bool, strict: bool) -> LinkSpec:
     name = element.get("name", "")
     context = f' in <link name="{name}">'
     spec = LinkSpec(name)
@@ -172,14 +184,16 @@ def _link(doc: Document, element: ET.Element, meshes: dict, decompose: bool) -> 
         inertia_file = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         # The spec's inertia is about the COM in the <inertial> origin's axes; the link frame's axes: R I Rᵀ.
         spec.inertia = rotation @ inertia_file @ rotation.T
-        _check_inertia(doc, inertia if inertia is not None else inertial, spec.mass, inertia_file, context)
+        _check_inertia(doc, inertia if inertia is not None else inertial, spec.mass, inertia_file, context, strict)
     for collision in element.findall("collision"):
         spec.geoms.extend(_collision(doc, collision, meshes, decompose, context))
     return spec
 
 
-def _check_inertia(doc: Document, element: ET.Element, mass: float, inertia: np.ndarray, context: str) -> None:
-    """The inertia rules of the module docstring (``inertia`` as written, about the COM, (3, 3) [kg m²])."""
+def _check_inertia(doc: Document, element: ET.Element, mass: float, inertia: np.ndarray, context: str,
+                   strict: bool) -> None:
+    """The inertia rules of the module docstring (``inertia`` as written, about the COM, (3, 3) [kg m²]): a
+    triangle inequality missed by more than INERTIA_TOLERANCE is an error if ``strict``, else a warning."""
     if mass == 0.0 and not np.any(inertia):
         return
     if mass > 0.0 and not np.any(inertia):
@@ -192,9 +206,13 @@ def _check_inertia(doc: Document, element: ET.Element, mass: float, inertia: np.
                         context)
     if moments[2] > moments[0] + moments[1] + INERTIA_TOLERANCE * moments[2]:
         excess = (moments[2] - moments[0] - moments[1]) / moments[2]
-        raise doc.error(element, f"the principal moments {shown} kg m² violate the triangle inequality "
-                                 f"I3 <= I1 + I2 by {excess:.3g} of I3 (more than the {INERTIA_TOLERANCE:g} that "
-                                 f"rounding explains): no rigid body has this inertia", context)
+        message = (f"the principal moments {shown} kg m² violate the triangle inequality I3 <= I1 + I2 by "
+                   f"{excess:.3g} of I3 (more than the {INERTIA_TOLERANCE:g} that rounding explains): no rigid body "
+                   f"has this inertia")
+        if strict:
+            raise doc.error(element, message + " (strict=True)", context)
+        warnings.warn(f"{doc.where(element, context)}: {message}; loaded as written (it is positive definite, as "
+                      f"PyBullet and Pinocchio load it; strict=True refuses it)", UserWarning, stacklevel=4)
 
 
 def _collision(doc: Document, element: ET.Element, meshes: dict, decompose: bool,
