@@ -47,6 +47,13 @@ HULL_MIN_VOLUME_RATIO = 1e-9
 """A convex hull whose volume is below this fraction of its bounding-box volume is degenerate (flat)."""
 
 
+JOINT_BALL, JOINT_HINGE, JOINT_SLIDER, JOINT_FIXED, JOINT_FREE = range(5)
+"""Joint types: one vocabulary for the World's joints (constraints/joint_rows.py: BALL, HINGE, SLIDER, FIXED) and
+a robot tree's (robots/dynamics.py: SPHERICAL, REVOLUTE, PRISMATIC, FIXED and FLOATING, a free base), which
+name the same joints as URDF does: a ball joint is a spherical one, a hinge a revolute one, a slider a prismatic
+one; only a tree has a free joint. Plain ints, read by the kernels as compile-time constants."""
+
+
 class GeomType(IntEnum):
     """Integer geometry codes shared with the Numba kernels (``geom_type`` array)."""
 

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import RPY_SINGULAR_COS
+from ..conventions import JOINT_BALL, JOINT_FIXED, JOINT_HINGE, JOINT_SLIDER, RPY_SINGULAR_COS
 from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t, quat_matrix_t
 
-BALL, HINGE, SLIDER, FIXED = 0, 1, 2, 3
-"""Joint kinds (``joint_kind``)."""
+BALL, HINGE, SLIDER, FIXED = JOINT_BALL, JOINT_HINGE, JOINT_SLIDER, JOINT_FIXED
+"""Joint kinds (``joint_kind``), the codes of conventions.py's joint types."""
 JOINT_NAMES = ("ball", "hinge", "slider", "fixed")
 EQUALITY_ROWS = np.array([3, 5, 5, 6], dtype=np.int64)
 """Equality rows of each kind: a ball joint keeps a point (3), a hinge also the axis (2), a slider the

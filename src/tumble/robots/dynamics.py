@@ -33,16 +33,18 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..conventions import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_HINGE, JOINT_SLIDER
 from ..jit import FMA as _FMA
 from ..jit import njit, view
 from ..math3d import quat_to_matrix
 
-FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING = range(5)
+SPHERICAL, REVOLUTE, PRISMATIC, FIXED, FLOATING = JOINT_BALL, JOINT_HINGE, JOINT_SLIDER, JOINT_FIXED, JOINT_FREE
+"""A tree's joint codes: the World's joint types (conventions.py) under URDF's names."""
 JOINT_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
                "spherical": SPHERICAL, "floating": FLOATING}
-NQ = (0, 1, 1, 4, 7)
-"""Sizes of q per joint code."""
-NV = (0, 1, 1, 3, 6)
+NQ = (4, 1, 1, 0, 7)
+"""Sizes of q per joint code (spherical, revolute, prismatic, fixed, floating)."""
+NV = (3, 1, 1, 0, 6)
 """Sizes of q̇ per joint code."""
 
 Work = namedtuple("Work", ["E", "r", "R_world", "p_world", "vel", "acc", "force", "inertia", "bias",
