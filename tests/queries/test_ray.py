@@ -290,3 +290,51 @@ def test_bad_input_is_refused(kwargs, error, message):
     world.add_body(tb.Sphere(1.0))
     with pytest.raises(error, match=message):
         world.ray_cast(**kwargs)
+
+
+def test_bvh_gives_bitwise_the_brute_force_hits():
+    # A random scene of every shape type (a compound, a ground, a body that does not collide, one in another
+    # collision group) and random rays, many from inside shapes and many grazing tied boxes: the BVH path of
+    # World.ray_cast against the brute-force loop over every row, field by field, bitwise.
+    from tumble.queries import ray as _ray
+
+    rng = np.random.default_rng(51)
+    world = tb.World(gravity=(0, 0, 0))
+    world.add_ground(height=-3.0)
+    kinds = [lambda: tb.Sphere(rng.uniform(0.1, 0.6)), lambda: tb.Box(*rng.uniform(0.1, 1.0, 3)),
+             lambda: tb.Capsule(rng.uniform(0.05, 0.3), rng.uniform(0.1, 0.8)),
+             lambda: tb.Cylinder(rng.uniform(0.1, 0.4), rng.uniform(0.1, 0.8)),
+             lambda: tb.Ellipsoid(*rng.uniform(0.1, 0.5, 3)),
+             lambda: tb.ConvexHull(rng.normal(size=(12, 3)) * 0.3)]
+    for i in range(300):
+        q = rng.normal(size=4)
+        world.add_body(kinds[i % 6](), position=rng.uniform(-4, 4, 3), orientation=q / np.linalg.norm(q),
+                       collide=i != 7, collision_group=2 if i == 11 else 1)
+    for z in (0.0, 1.0):   # two equal boxes at the same place: ties between rows
+        world.add_body(tb.Box(0.5, 0.5, 0.5), position=(6.0, 6.0, z))
+        world.add_body(tb.Box(0.5, 0.5, 0.5), position=(6.0, 6.0, z))
+    n = 20000
+    origins = rng.uniform(-6, 6, (n, 3))
+    origins[:200] = [6.0, 6.0, 5.0]
+    directions = rng.normal(size=(n, 3))
+    directions[:200] = [0.0, 0.0, -1.0]
+    directions[200:300] = [1.0, 0.0, 0.0]   # zero components: the slabs' inf branch
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    limit = np.where(rng.uniform(size=n) < 0.3, rng.uniform(0.0, 5.0, n), np.inf)
+    for mask in (None, 1):
+        fast = world.ray_cast(origins, directions, max_distance=limit, mask=mask)
+        geom = world._model.geom
+        ok = ((geom.live("geom_group") & np.uint32(0xFFFFFFFF if mask is None else mask)) != 0) \
+            & world._model.body.live("collide")[geom.live("geom_body")]
+        unit = directions / np.linalg.norm(directions, axis=1)[:, None]   # as World.ray_cast normalizes
+        slow = _ray.cast(world._model, world._state, origins, unit, limit, np.ascontiguousarray(ok),
+                         brute_force=True)
+        for field in ("body", "distance", "point", "normal"):
+            a, b = getattr(fast, field), getattr(slow, field)
+            assert np.array_equal(a, b, equal_nan=True), field
+        assert 0.2 < np.mean(fast.body >= 0) < 0.95
+    every = world.ray_cast(origins, directions, max_distance=limit)
+    for count in (1, 5, 63):   # the serial kernel below PARALLEL_MIN_RAYS
+        few = world.ray_cast(origins[:count], directions[:count], max_distance=limit[:count])
+        np.testing.assert_array_equal(few.body, every.body[:count])
+        np.testing.assert_array_equal(few.distance, every.distance[:count])

@@ -32,9 +32,14 @@ t = 0, at its own origin, with the normal −d: the convention of PhysX's initia
 within a body reports that body at once (cast from outside, or ``ignore`` the body, to find what lies
 beyond). Rays take the nearest hit over all rows with t <= max_distance; ties go to the lower row.
 
-Each row's world AABB (``aabb.geom_aabbs_serial``) is tested first, by the same slabs on t ∈ [0, min(best t,
-max_distance)], so a ray pays the exact test only for the rows whose box it crosses before its best hit so
-far (planes, whose boxes are unbounded, go straight to their exact test).
+Acceleration: a bounding-volume hierarchy over the rows' world AABBs (``aabb.geom_aabbs_serial``), built per
+call (``build_bvh``: median split of the box centres on the longest axis, at most ``LEAF_SIZE`` rows a leaf,
+flat arrays, O(g log² g) for g rows; Ericson §6.2 and §6.3.2). A ray walks it nearer child first and skips
+every node whose box it does not cross on t ∈ [0, min(best t, max_distance)] (the same slabs); at a leaf each
+row's own box is tested as before and then the exact test above. Planes (unbounded boxes) are outside the tree
+and always take their exact test. Ties at the same t go to the lower row whatever the order of the walk, so
+the hits are bitwise those of the brute-force loop over every row (``ray_cast_brute_parallel``, kept for
+the tests).
 """
 
 from __future__ import annotations
@@ -63,6 +68,14 @@ if (_SPHERE, _BOX, _CAPSULE, _CYLINDER, _ELLIPSOID, _HULL, _PLANE) != (
 PARALLEL_MIN_RAYS = 64
 """Fewer rays than this run in ``ray_cast_serial``: below it, starting Numba's thread pool costs more than
 the rays (a ray against a 100-body scene takes ~1 µs)."""
+
+LEAF_SIZE = 4
+"""Most shape rows in one leaf of the ray casts' BVH (``build_bvh``)."""
+
+STACK = 64
+"""Depth of a ray's traversal stack: a median-split tree over g rows is ceil(log2(g / LEAF_SIZE)) + 1 deep,
+and the walk holds at most one pending node per level (a thousand levels' worth of rows is far beyond any
+model)."""
 
 _EMPTY = (np.inf, -np.inf, 0.0, 0.0, 0.0)
 
@@ -314,27 +327,50 @@ def _crosses_box(i, g, origins, inv_dir, limit, aabb_lo, aabb_hi):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _cast_one(i, rays, geom_ok, geom, poly, bodies, aabb, out):
-    origins, directions, inv_dir, max_distance = rays
-    aabb_lo, aabb_hi = aabb
-    body_out, distance_out, point_out, normal_out = out
+def _box_entry(i, origins, inv_dir, limit, lo, hi, k):
+    """Where ray i enters box k of (lo, hi) (m, 3) [m] on t in [0, limit]: that t [m], or inf when it does not
+    cross it there (the slabs of ``_crosses_box``)."""
+    t0, t1 = 0.0, limit
+    for a in range(3):
+        o = origins[i, a]
+        inv = inv_dir[i, a]
+        if np.isinf(inv):
+            if o < lo[k, a] or o > hi[k, a]:
+                return np.inf
+        else:
+            ta = (lo[k, a] - o) * inv
+            tb = (hi[k, a] - o) * inv
+            if ta > tb:
+                ta, tb = tb, ta
+            t0 = max(t0, ta)
+            t1 = min(t1, tb)
+            if t0 > t1:
+                return np.inf
+    return t0
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _try_row(i, g, rays, geom, poly, bodies, best, hit, normal):
+    """Row g's exact test for ray i against the best hit so far (best [m], hit row or −1, its normal): the new
+    (best, hit, normal). A tie at the same t goes to the lower row, whatever the order rows are tried in."""
+    origins, directions = rays[0], rays[1]
     dx, dy, dz = directions[i, 0], directions[i, 1], directions[i, 2]
-    ox, oy, oz = origins[i, 0], origins[i, 1], origins[i, 2]
-    best = max_distance[i]
-    hit = -1
-    bnx = bny = bnz = 0.0
-    for g in range(geom.geom_type.shape[0]):
-        if not geom_ok[g]:
-            continue
-        if geom.geom_type[g] != _PLANE and not _crosses_box(i, g, origins, inv_dir, best, aabb_lo, aabb_hi):
-            continue
-        t_in, t_out, nx, ny, nz = geom_interval(g, geom, poly, bodies.x, bodies.q, ox, oy, oz, dx, dy, dz)
-        if t_in > t_out or t_out < 0.0:
-            continue
-        if t_in < 0.0:  # the ray starts inside: a hit at its origin, facing it (module docstring)
-            t_in, nx, ny, nz = 0.0, -dx, -dy, -dz
-        if t_in < best or (hit < 0 and t_in == best):
-            best, hit, bnx, bny, bnz = t_in, g, nx, ny, nz
+    t_in, t_out, nx, ny, nz = geom_interval(g, geom, poly, bodies.x, bodies.q, origins[i, 0], origins[i, 1],
+                                            origins[i, 2], dx, dy, dz)
+    if t_in > t_out or t_out < 0.0:
+        return best, hit, normal
+    if t_in < 0.0:  # the ray starts inside: a hit at its origin, facing it (module docstring)
+        t_in, nx, ny, nz = 0.0, -dx, -dy, -dz
+    if t_in < best or (t_in == best and (hit < 0 or g < hit)):
+        return t_in, g, (nx, ny, nz)
+    return best, hit, normal
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _write(i, rays, geom, best, hit, normal, out):
+    """Ray i's answer (``ray_cast_parallel``'s out) from its best hit (row hit, −1 for none, at best [m])."""
+    origins, directions = rays[0], rays[1]
+    body_out, distance_out, point_out, normal_out = out
     if hit < 0:
         body_out[i] = -1
         distance_out[i] = np.inf
@@ -344,27 +380,171 @@ def _cast_one(i, rays, geom_ok, geom, poly, bodies, aabb, out):
         return
     body_out[i] = geom.geom_maker[hit]
     distance_out[i] = best
-    point_out[i, 0], point_out[i, 1], point_out[i, 2] = ox + best * dx, oy + best * dy, oz + best * dz
-    normal_out[i, 0], normal_out[i, 1], normal_out[i, 2] = bnx, bny, bnz
+    for k in range(3):
+        point_out[i, k] = origins[i, k] + best * directions[i, k]
+        normal_out[i, k] = normal[k]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _cast_tree(i, rays, geom, poly, bodies, aabb, bvh, stack, out):
+    """Ray i through the BVH ``bvh`` (``build_bvh``) and the rows outside it (planes), into out."""
+    origins, inv_dir, max_distance = rays[0], rays[2], rays[3]
+    aabb_lo, aabb_hi = aabb
+    rows, planes, node_lo, node_hi, node_first, node_count, node_child = bvh
+    best = max_distance[i]
+    hit = -1
+    normal = (0.0, 0.0, 0.0)
+    for k in range(planes.shape[0]):
+        best, hit, normal = _try_row(i, planes[k], rays, geom, poly, bodies, best, hit, normal)
+    top = 0
+    if node_lo.shape[0] > 0 and _box_entry(i, origins, inv_dir, best, node_lo, node_hi, 0) < np.inf:
+        stack[0] = 0
+        top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if _box_entry(i, origins, inv_dir, best, node_lo, node_hi, node) == np.inf:
+            continue  # entered before a hit found since it was pushed
+        count = node_count[node]
+        if count > 0:
+            for k in range(node_first[node], node_first[node] + count):
+                g = rows[k]
+                if _crosses_box(i, g, origins, inv_dir, best, aabb_lo, aabb_hi):
+                    best, hit, normal = _try_row(i, g, rays, geom, poly, bodies, best, hit, normal)
+            continue
+        a = node_child[node]
+        b = a + 1
+        ta = _box_entry(i, origins, inv_dir, best, node_lo, node_hi, a)
+        tb = _box_entry(i, origins, inv_dir, best, node_lo, node_hi, b)
+        if ta > tb:
+            a, b, ta, tb = b, a, tb, ta
+        if tb < np.inf:  # the farther child waits below the nearer
+            stack[top] = b
+            top += 1
+        if ta < np.inf:
+            stack[top] = a
+            top += 1
+    _write(i, rays, geom, best, hit, normal, out)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _cast_one(i, rays, geom_ok, geom, poly, bodies, aabb, out):
+    """Ray i against every row in turn (the brute-force path; the same hits as ``_cast_tree``)."""
+    origins, inv_dir, max_distance = rays[0], rays[2], rays[3]
+    aabb_lo, aabb_hi = aabb
+    best = max_distance[i]
+    hit = -1
+    normal = (0.0, 0.0, 0.0)
+    for g in range(geom.geom_type.shape[0]):
+        if not geom_ok[g]:
+            continue
+        if geom.geom_type[g] != _PLANE and not _crosses_box(i, g, origins, inv_dir, best, aabb_lo, aabb_hi):
+            continue
+        best, hit, normal = _try_row(i, g, rays, geom, poly, bodies, best, hit, normal)
+    _write(i, rays, geom, best, hit, normal, out)
+
+
+@njit(cache=True)
+def build_bvh(geom_ok, geom_type, lo, hi):
+    """Bounding-volume hierarchy over the rows g with geom_ok[g] that are not planes, from their world boxes
+    lo, hi (g, 3) [m] (Ericson §6.2: top-down, each node split at the median of its rows' box centres along
+    the longest axis of the centres' extent, until at most ``LEAF_SIZE`` rows remain).
+
+    Returns (rows (m,) int64: the tree's rows in leaf order; planes (p,) int64: the ok plane rows, outside the
+    tree; node_lo, node_hi (k, 3) [m]: each node's box, the union of its rows' boxes; node_first, node_count
+    (k,) int64: a leaf's rows are rows[first : first + count], count 0 for an inner node; node_child (k,)
+    int64: an inner node's children are child and child + 1). Node 0 is the root; k = 0 when m = 0."""
+    n = geom_type.shape[0]
+    keep = np.zeros(n, dtype=np.bool_)
+    is_plane = np.zeros(n, dtype=np.bool_)
+    for g in range(n):
+        keep[g] = geom_ok[g] and geom_type[g] != _PLANE
+        is_plane[g] = geom_ok[g] and geom_type[g] == _PLANE
+    rows = np.flatnonzero(keep).astype(np.int64)
+    planes = np.flatnonzero(is_plane).astype(np.int64)
+    m = rows.shape[0]
+    cap = max(1, 2 * m)
+    node_lo, node_hi = np.empty((cap, 3)), np.empty((cap, 3))
+    node_first, node_count = np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
+    node_child = np.zeros(cap, dtype=np.int64)
+    if m == 0:
+        return rows, planes, node_lo[:0], node_hi[:0], node_first[:0], node_count[:0], node_child[:0]
+    centre = np.empty((n, 3))
+    for g in range(n):
+        for a in range(3):
+            centre[g, a] = 0.5 * (lo[g, a] + hi[g, a])
+    todo = np.empty((cap, 3), dtype=np.int64)   # (node, first, count)
+    todo[0, 0], todo[0, 1], todo[0, 2] = 0, 0, m
+    pending = 1
+    nodes = 1
+    while pending > 0:
+        pending -= 1
+        node, first, count = todo[pending, 0], todo[pending, 1], todo[pending, 2]
+        c_lo = np.full(3, np.inf)
+        c_hi = np.full(3, -np.inf)
+        for a in range(3):
+            node_lo[node, a] = np.inf
+            node_hi[node, a] = -np.inf
+        for k in range(first, first + count):
+            g = rows[k]
+            for a in range(3):
+                node_lo[node, a] = min(node_lo[node, a], lo[g, a])
+                node_hi[node, a] = max(node_hi[node, a], hi[g, a])
+                c_lo[a] = min(c_lo[a], centre[g, a])
+                c_hi[a] = max(c_hi[a], centre[g, a])
+        if count <= LEAF_SIZE:
+            node_first[node], node_count[node] = first, count
+            continue
+        axis = 0
+        for a in range(1, 3):
+            if c_hi[a] - c_lo[a] > c_hi[axis] - c_lo[axis]:
+                axis = a
+        part = rows[first:first + count]
+        keys = np.empty(count)
+        for k in range(count):
+            keys[k] = centre[part[k], axis]
+        order = np.argsort(keys, kind="mergesort")
+        rows[first:first + count] = part[order]
+        half = count // 2
+        node_child[node] = nodes
+        todo[pending, 0], todo[pending, 1], todo[pending, 2] = nodes, first, half
+        todo[pending + 1, 0], todo[pending + 1, 1], todo[pending + 1, 2] = nodes + 1, first + half, count - half
+        pending += 2
+        nodes += 2
+    return rows, planes, node_lo[:nodes], node_hi[:nodes], node_first[:nodes], node_count[:nodes], node_child[:nodes]
 
 
 @njit(cache=True, parallel=True)
-def ray_cast_parallel(rays, geom_ok, geom, poly, bodies, aabb, out):
-    """Cast every ray, in parallel over the rays (``prange``).
+def ray_cast_parallel(rays, geom, poly, bodies, aabb, bvh, out):
+    """Cast every ray through the BVH, in parallel over blocks of rays (``prange``; one traversal stack a
+    block).
 
     rays = (origins (n, 3) [m] world, directions (n, 3) unit world, inv_dir (n, 3) [1/m] 1/d_k (inf where
-    d_k = 0), max_distance (n,) [m] >= 0); geom_ok (g,) bool: the rows a ray may hit; geom (``Geometry``),
-    poly (``Polytopes``), bodies (``BodyState``: x, q); aabb = (lo, hi) (g, 3) [m] the rows' world boxes;
+    d_k = 0), max_distance (n,) [m] >= 0); geom (``Geometry``), poly (``Polytopes``), bodies (``BodyState``:
+    x, q); aabb = (lo, hi) (g, 3) [m] the rows' world boxes; bvh: ``build_bvh`` over the rows a ray may hit;
     out = (body (n,) int64: ``geom_maker`` of the row hit, −1 for none; distance (n,) [m], inf for none;
     point (n, 3) [m] world; normal (n, 3) unit world outward; NaN for none)."""
-    for i in prange(rays[0].shape[0]):
-        _cast_one(i, rays, geom_ok, geom, poly, bodies, aabb, out)
+    n = rays[0].shape[0]
+    blocks = (n + PARALLEL_MIN_RAYS - 1) // PARALLEL_MIN_RAYS
+    for block in prange(blocks):
+        stack = np.empty(STACK, dtype=np.int64)
+        for i in range(block * PARALLEL_MIN_RAYS, min(n, (block + 1) * PARALLEL_MIN_RAYS)):
+            _cast_tree(i, rays, geom, poly, bodies, aabb, bvh, stack, out)
 
 
-@njit(cache=True, refcount=False)
-def ray_cast_serial(rays, geom_ok, geom, poly, bodies, aabb, out):
+@njit(cache=True)
+def ray_cast_serial(rays, geom, poly, bodies, aabb, bvh, out):
     """``ray_cast_parallel`` in a plain loop, for fewer than ``PARALLEL_MIN_RAYS`` rays (same results)."""
+    stack = np.empty(STACK, dtype=np.int64)
     for i in range(rays[0].shape[0]):
+        _cast_tree(i, rays, geom, poly, bodies, aabb, bvh, stack, out)
+
+
+@njit(cache=True, parallel=True)
+def ray_cast_brute_parallel(rays, geom_ok, geom, poly, bodies, aabb, out):
+    """Every ray against every row with geom_ok (g,) True (no tree), in parallel over the rays: the reference
+    the BVH path must match bitwise (tests/queries/test_ray.py). Arguments as ``ray_cast_parallel``'s."""
+    for i in prange(rays[0].shape[0]):
         _cast_one(i, rays, geom_ok, geom, poly, bodies, aabb, out)
 
 
@@ -390,10 +570,12 @@ class RayHits:
 
 
 def cast(model: Model, state: State, origins: np.ndarray, directions: np.ndarray, max_distance: np.ndarray,
-         geom_ok: np.ndarray) -> RayHits:
+         geom_ok: np.ndarray, brute_force: bool = False) -> RayHits:
     """Cast rays (origins (n, 3) [m], unit directions (n, 3), max_distance (n,) [m], world) against the shape
-    rows of ``model`` with ``geom_ok`` (g,) True, posed by ``state``; one kernel call, parallel from
-    ``PARALLEL_MIN_RAYS`` rays on. Inputs are taken as checked (``World.ray_cast`` checks them)."""
+    rows of ``model`` with ``geom_ok`` (g,) True, posed by ``state``: the rows' boxes, a BVH over them
+    (``build_bvh``), then one kernel call, parallel from ``PARALLEL_MIN_RAYS`` rays on. ``brute_force``: every
+    ray against every row instead (the same hits; for tests and measurements). Inputs are taken as checked
+    (``World.ray_cast`` checks them)."""
     n = origins.shape[0]
     geom, poly, bodies = model.geometry(), model.polytope_tables(), state.bodies()
     g = geom.geom_type.shape[0]
@@ -402,6 +584,11 @@ def cast(model: Model, state: State, origins: np.ndarray, directions: np.ndarray
     with np.errstate(divide="ignore"):
         inv_dir = np.where(directions == 0.0, np.inf, 1.0 / np.where(directions == 0.0, 1.0, directions))
     out = (np.empty(n, dtype=np.int64), np.empty(n), np.empty((n, 3)), np.empty((n, 3)))
+    rays = (origins, directions, inv_dir, max_distance)
+    if brute_force:
+        ray_cast_brute_parallel(rays, geom_ok, geom, poly, bodies, (lo, hi), out)
+        return RayHits(*out)
+    bvh = build_bvh(geom_ok, geom.geom_type, lo, hi)
     kernel = ray_cast_parallel if n >= PARALLEL_MIN_RAYS else ray_cast_serial
-    kernel((origins, directions, inv_dir, max_distance), geom_ok, geom, poly, bodies, (lo, hi), out)
+    kernel(rays, geom, poly, bodies, (lo, hi), bvh, out)
     return RayHits(*out)
