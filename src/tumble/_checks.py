@@ -81,6 +81,13 @@ ANGULAR_FRICTION_MAX = 1e6
 """[m] The largest rolling or torsional friction (a lever arm, docs/materials.md): LENGTH_MAX. A pair's coefficient
 √(μ_a μ_b) of two values beyond ~1e154 overflowed to inf and divided by zero in the step."""
 
+HULL_POINTS_MAX = 200_000
+"""The most points a convex hull is built from (``ConvexHull(points)``, a robot file's collision mesh), counted
+before any work. Qhull's time grows with the hull's size: 200,000 points that all lie on the hull (a finely
+tessellated sphere) took 2.8 s on the shared, loaded 2-core machine (1e6 took 12.7 s, the 655,362 vertices of a
+1.3 M-triangle sphere mesh ~8 s), and such a hull is refused anyway for its more than 2048 vertices
+(``collision.features.MAX_HULL_VERTICES``); points inside the hull cost little (4e6 in a cube: 2.2 s)."""
+
 
 FLOAT_MAX = float(np.finfo(np.float64).max)
 

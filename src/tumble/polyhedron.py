@@ -12,26 +12,29 @@ import numpy as np
 from scipy.spatial import ConvexHull as _QHull
 from scipy.spatial import QhullError, cKDTree
 
-from ._checks import LENGTH_MIN
+from ._checks import HULL_POINTS_MAX, LENGTH_MIN
 from .conventions import FLOAT, HULL_MIN_VOLUME_RATIO
 
 # Second moment of the standard tetrahedron (0, e1, e2, e3) per unit |det|: ∫ x xᵀ dV = S / 120.
 _TET_SECOND_MOMENT = np.array([[2.0, 1.0, 1.0], [1.0, 2.0, 1.0], [1.0, 1.0, 2.0]]) / 120.0
 
 
-def hull(points: np.ndarray, name: str = "points") -> tuple[np.ndarray, np.ndarray]:
+def hull(points: np.ndarray, name: str = "points", max_vertices: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Convex hull of a point set.
 
     Args:
-        points: (k, 3) float64, any frame, k >= 4.
+        points: (k, 3) float64, any frame, 4 <= k <= HULL_POINTS_MAX (200,000).
         name: argument name used in error messages.
+        max_vertices: the most vertices the hull may have (None: any), checked as soon as qhull returns, before
+            the checks below, whose work grows as vertices × faces.
 
     Returns:
         (vertices (m, 3), triangles (t, 3) int64): the hull's vertices and its boundary triangles,
         indices into ``vertices``, wound counter-clockwise seen from outside (outward normals).
 
     Raises:
-        ValueError: fewer than 4 points; all points (nearly) coplanar or collinear: the hull thinner than
+        ValueError: fewer than 4 or more than HULL_POINTS_MAX points; more than ``max_vertices`` hull vertices;
+            all points (nearly) coplanar or collinear: the hull thinner than
             LENGTH_MIN (1e-6 m) across some face; or two faces of different qhull facets so nearly coplanar
             that collision would take them as one plane (``collision/polytope.py``: normals within
             COPLANAR_COS, 4.5e-5 rad, offsets within 1e-9 of the hull's size): such a hull has no consistent
@@ -39,6 +42,9 @@ def hull(points: np.ndarray, name: str = "points") -> tuple[np.ndarray, np.ndarr
     """
     if points.shape[0] < 4:
         raise ValueError(f"{name} must hold at least 4 points that are not coplanar, got {points.shape[0]}")
+    if points.shape[0] > HULL_POINTS_MAX:
+        raise ValueError(f"{name} hold {points.shape[0]} points, more than the {HULL_POINTS_MAX} a convex hull is "
+                         f"built from (docs/conventions.md, \"Limits\"); simplify them (e.g. decimate the mesh)")
     extent = points.max(axis=0) - points.min(axis=0)
     box_volume = float(np.prod(extent))
     try:
@@ -49,6 +55,10 @@ def hull(points: np.ndarray, name: str = "points") -> tuple[np.ndarray, np.ndarr
     if box_volume <= 0.0 or qh.volume < HULL_MIN_VOLUME_RATIO * box_volume:
         raise ValueError(f"{name} are degenerate: their hull has volume {qh.volume:.3g} m³, "
                          f"flat within {HULL_MIN_VOLUME_RATIO:g} of its bounding box")
+    if max_vertices is not None and qh.vertices.size > max_vertices:
+        raise ValueError(f"{name}: the hull has {qh.vertices.size} vertices, more than the {max_vertices} that "
+                         f"contact feature ids can name; simplify it (e.g. decimate the mesh) before making a "
+                         f"ConvexHull")
     used = np.unique(qh.simplices)
     thickness = _thickness(points[used], qh.equations)
     if thickness < LENGTH_MIN:

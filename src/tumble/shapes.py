@@ -127,10 +127,10 @@ class ConvexHull:
     """Convex hull of a point set, re-centred at its centre of mass (uniform density).
 
     Args:
-        points: (k, 3) array-like [m], k >= 4, every coordinate within ±LENGTH_MAX (1e6 m); their hull at
-            least LENGTH_MIN (1e-6 m) thick, with no two neighbouring faces so nearly coplanar that
-            collision would take them as one (``polyhedron.hull``), and at most MAX_HULL_VERTICES (2048)
-            vertices.
+        points: (k, 3) array-like [m], 4 <= k <= HULL_POINTS_MAX (200,000, counted first), every coordinate
+            within ±LENGTH_MAX (1e6 m); their hull at most MAX_HULL_VERTICES (2048) vertices (checked as soon
+            as qhull returns), at least LENGTH_MIN (1e-6 m) thick, with no two neighbouring faces so nearly
+            coplanar that collision would take them as one (``polyhedron.hull``).
 
     Attributes:
         vertices: (m, 3) hull vertices [m] in the hull frame (origin at the centre of mass).
@@ -152,11 +152,7 @@ class ConvexHull:
         if pts.size and float(np.abs(pts).max()) > _checks.LENGTH_MAX:
             raise ValueError(f"points must lie within ±{_checks.LENGTH_MAX:g} m of the origin on every axis, "
                              f"got a coordinate {float(np.abs(pts).max()):g}")
-        vertices, triangles = hull(pts, "points")
-        if vertices.shape[0] > MAX_HULL_VERTICES:
-            raise ValueError(f"points: the hull has {vertices.shape[0]} vertices, more than the "
-                             f"{MAX_HULL_VERTICES} that contact feature ids can name; simplify it "
-                             f"(e.g. decimate the mesh) before making a ConvexHull")
+        vertices, triangles = hull(pts, "points", MAX_HULL_VERTICES)
         volume, first, _ = volume_moments(vertices, triangles)
         center = first / volume
         vertices = vertices - center

@@ -1745,7 +1745,9 @@ class World:
 
         Raises:
             SimulationInterrupted (a KeyboardInterrupt) on Ctrl-C, carrying the frames recorded so far.
-            NonFiniteStep: a step would have left a body non-finite (``step``); the world is as before it.
+            NonFiniteStep: a step would have left a body non-finite (``step``); the world is as before it. The
+                error carries the frames recorded before it as ``trajectory`` (saved to ``checkpoint`` first, when
+                given) and the file as ``path``.
         """
         duration = _checks.non_negative("duration", duration)
         dt = _checks.positive("dt", dt)

@@ -1,12 +1,13 @@
 """The Robot handle and the robot step under bad or extreme input (issue 53 items 2, 5, 10): the step guard puts the
 robots back with the bodies, the dynamics methods never return NaN silently, link numbers do not wrap around,
-controls name their argument, huge ball-joint quaternions are scaled before normalizing, and a limited joint at a
-huge speed stays sane."""
+controls name their argument, huge ball-joint quaternions are scaled before normalizing, a limited joint at a
+huge speed stays sane, and a robot file's oversized collision mesh is refused before any hull is built."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import time
 
 import numpy as np
 import pytest
@@ -144,3 +145,40 @@ def test_joint_speeds_are_limited_at_the_setter_and_a_limited_joint_stops_sanely
         world.step(1 / 240)
         assert np.all(np.isfinite(robot.qd)) and -1.0 - 1e-6 <= robot.q[0] <= 1.0 + 1e-6, robot.q
     assert robot.kinetic_energy() <= energy
+
+
+def _urdf_with_mesh(folder, mesh) -> str:
+    path = folder / "robot.urdf"
+    path.write_text(f'<?xml version="1.0"?><robot name="big"><link name="a"><collision><geometry>'
+                    f'<mesh filename="{mesh.name}"/></geometry></collision></link></robot>')
+    return str(path)
+
+
+def test_an_oversized_collision_mesh_is_refused_naming_the_file_and_its_count(tmp_path):
+    """Issue 53 item 8: a 1.3 M-triangle mesh ran > 600 s before the 2048-vertex refusal (the hull's checks grow
+    as vertices × faces, and a hull refused for nearly coplanar faces was retried with jitter). Now a
+    mesh of more than HULL_POINTS_MAX (200,000) vertices is refused as soon as it is read, and a finely
+    tessellated sphere (10,242 vertices, all on its hull) for its hull's vertex count at once; both name the
+    file and the count."""
+    trimesh = pytest.importorskip("trimesh")
+    from tumble._checks import HULL_POINTS_MAX
+    from tumble.robots.urdf import read_urdf
+
+    n = (HULL_POINTS_MAX + 2) // 3   # disjoint small triangles: 200,001 vertices that trimesh does not merge
+    rng = np.random.default_rng(0)
+    tri = rng.uniform(-0.1, 0.1, (n, 1, 3)) + rng.uniform(-1e-3, 1e-3, (n, 3, 3))
+    big = tmp_path / "big.stl"
+    trimesh.Trimesh(tri.reshape(-1, 3), np.arange(3 * n).reshape(n, 3), process=False).export(big)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"big\.stl has {3 * n} vertices \({n} triangles\), more than the "
+                                         rf"{HULL_POINTS_MAX} a collision mesh may have"):
+        read_urdf(_urdf_with_mesh(tmp_path, big))
+    assert time.perf_counter() - start < 5.0   # reading the 3 MB file: 0.2 s here
+
+    sphere = tmp_path / "sphere.stl"
+    trimesh.creation.icosphere(subdivisions=5).export(sphere)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"sphere\.stl\).*the hull has 10242 vertices, more than the 2048.*"
+                                         r"convex_decomposition=True"):
+        read_urdf(_urdf_with_mesh(tmp_path, sphere))
+    assert time.perf_counter() - start < 5.0

@@ -168,6 +168,27 @@ def test_hull_of_more_vertices_than_feature_ids_can_name_is_refused():
         ConvexHull(on_sphere(MAX_HULL_VERTICES + 1))
 
 
+def test_a_large_point_set_is_refused_before_any_quadratic_work():
+    """Issue 53 item 8: the hull-vertex refusal came after the thickness and merged-face checks, whose work grows
+    as vertices × faces: 20,000 points on a sphere took 11 s to be refused (and for two nearly coplanar faces,
+    not for their count), 1.3 M triangles > 600 s. Now the vertex count is checked as soon as qhull returns, and
+    more than HULL_POINTS_MAX (200,000) points are refused before qhull runs."""
+    import time
+
+    from tumble._checks import HULL_POINTS_MAX
+
+    v = np.random.default_rng(5).normal(size=(HULL_POINTS_MAX + 1, 3))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^points: the hull has 20000 vertices, more than the 2048"):
+        ConvexHull(v[:20_000])
+    assert time.perf_counter() - start < 3.0   # 0.08 s here (was 11 s)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^points hold 200001 points, more than the 200000 a convex hull"):
+        ConvexHull(v)
+    assert time.perf_counter() - start < 1.0   # counted first: 2 ms here
+
+
 def _tilted_plane(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     uv = rng.random((n, 2))

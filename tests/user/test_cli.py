@@ -232,3 +232,63 @@ def test_a_signal_mid_run_saves_what_was_recorded(tmp_path, signum, status, said
     assert f"kept {len(traj)} frames in" in lines[0]
     assert len(traj) > checkpointed and np.all(np.diff(traj.times) > 0)
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
+
+
+BALL = """\
+[[bodies]]
+name = "{name}"
+shape = {{ type = "sphere", radius = 0.1 }}
+position = {position}
+velocity = {velocity}
+"""
+
+
+def _scene(tmp_path, text: str):
+    path = tmp_path / "blowup.toml"
+    path.write_text("format = 1\n" + text)
+    return path
+
+
+def test_run_stops_at_a_non_finite_step_keeping_the_frames_recorded(tmp_path, capsys):
+    """Issue 53 item 10: a spring of 1e300 N/m overflows in the second step (NonFiniteStep, undone). `tumble run`
+    exits 2 with one line that says so and where the frames recorded before it are; it writes no summary."""
+    scene = _scene(tmp_path, BALL.format(name="a", position=[0.0, 0.0, 1.0], velocity=[0.0, 0.0, 0.0])
+                   + BALL.format(name="b", position=[1.0, 0.0, 1.0], velocity=[0.0, 0.0, 0.0])
+                   + '[[springs]]\ntype = "axial"\na = "a"\nb = "b"\nanchor_a = [0.0, 0.0, 1.0]\n'
+                     'anchor_b = [1.0, 0.0, 1.0]\nstiffness = 1e300\nrest_length = 0.5\n')
+    out = tmp_path / "out"
+    status, _, err = _run(["run", scene, "-o", out, "--duration", "1", "--dt", "0.01", "--record-every", "1",
+                           "--quiet"], capsys)
+    assert status == 2
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("tumble run: error: the step of dt=0.01 s at t=0.01 s made the ") and "non-finite" in err
+    assert err.rstrip().endswith(f"kept 2 frames (t = 0 to 0.01 s) in {out / 'blowup.npz'}"), err
+    kept = tb.Trajectory.load(out / "blowup.npz")
+    assert len(kept) == 2 and np.all(np.isfinite(kept.positions))
+    assert not (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize("case", ["fast", "blow-up", "energy"])
+def test_run_of_a_meaningless_motion_exits_2_without_a_summary(case, tmp_path, capsys):
+    """Issue 53 item 10: `tumble run` exited 0 reporting 5e305 J -> -0.98 J. A body faster than light (given so,
+    or a spring too stiff for the step that blows up without overflowing) or an energy beyond float64 with every
+    state finite (1e300 m/s/s gravity at 1e10 m) is a units mistake or a blow-up: status 2, one line naming the
+    body, the speed or energy and the time; the trajectory is kept, no summary is written."""
+    ball = {"fast": BALL.format(name="ball", position=[0.0, 0.0, 1.0], velocity=[1e300, 0.0, 0.0]),
+            "blow-up": BALL.format(name="a", position=[0.0, 0.0, 1.0], velocity=[0.0, 0.0, 0.0])
+            + BALL.format(name="b", position=[1.0, 0.0, 1.0], velocity=[0.0, 0.0, 0.0])
+            + '[[springs]]\ntype = "axial"\na = "a"\nb = "b"\nanchor_a = [0.0, 0.0, 1.0]\n'
+              'anchor_b = [1.0, 0.0, 1.0]\nstiffness = 1e12\nrest_length = 0.9\n',
+            "energy": "[world]\ngravity = [0.0, 0.0, -1e300]\n"
+            + BALL.format(name="ball", position=[0.0, 0.0, 1e10], velocity=[0.0, 0.0, 0.0])}[case]
+    out = tmp_path / "out"
+    status, _, err = _run(["run", _scene(tmp_path, ball), "-o", out, "--duration", "0.1", "--dt", "0.01",
+                           "--record-every", "1", "--quiet"], capsys)
+    assert status == 2
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    said = {"fast": "body 'ball' (index 0) moves at 1e+300 m/s at t = 0 s, faster than light",
+            "blow-up": "moves at 1.67e+09 m/s at t = 0.03 s, faster than light",
+            "energy": "the energy left float64's range at t = 0 s (kinetic 0 J, potential inf J)"}[case]
+    assert said in err and err.startswith("tumble run: error: ") and "blowup.toml: " in err, err
+    assert err.rstrip().endswith(f"no summary written, the trajectory is in {out / 'blowup.npz'}"), err
+    assert (out / "blowup.npz").exists() and not (out / "summary.json").exists()

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial import ConvexHull as QHull
 
+from .._checks import HULL_POINTS_MAX
 from ..shapes import ConvexHull
 from .description import GeomSpec
 
@@ -95,7 +96,8 @@ def load_parts(file: Path, scale: np.ndarray, decompose: bool, where: str) -> li
 
     Raises:
         ImportError: trimesh (or, with ``decompose``, the V-HACD bindings ``vhacdx``) is not installed.
-        ValueError: trimesh cannot read the file, or it holds no triangles; the message starts with ``where``.
+        ValueError: trimesh cannot read the file, it holds no triangles, or more than HULL_POINTS_MAX (200,000)
+            vertices (counted before any hull or decomposition is built); the message starts with ``where``.
     """
     try:
         import trimesh
@@ -109,6 +111,10 @@ def load_parts(file: Path, scale: np.ndarray, decompose: bool, where: str) -> li
     faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))))
     if vertices.ndim != 2 or vertices.shape[0] == 0 or faces.size == 0:
         raise ValueError(f"{where}: the mesh file {file} holds no triangles")
+    if vertices.shape[0] > HULL_POINTS_MAX:
+        raise ValueError(f"{where}: the mesh file {file} has {vertices.shape[0]} vertices ({faces.shape[0]} "
+                         f"triangles), more than the {HULL_POINTS_MAX} a collision mesh may have "
+                         f"(docs/conventions.md, \"Limits\"); give a simplified (decimated) collision mesh")
     vertices = vertices * scale
     if not decompose:
         return [vertices]

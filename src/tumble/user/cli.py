@@ -3,7 +3,10 @@ and ``sweep`` and ``fit`` (``tumble.sweep.commands``; they need the ``sweep`` ex
 
 A user error (a bad argument, a malformed scene file, a file that cannot be read or written, values out of
 range) prints one line on stderr and exits with status 2, without a traceback; output paths are checked
-before anything is simulated. Ctrl-C stops cleanly with status 130 and SIGTERM with status 143; ``run`` keeps
+before anything is simulated. ``run`` exits with status 2 and one line, keeping the frames recorded so far
+in its ``.npz``, when a step fails and is undone (``NonFiniteStep``, the event method's budget) or when the
+recorded run is meaningless (a body faster than light, an energy beyond float64: ``runs.out_of_range``), and
+writes no summary then. Ctrl-C stops cleanly with status 130 and SIGTERM with status 143; ``run`` keeps
 the trajectory recorded so far in both cases. Anything else (a bug) prints one line and exits with status 1;
 ``TUMBLE_TRACEBACK=1`` shows its traceback instead. Warnings are printed one line each.
 """
@@ -148,7 +151,7 @@ def _steps(duration: float, dt: float) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runs import run_summary, write_run
+    from .runs import out_of_range, run_summary, write_run
     from .scene import load_scene
     from .trajectory import SimulationInterrupted, check_recording
 
@@ -183,6 +186,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"tumble run: {how} at t = {part.times[-1]:g} s; kept {len(part)} frames in {stop.path}",
               file=sys.stderr)
         return status
+    except Exception as error:   # a step that was undone: NonFiniteStep, EventBudgetExceeded
+        part = getattr(error, "trajectory", None)
+        if part is None:
+            raise
+        frames = f"{len(part)} frame" + "s" * (len(part) != 1)
+        print(f"tumble run: error: {_one_line(error)}; kept {frames} (t = {part.times[0]:g} to {part.times[-1]:g} s) "
+              f"in {error.path}", file=sys.stderr)   # type: ignore[attr-defined]
+        return EXIT_USER_ERROR
+    problem = out_of_range(traj)
+    if problem is not None:
+        print(f"tumble run: error: {args.scene}: {problem}; no summary written, the trajectory is in {npz}",
+              file=sys.stderr)
+        return EXIT_USER_ERROR
     summary = run_summary(traj, steps=steps, dt=dt, wall_s=time.perf_counter() - started)
     summary["scene"] = str(args.scene)
     files = [npz] + write_run(traj, out, summary, title=f"tumble run: {stem}", stem=stem, npz=False, csv=args.csv,

@@ -38,6 +38,37 @@ def run_summary(traj: Trajectory, *, steps: int, dt: float, wall_s: float) -> di
     }
 
 
+SPEED_OF_LIGHT = 299_792_458.0
+"""[m/s] A recorded body faster than this makes ``tumble run`` fail (``out_of_range``): its energies and figures
+mean nothing (a units mistake or a blow-up), whatever the step made of it."""
+
+
+def out_of_range(traj: Trajectory) -> str | None:
+    """What makes a recorded run meaningless, in words, or None: the first frame in which a body moves faster than
+    light (``SPEED_OF_LIGHT``) or the energy (kinetic, potential or their sum) is not finite (float64 overflowed,
+    though every state was finite). ``tumble run`` reports it and exits with status 2 instead of a summary."""
+    v = traj.velocities
+    scale = np.abs(v).max(axis=2, initial=0.0)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        speed = scale * np.linalg.norm(v / np.where(scale > 0.0, scale, 1.0)[..., None], axis=2)
+        energies = np.stack([traj.kinetic_energy, traj.potential_energy, traj.kinetic_energy + traj.potential_energy])
+    fast = np.flatnonzero(~(speed <= SPEED_OF_LIGHT).all(axis=1))
+    bad = np.flatnonzero(~np.isfinite(energies).all(axis=0))
+    if fast.size and (not bad.size or fast[0] <= bad[0]):
+        frame = int(fast[0])
+        body = int(np.argmax(np.where(np.isnan(speed[frame]), np.inf, speed[frame])))
+        name = traj.names[body] if body < len(traj.names) else ""
+        label = f"body {str(name)!r} (index {body})" if str(name) else f"body {body}"
+        return (f"{label} moves at {speed[frame, body]:.3g} m/s at t = {traj.times[frame]:g} s, faster than light "
+                f"({SPEED_OF_LIGHT:.9g} m/s): a units mistake or a blow-up")
+    if bad.size:
+        frame = int(bad[0])
+        kinetic, potential = traj.kinetic_energy[frame], traj.potential_energy[frame]
+        return (f"the energy left float64's range at t = {traj.times[frame]:g} s (kinetic {kinetic:.3g} J, "
+                f"potential {potential:.3g} J) though every state was finite")
+    return None
+
+
 def _joint_summary(traj: Trajectory) -> dict[str, Any]:
     """With robots: ``joint_positions_end``, the last frame's q by coordinate name ("ROBOT/JOINT" [rad or m],
     ``Trajectory.joint_names``); nothing without."""

@@ -783,7 +783,9 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
     steps. With ``checkpoint`` (an ``.npz`` path) the frames so far are saved there (atomically) every
     ``checkpoint_seconds`` of wall time and at the end, so an interrupted or killed run leaves a valid file of
     what it had. Ctrl-C raises ``SimulationInterrupted`` carrying the partial trajectory (saved to
-    ``checkpoint`` first, when given).
+    ``checkpoint`` first, when given). A step that raises ``NonFiniteStep`` (or the event method's
+    ``EventBudgetExceeded``) and was undone: the frames so far are saved likewise and the error, re-raised, carries
+    them as ``trajectory`` and the file as ``path``.
 
     Raises (before the first step):
         TypeError: ``checkpoint`` is not a path.
@@ -815,6 +817,14 @@ def record_simulation(world: World, steps: int, dt: float, record_every: int, pr
         if path is not None:
             partial.save(path)
         raise SimulationInterrupted(partial, path, stop) from None
+    except Exception as error:
+        # a step that was undone (NonFiniteStep, the event method's EventBudgetExceeded): keep what was recorded
+        if isinstance(error, FloatingPointError) or getattr(error, "user_error", False):
+            partial = recorder.trajectory()
+            if path is not None:
+                partial.save(path)
+            error.trajectory, error.path = partial, path   # type: ignore[attr-defined]
+        raise
     finally:
         if bar is not None:
             bar.close()
