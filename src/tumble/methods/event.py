@@ -96,12 +96,14 @@ MAX_EVENTS_PER_STEP = 2000
 """The most event intervals (integrations between collisions, friction stops and the step bound) one ``step`` may
 take before it raises ``EventBudgetExceeded``: contacts that chatter (Zeno-like: impact, lift, land again) would
 otherwise go on for ever inside one step. A few to a few dozen are usual (bench/tosses.py, tests/event)."""
-MAX_LCP_WORK_PER_STEP = 2e10
+MAX_LCP_WORK_PER_STEP = 2e9
 """The most dense-LCP work one ``step`` may do, Σ m³ over the friction LCPs of its derivatives (m unknowns each:
 a contact with friction is 10 of them): measured on a pile of 20 spheres resting on the ground (200 unknowns),
-a derivative took 0.26 s on the 2-core machine, nearly all of it the least-norm polish's SVDs of the 200 × 200
-LCP; a pile of 100 spheres (hundreds of contacts, thousands of unknowns) took 164 s for one step. Beyond this
-the step raises ``EventBudgetExceeded`` (about a minute of one core's work) instead of running for hours."""
+a derivative took 0.26 s on the 2-core machine (m³ = 8e6: about 3e7 units a second), nearly all of it the
+least-norm polish's SVDs of the 200 × 200 LCP; a pile of 100 spheres (hundreds of contacts, thousands of
+unknowns) took 164 s for one step, and three jointed boxes in a row with ``collide=True`` 4–22 s a step (dozens
+of derivatives of ~200 unknowns). 2e9 is about a minute of one core's work; beyond it the step raises
+``EventBudgetExceeded`` instead of running for many minutes (2e10, the first value, let a step run ~10 min)."""
 
 
 class EventBudgetExceeded(RuntimeError):
