@@ -138,6 +138,8 @@ def test_view_is_the_reshaped_slice_and_writes_through():
 
 
 _DEBUG_SCENE = """
+import json
+
 import numpy as np
 import tumble as tb
 
@@ -147,7 +149,7 @@ box = world.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(0.0, 0.0, 0.099)
 ball = world.add_body(tb.Sphere(0.1), mass=1.0, position=(0.5, 0.0, 0.2))
 for _ in range(3):
     world.step(0.01)
-print(repr(np.concatenate([box.position, box.orientation, box.velocity, ball.position, ball.velocity]).tolist()))
+print(json.dumps(np.concatenate([box.position, box.orientation, box.velocity, ball.position, ball.velocity]).tolist()))
 """
 
 
@@ -155,6 +157,7 @@ def test_disable_jit_steps_a_contact_scene_like_the_compiled_kernels():
     """NUMBA_DISABLE_JIT=1 (for a debugger): tumble imports, and a small contact scene steps in pure Python
     (``njit`` returns the function, ``overload`` dispatches in Python, ``view`` slices) to the compiled result;
     only rounding differs (the free-motion kernels' fused multiply-adds)."""
+    import json
     import os
     import subprocess
     import sys
@@ -165,9 +168,9 @@ def test_disable_jit_steps_a_contact_scene_like_the_compiled_kernels():
            "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, "-c", _DEBUG_SCENE], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    plain = np.array(eval(run.stdout.strip()))
+    plain = np.array(json.loads(run.stdout.strip()))
     printed: list[str] = []
     exec(_DEBUG_SCENE, {"print": printed.append})
-    compiled = np.array(eval(printed[0]))
+    compiled = np.array(json.loads(printed[0]))
     assert plain[2] < 0.1 and abs(plain[9] - 0.2) > 1e-3   # the box rests on the ground, the ball fell
     np.testing.assert_allclose(plain, compiled, rtol=0.0, atol=1e-9)
