@@ -36,7 +36,6 @@ import numpy as np
 from ..collision import gjk
 from ..collision.aabb import geom_aabbs_serial
 from ..collision.sat import transform_polytope
-from ..conventions import GeomType
 from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t
 
@@ -44,11 +43,7 @@ if TYPE_CHECKING:
     from ..model.model import Model
     from ..model.state import State
 
-_SPHERE, _BOX, _CAPSULE, _CYLINDER, _ELLIPSOID, _HULL, _PLANE = 0, 1, 2, 3, 4, 5, 6
-if (_SPHERE, _BOX, _CAPSULE, _CYLINDER, _ELLIPSOID, _HULL, _PLANE) != (
-        GeomType.SPHERE, GeomType.BOX, GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID,
-        GeomType.CONVEX_HULL, GeomType.PLANE):  # pragma: no cover - guards an edit of conventions.py
-    raise ImportError("tumble.queries.distance: the type codes here no longer match conventions.GeomType")
+from .ray import _BOX, _CAPSULE, _CYLINDER, _ELLIPSOID, _PLANE, _SPHERE  # noqa: E402  (the one copy)
 
 TOL = 1e-12
 """m. GJK's and EPA's stopping tolerance: exact to rounding for polytopes, points and segments; on curved
