@@ -31,20 +31,16 @@ tumble's argument checks included in their rows); the median over the 200 poses 
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import os
-import platform
 import statistics
-import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.run import _git_commit, cpu_model
+from bench.run import standalone_report
 
 LINK = "lbr_iiwa_link_7"
 N_POSES = 200
@@ -160,17 +156,6 @@ def measure() -> dict[str, Any]:
     return {"rows": rows}
 
 
-def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for pkg in ("numpy", "numba", "pybullet"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "not installed"
-    out["tumble"] = f"0.1.0 (git {_git_commit()})"
-    return out
-
-
 def render(results: dict[str, Any]) -> str:
     meta, rows = results["meta"], results["rows"]
     lines = ["# Inverse kinematics: tumble beside PyBullet", "",
@@ -203,17 +188,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    started = time.perf_counter()
-    load_start = os.getloadavg()[0]
-    results = measure()
-    results["meta"] = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
-                       "cores": os.cpu_count(), "platform": f"{platform.system()} {platform.release()}",
-                       "versions": _versions(), "wall_s": time.perf_counter() - started,
-                       "load": (load_start, os.getloadavg()[0])}
-    text = render(results)
-    OUT.write_text(text)
-    sys.stdout.write(text)
-    return 0
+    return standalone_report(OUT, measure, render, ("numpy", "numba", "pybullet"))
 
 
 if __name__ == "__main__":

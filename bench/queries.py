@@ -29,19 +29,14 @@ settle, step time with and without one ``tb.Imu`` on a body (medians over interl
 
 from __future__ import annotations
 
-import datetime as dt
-import os
-import platform
 import statistics
-import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.run import _git_commit, cpu_model
+from bench.run import standalone_report
 
 SEED = 51
 N_BODIES = 1000
@@ -258,17 +253,6 @@ def measure() -> dict[str, Any]:
             "ground_fraction": float((hit == 0).mean()), "sensor": sensor_cost()}
 
 
-def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for pkg in ("numpy", "numba", "mujoco", "pybullet"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "not installed"
-    out["tumble"] = f"0.1.0 (git {_git_commit()})"
-    return out
-
-
 def render(results: dict[str, Any]) -> str:
     meta, rows, agree = results["meta"], results["rows"], results["agree"]
     ms = {k: 1e3 * r["s"] for k, r in rows.items() if "skipped" not in r}
@@ -320,25 +304,14 @@ def render(results: dict[str, Any]) -> str:
               f"| without a sensor | {sensor['off_ms']:.3f} |", f"| with one `tb.Imu` | {sensor['on_ms']:.3f} |", "",
               f"Overhead: {100 * sensor['overhead']:+.2f} % (target < 1 %), "
               f"{sensor['on_ms'] - sensor['off_ms']:.3f} ms a step. The IMU's cost is its Python "
-              "`before_step`, called once a step: two point-velocity reads through the Body handle (orientation, "
-              "velocity, angular velocity), `quat_to_matrix` and `np.cross`, a fixed ~0.1 ms whatever the world; "
-              "under 1 % needs it moved into a kernel (or the step's velocities kept for it), which this bench "
-              "does not do.", ""]
+              "`before_step`, called once a step, which copies the body's (q, v, ω) row (the point velocities are "
+              "computed when the sensor is read); a whole-step median on a shared machine also carries the "
+              "machine's spread.", ""]
     return "\n".join(lines)
 
 
 def main() -> int:
-    started = time.perf_counter()
-    load_start = os.getloadavg()[0]
-    results = measure()
-    results["meta"] = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
-                       "cores": os.cpu_count(), "platform": f"{platform.system()} {platform.release()}",
-                       "versions": _versions(), "wall_s": time.perf_counter() - started,
-                       "load": (load_start, os.getloadavg()[0])}
-    text = render(results)
-    OUT.write_text(text)
-    sys.stdout.write(text)
-    return 0
+    return standalone_report(OUT, measure, render, ("numpy", "numba", "mujoco", "pybullet"))
 
 
 if __name__ == "__main__":

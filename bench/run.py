@@ -292,3 +292,29 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(md_path, render_markdown(results))
     print(f"[bench] wrote {md_path} and {json_path} ({results['meta']['wall_s']:.0f} s)", file=sys.stderr)
     return 0
+
+
+def standalone_report(out: Path, measure: Any, render: Any, packages: tuple[str, ...]) -> int:
+    """The main of a standalone bench script (bench/ik.py, bench/queries.py): ``measure()`` → results, stamped
+    with the date, CPU, cores, platform, the versions of Python, ``packages`` and tumble, the wall time and the
+    1-minute load average at the start and end, then ``render(results)`` written to ``out`` atomically and echoed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    started = time.perf_counter()
+    load_start = os.getloadavg()[0]
+    results = measure()
+    versions = {"python": platform.python_version()}
+    for pkg in packages:
+        try:
+            versions[pkg] = version(pkg)
+        except PackageNotFoundError:
+            versions[pkg] = "not installed"
+    versions["tumble"] = f"0.1.0 (git {_git_commit()})"
+    results["meta"] = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
+                       "cores": os.cpu_count(), "platform": f"{platform.system()} {platform.release()}",
+                       "versions": versions, "wall_s": time.perf_counter() - started,
+                       "load": (load_start, os.getloadavg()[0])}
+    text = render(results)
+    write_atomic(out, text)
+    sys.stdout.write(text)
+    return 0
