@@ -277,6 +277,20 @@ def _robot_tables(world: World, folder: Path | None) -> list[dict[str, Any]]:
     return tables
 
 
+def _named_tables(where: KeyPath, value: Any, known: tuple[str, ...],
+                  what: str) -> list[tuple[str, KeyPath, dict[str, Any]]]:
+    """A table of NAME → table (a robot's ``link_materials`` or ``mocap``; None: absent) as (name, its key path,
+    its table), each table's keys checked against ``known``."""
+    if value is None:
+        return []
+    out = []
+    for name, values in _table(where, value).items():
+        values = _table(where + (name,), values)
+        _known_keys(where + (name,), values, known, what)
+        out.append((name, where + (name,), values))
+    return out
+
+
 def _robot_made(record: dict[str, Any]) -> bool:
     """Whether a body record is one a robot's file makes (a link's body, an MJCF mocap body): the file makes it
     again, so the scene holds no [[bodies]] table for it (a mocap body's state is in its robot's ``mocap``)."""
@@ -864,21 +878,12 @@ def _check_robot(where: KeyPath, spec: Any, base: Path, names: dict[str, KeyPath
                 raise _Problem(where + (key,), f"must be an array of numbers (one per joint coordinate), got "
                                                f"{_show(value)}")
             state[key] = [_number(where + (key, j), c) for j, c in enumerate(value)]
-    link_materials = {}
-    if "link_materials" in spec:
-        at = where + ("link_materials",)
-        for link, values in _table(at, spec["link_materials"]).items():
-            values = _table(at + (link,), values)
-            _known_keys(at + (link,), values, _EXTRA_KEYS, "link material key")
-            link_materials[link] = _material_values(at + (link,), values)
-    mocap = {}
-    if "mocap" in spec:
-        at = where + ("mocap",)
-        for body, values in _table(at, spec["mocap"]).items():
-            values = _table(at + (body,), values)
-            _known_keys(at + (body,), values, _MOCAP_KEYS, "mocap key")
-            mocap[body] = {key: _quaternion(at + (body, key), value) if key == "orientation"
-                           else _vector(at + (body, key), value, 3) for key, value in values.items()}
+    link_materials = {link: _material_values(at, values) for link, at, values in
+                      _named_tables(where + ("link_materials",), spec.get("link_materials"), _EXTRA_KEYS,
+                                    "link material key")}
+    mocap = {body: {key: _quaternion(at + (key,), value) if key == "orientation" else _vector(at + (key,), value, 3)
+                    for key, value in values.items()}
+             for body, at, values in _named_tables(where + ("mocap",), spec.get("mocap"), _MOCAP_KEYS, "mocap key")}
     keys = {key: where + (key,) for key in _ROBOT_KEYS if key in spec}
     keys["path"] = where + ("file",)
     return {"where": where, "file": path, "format": fmt, "kwargs": kwargs, "state": state, "keys": keys,
