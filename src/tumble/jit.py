@@ -39,6 +39,17 @@ which returns views (a function without reference counting must not).
 array argument costs its unboxing) makes its views inside; Numba's ``reshape`` calls a C helper for each
 (~17 ns), ``view`` builds the C-contiguous array in a few instructions (robots/tree.py, "packed storage").
 
+**Idle OpenMP threads sleep** (``OMP_WAIT_POLICY=PASSIVE``, set in ``os.environ`` at import when the user set
+neither it nor ``GOMP_SPINCOUNT``): Numba's ``omp`` threading layer runs on GNU libgomp, whose idle threads spin
+~300k iterations (a few ms) after every parallel region before they sleep. tumble's parallel regions are short and
+far apart (the contact solver between them is serial), so on 2 cores the worker spun through most of each step;
+harmless on an idle machine, but with an outside process on one core, the spinning worker, the outside process and
+the serial solver share two cores: S2-boxes ran 3.4x slower than idle, S4 3x below one thread (bench/BUSY.md).
+Passive, the worker sleeps at once and S2-boxes and S4 with one core taken run at the one-thread speed. libgomp
+reads the variable once, when Numba's pool starts (the first parallel call), so it must be set before that; a
+process that started the pool, or loaded libgomp otherwise, before importing tumble keeps its policy (child
+processes still inherit the variable).
+
 Every module of tumble imports ``njit`` from here, not from numba. The widening wraps the dispatcher's
 ``get_call_template``, the hook numba's type inference calls for each call site (numba 0.59–0.68 here); a
 numba that renamed it would only compile more, and tests/unit/test_jit.py would say so.
@@ -46,8 +57,9 @@ numba that renamed it would only compile more, and tests/unit/test_jit.py would 
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import numba
@@ -57,7 +69,23 @@ from numba.extending import intrinsic
 from numba.extending import overload as _numba_overload
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["FMA", "CallSite", "njit", "overload", "view"]
+__all__ = ["FMA", "OPENMP_WAIT_POLICY", "CallSite", "njit", "overload", "view"]
+
+OPENMP_WAIT_POLICY = "PASSIVE"
+"""What tumble sets ``OMP_WAIT_POLICY`` to at import unless the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``
+(see the module docstring, and bench/BUSY.md for the figures)."""
+
+
+def choose_openmp_wait_policy(environ: MutableMapping[str, str] = os.environ) -> bool:
+    """Set ``environ["OMP_WAIT_POLICY"]`` to ``OPENMP_WAIT_POLICY`` unless ``environ`` has ``OMP_WAIT_POLICY`` or
+    ``GOMP_SPINCOUNT`` (a user's own choice wins); True when it was set."""
+    if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
+        return False
+    environ["OMP_WAIT_POLICY"] = OPENMP_WAIT_POLICY
+    return True
+
+
+choose_openmp_wait_policy()   # before any kernel runs: libgomp reads it when Numba's thread pool starts
 
 FMA = {"contract"}
 """The fast-math flags a kernel may ask for (``fastmath=FMA``): only contraction of a * b + c into fused

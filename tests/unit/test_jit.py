@@ -174,3 +174,45 @@ def test_disable_jit_steps_a_contact_scene_like_the_compiled_kernels():
     compiled = np.array(json.loads(printed[0]))
     assert plain[2] < 0.1 and abs(plain[9] - 0.2) > 1e-3   # the box rests on the ground, the ball fell
     np.testing.assert_allclose(plain, compiled, rtol=0.0, atol=1e-9)
+
+
+def test_openmp_threads_sleep_when_idle_unless_the_user_chose_a_wait_policy():
+    """tumble sets OMP_WAIT_POLICY=PASSIVE (its parallel regions are short and far apart: a spinning libgomp worker
+    only takes a core from the serial solver, bench/BUSY.md); a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins."""
+    from tumble.jit import choose_openmp_wait_policy
+
+    env: dict[str, str] = {"NUMBA_THREADING_LAYER": "omp"}
+    assert choose_openmp_wait_policy(env)
+    assert env == {"NUMBA_THREADING_LAYER": "omp", "OMP_WAIT_POLICY": "PASSIVE"}
+    for own in ({"OMP_WAIT_POLICY": "active"}, {"GOMP_SPINCOUNT": "1000"}):
+        env = dict(own)
+        assert not choose_openmp_wait_policy(env)
+        assert env == own
+
+
+_POOL_AT_IMPORT = """
+import os
+import tumble
+maps = open("/proc/self/maps").read()
+print(os.environ.get("OMP_WAIT_POLICY"), "libgomp" in maps)
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc/self/maps")
+@pytest.mark.parametrize("own", [None, "active"])
+def test_importing_tumble_sets_the_wait_policy_before_openmp_loads(own):
+    """``import tumble`` sets the policy in the environment (a user's own kept) and loads no OpenMP runtime: libgomp
+    reads the variable when Numba's pool starts at the first parallel call, so the setting takes effect."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["PYTHONPATH"] = os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])
+    if own is not None:
+        env["OMP_WAIT_POLICY"] = own
+    run = subprocess.run([sys.executable, "-c", _POOL_AT_IMPORT], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [own or "PASSIVE", "False"]
