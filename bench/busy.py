@@ -5,7 +5,8 @@ several settings of Numba's thread pool.
 Each measurement is one fresh interpreter (``python -m bench.busy --child CASE``) started with the configuration's
 environment, because OpenMP reads its variables once, when Numba's threading layer loads it (at the first parallel
 call): it builds the case (``bench.scenes.make_case``) and times it once with the harness's ``run_case``
-(``tumble/default``: 5 warm-up steps, ``time.perf_counter`` around the stepping loop), and prints its steps/s. "One
+(``tumble/default``: 5 warm-up steps, ``time.perf_counter`` around the stepping loop), and prints its steps/s (the
+pseudo-case ``region``: the time of one empty parallel region, ``_region_child``). "One
 core taken" is a second interpreter spinning ``while True: pass`` for the whole child run, started just before it and
 killed after it (on every exit path). The configurations and the two load states run in turn — round after round,
 each round every (case, configuration, idle/busy) once — so a drift of the shared machine's load reaches them all
@@ -53,13 +54,61 @@ tumble ran with before, and which tumble leaves alone since the user set it; ``s
 _CONTROLLED = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
 """Variables a child gets only from its configuration (removed from the inherited environment)."""
 
-CASES = ("S2-boxes", "S4")
+CASES = ("S2-boxes", "S4", "region")
+"""Two BENCH.md cases, and ``region``: one parallel region alone (``_region_child``)."""
+
+REGION_GAP_S = 0.5e-3
+"""[s] Serial work between two parallel regions in ``region``: about what the contact solver does between two
+narrowphase calls of S4 (one step, ~0.4 ms at 2,500 steps/s); S2-boxes' steps are ~11 ms apart."""
+
+
+def _region_child() -> dict[str, Any]:
+    """The median time [µs] of one parallel region doing nothing (a ``prange`` over 2 items, one per thread) called
+    2000 times with ``REGION_GAP_S`` of serial work in a kernel between calls (what an idle worker does there —
+    spin or sleep — is what the configuration sets), after ``import tumble`` (which may set the wait policy)."""
+    import numba
+    import numpy as np
+
+    import tumble  # noqa: F401  (sets its OpenMP wait policy before the pool starts)
+
+    @numba.njit(parallel=True)
+    def region(a: Any) -> None:
+        for i in numba.prange(a.shape[0]):
+            a[i] += 1.0
+
+    @numba.njit
+    def serial(until: float) -> float:
+        s, k = 0.0, 0
+        while s < until:   # ~1 ns an iteration; calibrated below
+            s += 1e-9
+            k += 1
+        return s + k
+
+    a = np.zeros(2)
+    region(a)
+    t0 = time.perf_counter()
+    serial(1e-3)
+    scale = 1e-3 / (time.perf_counter() - t0)
+    times = np.empty(2000)
+    for k in range(times.size):
+        t0 = time.perf_counter()
+        region(a)
+        times[k] = time.perf_counter() - t0
+        serial(REGION_GAP_S * scale)
+    return {"value": 1e6 * float(np.median(times)), "partial": False}
 
 
 def _child(case_id: str, quick: bool) -> None:
     """One timed run of ``case_id`` in this interpreter; prints one JSON line."""
     import numba
 
+    if case_id == "region":
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = _region_child()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        print(json.dumps({**result, "layer": numba.threading_layer(), "threads": numba.get_num_threads(),
+                          "cpu_per_wall": cpu / wall}))
+        return
     from bench.adapters import TumbleAdapter
     from bench.scenes import make_case
     from bench.timing import RunOptions, run_case
@@ -71,10 +120,8 @@ def _child(case_id: str, quick: bool) -> None:
     if entry["status"] != "ok":
         raise SystemExit(f"{case_id}: {entry['status']}: {entry.get('reason')}")
     threads = numba.get_num_threads()   # starts the pool if the case never ran a parallel kernel
-    print(json.dumps({"steps_per_s": entry["speed"]["steps_per_s"], "steps": entry["runs"][0]["steps"],
-                      "partial": entry["partial"], "layer": numba.threading_layer(),
-                      "threads": threads, "cpu_per_wall": cpu / wall,
-                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "")}))
+    print(json.dumps({"value": entry["speed"]["steps_per_s"], "partial": entry["partial"],
+                      "layer": numba.threading_layer(), "threads": threads, "cpu_per_wall": cpu / wall}))
 
 
 def _run_child(case_id: str, env: dict[str, str], busy: bool, quick: bool) -> dict[str, Any]:
@@ -97,6 +144,10 @@ def _run_child(case_id: str, env: dict[str, str], busy: bool, quick: bool) -> di
     return result
 
 
+def _unit(case_id: str) -> str:
+    return "µs per region" if case_id == "region" else "steps/s"
+
+
 def measure(quick: bool = False, rounds: int = 3, cases: tuple[str, ...] = CASES,
             configs: tuple[str, ...] = tuple(CONFIGS)) -> dict[str, Any]:
     """``rounds`` rounds of every (case, configuration, idle/busy), in turn; the medians per combination."""
@@ -109,15 +160,15 @@ def measure(quick: bool = False, rounds: int = 3, cases: tuple[str, ...] = CASES
                     key = f"{case_id}|{name}|{'busy' if busy else 'idle'}"
                     res = _run_child(case_id, {**base, **CONFIGS[name]}, busy, quick)
                     runs.setdefault(key, []).append(res)
-                    print(f"[busy] round {r + 1}/{rounds} {key:<34} {res['steps_per_s']:8.1f} steps/s  "
+                    print(f"[busy] round {r + 1}/{rounds} {key:<34} {res['value']:8.1f} {_unit(case_id)}  "
                           f"({res['layer']}, {res['threads']} threads, load {res['load']:.2f})",
                           file=sys.stderr, flush=True)
     table = {}
     for key, rs in runs.items():
         case_id, name, state = key.split("|")
         table.setdefault(case_id, {}).setdefault(name, {})[state] = {
-            "median": statistics.median(x["steps_per_s"] for x in rs),
-            "min": min(x["steps_per_s"] for x in rs), "max": max(x["steps_per_s"] for x in rs),
+            "median": statistics.median(x["value"] for x in rs),
+            "min": min(x["value"] for x in rs), "max": max(x["value"] for x in rs),
             "cpu_per_wall": statistics.median(x["cpu_per_wall"] for x in rs),
             "load": [x["load"] for x in rs], "layer": rs[0]["layer"], "threads": rs[0]["threads"],
             "partial": any(x["partial"] for x in rs)}
@@ -125,20 +176,22 @@ def measure(quick: bool = False, rounds: int = 3, cases: tuple[str, ...] = CASES
 
 
 def render(results: dict[str, Any]) -> str:
-    """The page: one table per case, steps/s medians idle and busy, each against the 1-thread figure."""
+    """The page: one table per case, medians idle and busy, each against the 1-thread figure."""
     lines = standalone_header("A busy machine: tumble's parallel kernels with one core taken", "bench.busy",
                               results["meta"], "a shared machine: the load before each run is in the tables; 'idle' "
                               "means without our spinner, not an idle machine")
-    lines += [f"Each figure: steps/s of the whole case (5 warm-up steps, then the timed loop), median of "
-              f"{results['rounds']} fresh interpreters, every configuration and load state in turn each round. "
+    lines += [f"Each figure: steps/s of the whole case (5 warm-up steps, then the timed loop), or for `region` the "
+              "median µs of one empty parallel region called between 0.5 ms stretches of serial work (lower is "
+              f"better), median of {results['rounds']} fresh interpreters, every configuration and load state in "
+              "turn each round. "
               "'busy': an outside Python process spinning on one of the two cores for the whole run. 'CPU s ÷ wall s': "
               "the child's CPU time over its wall time while it builds and runs the case (median; 1 = one core kept "
               "busy, 2 = both: a spinning OpenMP worker shows here). How it is measured: the docstring of "
               "`bench/busy.py`.", ""]
     for case_id, rows in results["table"].items():
-        one = rows.get("1-thread", {})
-        lines += [f"## {case_id}" + (" (quick size)" if results["quick"] else ""), "",
-                  "| configuration | environment | layer, threads | idle steps/s (min–max) | busy steps/s (min–max) "
+        one, unit = rows.get("1-thread", {}), _unit(case_id)
+        lines += [f"## {case_id}" + (" (quick size)" if results["quick"] and case_id != "region" else ""), "",
+                  f"| configuration | environment | layer, threads | idle {unit} (min–max) | busy {unit} (min–max) "
                   "| busy ÷ idle | busy ÷ 1-thread busy | CPU s ÷ wall s (idle; busy) "
                   "| load before the runs (idle; busy) |",
                   "|---|---|---|---|---|---|---|---|---|"]
