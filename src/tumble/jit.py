@@ -44,8 +44,10 @@ neither it nor ``GOMP_SPINCOUNT``): Numba's ``omp`` threading layer runs on GNU 
 ~300k iterations (a few ms) after every parallel region before they sleep. tumble's parallel regions are short and
 far apart (the contact solver between them is serial), so on 2 cores the worker spun through most of each step;
 harmless on an idle machine, but with an outside process on one core, the spinning worker, the outside process and
-the serial solver share two cores: S2-boxes ran 3.4x slower than idle, S4 3x below one thread (bench/BUSY.md).
-Passive, the worker sleeps at once and S2-boxes and S4 with one core taken run at the one-thread speed. libgomp
+the serial solver share two cores. bench/BUSY.md (a machine loaded by other work as well): with one core taken,
+libgomp's default ran S4 at 0.28x and S2-boxes at 0.60x the one-thread speed; passive, 1.05x and 1.08x. The price
+is a sleeping worker's wake-up, ~7 us more per parallel region (in S2 and S4 one a step, the narrowphase's: < 2 %
+of an idle S4 step). Numba's ``workqueue`` layer, which never spins, costs ~55 us a region. libgomp
 reads the variable once, when Numba's pool starts (the first parallel call), so it must be set before that; a
 process that started the pool, or loaded libgomp otherwise, before importing tumble keeps its policy (child
 processes still inherit the variable).
