@@ -1296,7 +1296,13 @@ def _least_norm_polish(A, b, f, scale):
     solution drops the singular values of A_SS below ``POLISH_CUTOFFS`` times its largest, the finest cutoff
     that gives an acceptable solution: a jointed body's A carries its joint block's rounding as singular
     values of ~1e-10 relative (a hinged rod resting on four contacts: 9.8, 5e-10, 2e-11, 4e-16), which a
-    cutoff of 1e-12 keeps, turning the least-norm forces negative."""
+    cutoff of 1e-12 keeps, turning the least-norm forces negative.
+
+    One SVD A_SS = U Σ Vᵀ serves every cutoff: f_S = Σ_{σ_i > cutoff σ_1} v_i (u_i · (−b_S)) / σ_i, the
+    truncated pseudo-inverse that ``np.linalg.lstsq(A_SS, −b_S, rcond=cutoff)`` gives (LAPACK gelsd: singular
+    values ≤ rcond σ_1 count as zero), to rounding. A call of lstsq per cutoff factored A_SS up to three times
+    per LCP; where no cutoff is accepted (the friction LCPs of three jointed boxes whose end faces touch: 192
+    active rows, rank ~20) that was three SVDs per derivative (issue 53)."""
     k = b.shape[0]
     w = A @ f + b
     tol = 1e-9 * (np.abs(b).max() + scale * f.max() + 1e-300)
@@ -1308,10 +1314,18 @@ def _least_norm_polish(A, b, f, scale):
         rhs[i] = -b[active[i]]
         for j in range(m):
             sub[i, j] = A[active[i], active[j]]
+    if m:
+        u, sigma, vt = np.linalg.svd(sub, full_matrices=False)
+        projected = u.T @ rhs                  # u_i · (−b_S)
+    else:
+        sigma, vt, projected = np.zeros(0), np.zeros((0, 0)), np.zeros(0)
     for cutoff in POLISH_CUTOFFS:
         polished = np.zeros(k)
         if m:
-            solution = np.linalg.lstsq(sub, rhs, rcond=cutoff)[0]
+            solution = np.zeros(m)
+            for i in range(m):
+                if sigma[i] > cutoff * sigma[0]:
+                    solution += (projected[i] / sigma[i]) * vt[i]
             for i in range(m):
                 polished[active[i]] = solution[i]
         w2 = A @ polished + b
