@@ -62,6 +62,7 @@ from ..jit import njit
 from ..model import body_arrays
 from ..precompile import Share
 from ..shapes import Box, ConvexHull, Sphere
+from ..solvers.blas_threads import one_blas_thread
 from ..solvers.pivoting import LEMKE_ACCEPT, lemke_retried
 from ..solvers.result import CONVERGED, STATUS_NAMES
 from .ode import project_joint_velocities, project_joints, record_joint_impulses
@@ -100,10 +101,11 @@ MAX_LCP_WORK_PER_STEP = 2e9
 """The most dense-LCP work one ``step`` may do, Σ m³ over the friction LCPs of its derivatives (m unknowns each:
 a contact with friction is 10 of them): measured on a pile of 20 spheres resting on the ground (200 unknowns),
 a derivative took 0.26 s on the 2-core machine (m³ = 8e6: about 3e7 units a second), nearly all of it the
-least-norm polish's SVDs of the 200 × 200 LCP; a pile of 100 spheres (hundreds of contacts, thousands of
-unknowns) took 164 s for one step, and three jointed boxes in a row with ``collide=True`` 4–22 s a step (dozens
-of derivatives of ~200 unknowns). 2e9 is about a minute of one core's work; beyond it the step raises
-``EventBudgetExceeded`` instead of running for many minutes (2e10, the first value, let a step run ~10 min)."""
+least-norm polish's SVDs of the 200 × 200 LCP (with BLAS on two threads of a loaded machine: one thread takes
+~2 ms a derivative, ``advance_by``); a pile of 100 spheres (208 contacts, 2080 unknowns) took 164 s for one step,
+and three jointed boxes in a row with ``collide=True`` 4–22 s a step (dozens of derivatives of ~200 unknowns).
+2e9 is about a minute of one core's work; beyond it the step raises ``EventBudgetExceeded`` instead of running for
+many minutes (2e10, the first value, let a step run ~10 min)."""
 
 
 class EventBudgetExceeded(RuntimeError):
@@ -950,12 +952,15 @@ class EventDriven:
         stats.values[stats.SECONDS_SOLVE] = time.perf_counter() - t0
 
     def advance_by(self, dt: float) -> None:
-        """Advance the bodies by ``dt`` [s] (module docstring); their loads are held over ``dt``."""
+        """Advance the bodies by ``dt`` [s] (module docstring); their loads are held over ``dt``. BLAS runs on one
+        thread meanwhile (``solvers/blas_threads.py``: the LCPs and their polish's SVDs are small, and OpenBLAS's
+        threads waiting on each other at every BLAS call of an SVD made steps 10× slower on a loaded machine)."""
         self._refresh()
         self._arrays = body_arrays(self.model, self.state)
         self._shape_rows = self._geom()
         try:
-            self._advance_by(dt)
+            with one_blas_thread():
+                self._advance_by(dt)
         finally:
             self._arrays = self._shape_rows = None
             self._start_rate = None
