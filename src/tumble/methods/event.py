@@ -62,6 +62,7 @@ from ..jit import njit
 from ..model import body_arrays
 from ..precompile import Share
 from ..shapes import Box, ConvexHull, Sphere
+from ..solvers.blas_threads import one_blas_thread
 from ..solvers.pivoting import LEMKE_ACCEPT, lemke_retried
 from ..solvers.result import CONVERGED, STATUS_NAMES
 from .ode import project_joint_velocities, project_joints, record_joint_impulses
@@ -100,10 +101,11 @@ MAX_LCP_WORK_PER_STEP = 2e9
 """The most dense-LCP work one ``step`` may do, Σ m³ over the friction LCPs of its derivatives (m unknowns each:
 a contact with friction is 10 of them): measured on a pile of 20 spheres resting on the ground (200 unknowns),
 a derivative took 0.26 s on the 2-core machine (m³ = 8e6: about 3e7 units a second), nearly all of it the
-least-norm polish's SVDs of the 200 × 200 LCP; a pile of 100 spheres (hundreds of contacts, thousands of
-unknowns) took 164 s for one step, and three jointed boxes in a row with ``collide=True`` 4–22 s a step (dozens
-of derivatives of ~200 unknowns). 2e9 is about a minute of one core's work; beyond it the step raises
-``EventBudgetExceeded`` instead of running for many minutes (2e10, the first value, let a step run ~10 min)."""
+least-norm polish's SVDs of the 200 × 200 LCP (with BLAS on two threads of a loaded machine: one thread takes
+~2 ms a derivative, ``advance_by``); a pile of 100 spheres (208 contacts, 2080 unknowns) took 164 s for one step,
+and three jointed boxes in a row with ``collide=True`` 4–22 s a step (dozens of derivatives of ~200 unknowns).
+2e9 is about a minute of one core's work; beyond it the step raises ``EventBudgetExceeded`` instead of running for
+many minutes (2e10, the first value, let a step run ~10 min)."""
 
 
 class EventBudgetExceeded(RuntimeError):
@@ -111,6 +113,45 @@ class EventBudgetExceeded(RuntimeError):
     world is as before the step. The message names the stage and what to do."""
 
     user_error = True   # the CLI prints it as one line, status 2
+
+
+class EventLCPFailed(RuntimeError):
+    """An LCP of the event method that Lemke's method could not solve, on the exact problem or any regularized
+    one (``solve_lcp``): a degenerate problem, where contacts, friction directions or joints act on fewer degrees
+    of freedom than they hold (the end faces of two boxes joined by a ball joint with ``collide=True``: the
+    joint already holds what their contacts would). Raised by ``World.step``, with the world as before the
+    step (step.py undoes it); the message names the stage and what to do.
+
+    Attributes: ``stage`` (the LCP's stage in the step: one of ``LCP_STAGES``' keys), ``size`` (its unknowns),
+    ``status`` (how Lemke ended: a name of solvers/result.py), ``when`` ((start, end, reached) [s] of the
+    step, or None outside one)."""
+
+    user_error = True   # the CLI prints it as one line, status 2
+
+    def __init__(self, stage: str, size: int, status: str,
+                 when: tuple[float, float, float] | None = None) -> None:
+        self.stage, self.size, self.status, self.when = stage, size, status, when
+        step = ""
+        if when is not None:
+            step = f" in the step from t = {when[0]:.9g} s to {when[1]:.9g} s (at t = {when[2]:.9g} s)"
+        super().__init__(
+            f"event method: the {LCP_STAGES[stage][0]} LCP ({size} unknowns){step} could not be solved: Lemke's "
+            f"method ended '{status}' on the exact and every regularized problem (a degenerate problem: more "
+            f"contacts, friction directions or joints than the degrees of freedom they act on). "
+            f"{LCP_STAGES[stage][1]}; the world is as before the step")
+
+
+LCP_STAGES = {
+    "resting": ("resting-contact force (Baraff II 9, with friction)",
+                "Use method='timestep' (the default), or collide=False on a joint whose bodies touch"),
+    "impact": ("impact impulse (Baraff II 8)",
+               "Use method='timestep' (the default), or event_impacts='sequential' (frictionless, without joints)"),
+    "catch": ("impact catch (held lift-off)",
+              "Use method='timestep' (the default), or a smaller event_threshold"),
+    "projection": ("position projection",
+                   "Use method='timestep' (the default), or collide=False on a joint whose bodies touch"),
+}
+"""``EventLCPFailed``'s stages: what the message calls each, and what it tells the user to do."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +270,7 @@ class EventDriven:
             if part == "forces":
                 self._force_kernels(cs, a)
             elif part == "LCP":
-                solve_lcp(np.ones((1, 1)), -np.ones(1))
+                solve_lcp(np.ones((1, 1)), -np.ones(1), "resting")
             else:
                 self._state_kernels(cs, a)
         finally:
@@ -453,7 +494,7 @@ class EventDriven:
             # normal forces alone leave its tangential acceleration zero and friction is not needed (the
             # full LCP is degenerate there: every β row has q = 0).
             MinvGt = inverse_mass(G_n.T)
-            f = solve_lcp(J @ MinvGt, b)
+            f = solve_lcp(J @ MinvGt, b, "resting")
             acc = MinvGt @ f
             body_acc = rc.relative_acceleration(cs, a["x"], acc.reshape(-1, 6))[stick] + free[stick]
             nn = n[stick]
@@ -473,7 +514,7 @@ class EventDriven:
         self._charge_lcp(rows.shape[0] + bound.shape[0], c)
         M = _coulomb_lcp(rows @ inverse_mass(cols.T), c, groups, bound)
         q = np.concatenate([b, np.einsum("ij,ij->i", dirs, free[owner]), turn.free, np.zeros(bound.shape[0])])
-        z = solve_lcp(M, q)
+        z = solve_lcp(M, q, "resting")
         f = z[:c]
         vectors = f[:, None] * (n - mu[:, None] * t_hat)
         if m:
@@ -819,7 +860,7 @@ class EventDriven:
                 self.stats.frictionless_impacts += 1
                 frictional = False
         if not frictional:
-            j = solve_lcp(K, q)
+            j = solve_lcp(K, q, "impact")
             du = MinvJt @ j
         count = int(np.count_nonzero(j))
         du += MinvJt @ self._catch(K, vminus, vminus + J @ du, j, colliding)
@@ -850,7 +891,7 @@ class EventDriven:
         block[c:] = J_d @ W_rows
         M = _coulomb_lcp(block, c, np.repeat(np.arange(rough.size), FRICTION_DIRECTIONS),
                          _contact_bounds(c, rough, cs.friction))
-        z = solve_lcp(M, np.concatenate([q, J_d @ u, np.zeros(rough.size)]))
+        z = solve_lcp(M, np.concatenate([q, J_d @ u, np.zeros(rough.size)]), "impact")
         impulses = z[:c + J_d.shape[0]]
         du = W_rows @ impulses
         # ΔT = uᵀ M du + ½ duᵀ M du with M du = rowsᵀ z: Newton's restitution with friction can add energy
@@ -898,7 +939,7 @@ class EventDriven:
             closing = v < -lift
             if not np.any(closing):
                 break
-            push = solve_lcp(K, np.where(closing, v, np.maximum(v, 0.0)))
+            push = solve_lcp(K, np.where(closing, v, np.maximum(v, 0.0)), "catch")
             extra += push
             pushed |= push > 0.0
         return extra
@@ -950,12 +991,15 @@ class EventDriven:
         stats.values[stats.SECONDS_SOLVE] = time.perf_counter() - t0
 
     def advance_by(self, dt: float) -> None:
-        """Advance the bodies by ``dt`` [s] (module docstring); their loads are held over ``dt``."""
+        """Advance the bodies by ``dt`` [s] (module docstring); their loads are held over ``dt``. BLAS runs on one
+        thread meanwhile (``solvers/blas_threads.py``: the LCPs and their polish's SVDs are small, and OpenBLAS's
+        threads waiting on each other at every BLAS call of an SVD made steps 10× slower on a loaded machine)."""
         self._refresh()
         self._arrays = body_arrays(self.model, self.state)
         self._shape_rows = self._geom()
         try:
-            self._advance_by(dt)
+            with one_blas_thread():
+                self._advance_by(dt)
         finally:
             self._arrays = self._shape_rows = None
             self._start_rate = None
@@ -972,45 +1016,48 @@ class EventDriven:
         t_end = state.time + dt
         self._lcp_work = 0.0
         intervals = 0
-        while t_end - t > 1e-12 * max(1.0, abs(t_end)):
-            intervals += 1
-            if intervals > MAX_EVENTS_PER_STEP:
-                st = self.stats
-                raise EventBudgetExceeded(
-                    f"event method: the step from t = {state.time:.9g} s to {t_end:.9g} s took more than "
-                    f"{MAX_EVENTS_PER_STEP} event intervals (MAX_EVENTS_PER_STEP) and reached only t = {t:.9g} s: "
-                    f"{st.collisions} collisions, {st.impulses} impulses, {st.root_evaluations} root evaluations; "
-                    f"contacts chattering (Zeno-like). Use method='timestep' (the default) or a smaller dt, or a "
-                    f"larger event_threshold; the world is as before the step")
-            self.stats.impulses += self.resolve_impacts()
-            y0 = self._get_state()
-            self._start_rate = None       # dydt(t, y0), once the step's first integration has it
-            cs0 = self.detect()
-            pairs, which = np.unique(cs0.pair_codes(), return_inverse=True)
-            deepest = np.full(pairs.shape[0], -math.inf)
-            np.maximum.at(deepest, which, cs0.depth)
-            start = (pairs, deepest)          # each pair's deepest penetration at the start of the step
-            self._resting_pairs, self._resting_codes, self._start_codes = self._resting_at_start(cs0)
-            slide_start = self._sliding_at_start(cs0)
-            self._sliding = slide_start
-            self._turning = self._turning_at_start(cs0)
-            h = min(t_end - t, self._max_step())
-            y1 = self._integrate(y0, t, h)
-            self._set_state(y1)
-            self.stats.ode_steps += 1
-            if (slide_start[0].size or self._turning[0].size) and self._slide_reversed(slide_start) < 0.0:
-                h = self._stop_time(y0, t, h, slide_start)      # sliding stops within the step: end there
-            if self._penetration(start) > s.tolerance:
-                base = np.maximum(deepest[which], 0.0)      # the start's own penetrations (``_penetrations``)
-                tau = self._collision_time(y0, t, h, start, (cs0.contact_codes(), cs0.depth - base))
-                self.stats.collisions += 1
-                t += tau
-            else:
-                t += h
-            self._project()
-            if len(model.joints):
-                project_joints(model, state)
-                self._stale = True
+        try:
+            while t_end - t > 1e-12 * max(1.0, abs(t_end)):
+                intervals += 1
+                if intervals > MAX_EVENTS_PER_STEP:
+                    st = self.stats
+                    raise EventBudgetExceeded(
+                        f"event method: the step from t = {state.time:.9g} s to {t_end:.9g} s took more than "
+                        f"{MAX_EVENTS_PER_STEP} event intervals (MAX_EVENTS_PER_STEP) and reached only t = {t:.9g} s: "
+                        f"{st.collisions} collisions, {st.impulses} impulses, {st.root_evaluations} root evaluations; "
+                        f"contacts chattering (Zeno-like). Use method='timestep' (the default) or a smaller dt, or a "
+                        f"larger event_threshold; the world is as before the step")
+                self.stats.impulses += self.resolve_impacts()
+                y0 = self._get_state()
+                self._start_rate = None       # dydt(t, y0), once the step's first integration has it
+                cs0 = self.detect()
+                pairs, which = np.unique(cs0.pair_codes(), return_inverse=True)
+                deepest = np.full(pairs.shape[0], -math.inf)
+                np.maximum.at(deepest, which, cs0.depth)
+                start = (pairs, deepest)          # each pair's deepest penetration at the start of the step
+                self._resting_pairs, self._resting_codes, self._start_codes = self._resting_at_start(cs0)
+                slide_start = self._sliding_at_start(cs0)
+                self._sliding = slide_start
+                self._turning = self._turning_at_start(cs0)
+                h = min(t_end - t, self._max_step())
+                y1 = self._integrate(y0, t, h)
+                self._set_state(y1)
+                self.stats.ode_steps += 1
+                if (slide_start[0].size or self._turning[0].size) and self._slide_reversed(slide_start) < 0.0:
+                    h = self._stop_time(y0, t, h, slide_start)      # sliding stops within the step: end there
+                if self._penetration(start) > s.tolerance:
+                    base = np.maximum(deepest[which], 0.0)      # the start's own penetrations (``_penetrations``)
+                    tau = self._collision_time(y0, t, h, start, (cs0.contact_codes(), cs0.depth - base))
+                    self.stats.collisions += 1
+                    t += tau
+                else:
+                    t += h
+                self._project()
+                if len(model.joints):
+                    project_joints(model, state)
+                    self._stale = True
+        except EventLCPFailed as failure:   # named with the step's times (the world is restored by step.py)
+            raise EventLCPFailed(failure.stage, failure.size, failure.status, (state.time, t_end, t)) from None
         self._resting_pairs = None
         self._sliding = None
         self._turning = None
@@ -1042,7 +1089,7 @@ class EventDriven:
             a, inv_inertia = self._bodies()
             J = rc.jacobian(deep, a["x"])
             MinvJt = self._inverse_mass(inv_inertia)(J.T)
-            lam = solve_lcp(J @ MinvJt, -(deep.depth - 0.5 * eps))
+            lam = solve_lcp(J @ MinvJt, -(deep.depth - 0.5 * eps), "projection")
             move = (MinvJt @ lam).reshape(-1, 6)
             y = self._get_state().reshape(-1, _state.STATE_SIZE)
             y[:, :3] += move[:, :3]
@@ -1268,12 +1315,13 @@ POLISH_CUTOFFS = (1e-12, 1e-10, 1e-8)
 """The relative singular-value cutoffs ``_least_norm_polish`` tries, finest first."""
 
 
-def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def solve_lcp(A: np.ndarray, b: np.ndarray, stage: str) -> np.ndarray:
     """f ≥ 0 with A f + b ≥ 0 and f·(A f + b) = 0 for a symmetric positive semidefinite A (a resting-contact
     or impact LCP): Lemke's method (``pivoting.lemke_retried``, its basis re-solved exactly, as ``lemke``
     does), then the least-norm f on the active set it finds (A is singular when contacts outnumber the degrees
     of freedom they hold; the least-norm forces share a load symmetrically), kept only if it satisfies the
-    LCP's conditions as well as Lemke's answer does."""
+    LCP's conditions as well as Lemke's answer does. ``stage``: a key of ``LCP_STAGES``, named by the
+    ``EventLCPFailed`` raised when no try of Lemke's method ends on a solution."""
     k = b.shape[0]
     if k == 0:
         return np.zeros(0)
@@ -1283,8 +1331,7 @@ def solve_lcp(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     scale = max(float(np.abs(A).max()), 1e-300)
     x, _, _, code = lemke_retried(A / scale, b / scale, k, _LCP_TRIES, max(100, 50 * k), LEMKE_ACCEPT, True)
     if code != CONVERGED:
-        raise RuntimeError(f"the contact LCP ({k} contacts) could not be solved: Lemke ended "
-                           f"'{STATUS_NAMES[code]}'")
+        raise EventLCPFailed(stage, k, STATUS_NAMES[code])
     return _least_norm_polish(np.ascontiguousarray(A, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
                               np.maximum(x, 0.0), scale)
 
@@ -1296,7 +1343,13 @@ def _least_norm_polish(A, b, f, scale):
     solution drops the singular values of A_SS below ``POLISH_CUTOFFS`` times its largest, the finest cutoff
     that gives an acceptable solution: a jointed body's A carries its joint block's rounding as singular
     values of ~1e-10 relative (a hinged rod resting on four contacts: 9.8, 5e-10, 2e-11, 4e-16), which a
-    cutoff of 1e-12 keeps, turning the least-norm forces negative."""
+    cutoff of 1e-12 keeps, turning the least-norm forces negative.
+
+    One SVD A_SS = U Σ Vᵀ serves every cutoff: f_S = Σ_{σ_i > cutoff σ_1} v_i (u_i · (−b_S)) / σ_i, the
+    truncated pseudo-inverse that ``np.linalg.lstsq(A_SS, −b_S, rcond=cutoff)`` gives (LAPACK gelsd: singular
+    values ≤ rcond σ_1 count as zero), to rounding. A call of lstsq per cutoff factored A_SS up to three times
+    per LCP; where no cutoff is accepted (the friction LCPs of three jointed boxes whose end faces touch: 192
+    active rows, rank ~20) that was three SVDs per derivative (issue 53)."""
     k = b.shape[0]
     w = A @ f + b
     tol = 1e-9 * (np.abs(b).max() + scale * f.max() + 1e-300)
@@ -1308,10 +1361,18 @@ def _least_norm_polish(A, b, f, scale):
         rhs[i] = -b[active[i]]
         for j in range(m):
             sub[i, j] = A[active[i], active[j]]
+    if m:
+        u, sigma, vt = np.linalg.svd(sub, full_matrices=False)
+        projected = u.T @ rhs                  # u_i · (−b_S)
+    else:
+        sigma, vt, projected = np.zeros(0), np.zeros((0, 0)), np.zeros(0)
     for cutoff in POLISH_CUTOFFS:
         polished = np.zeros(k)
         if m:
-            solution = np.linalg.lstsq(sub, rhs, rcond=cutoff)[0]
+            solution = np.zeros(m)
+            for i in range(m):
+                if sigma[i] > cutoff * sigma[0]:
+                    solution += (projected[i] / sigma[i]) * vt[i]
             for i in range(m):
                 polished[active[i]] = solution[i]
         w2 = A @ polished + b
