@@ -116,14 +116,30 @@ def _set_link_rows(s, ab, arms, inverses, point, slots, links, fresh):
     """``_set_rows`` for a world with robots: the body parts (a link side's inverse mass and inertia are zero:
     ``link_rows.side_inverses``) plus the link part of the block (``link_rows.contact_link_block``) at the
     common ``point`` (3-tuple, world); ab = (a, b), arms = (r_a, r_b), inverses = (1/m_a, 1/m_b, I_a⁻¹, I_b⁻¹);
-    ``fresh``: the step's first build of the slot's rows."""
+    ``fresh``: the step's first build of the slot's rows. Returns False for an inert contact (below)."""
     a, b = ab
     arm_a, arm_b = arms
     ima, imb, ia, ib = inverses
     kn, k11, k12, k22 = _row_blocks(s, arm_a, arm_b, ia, ib, ima, imb, slots)
     ln, l11, l12, l22 = contact_link_block(links, s, a, b, point, (slots.normal[s], slots.tangent[s, 0],
                                                                    slots.tangent[s, 1]), fresh)
-    _store_blocks(s, kn + ln, k11 + l11, k12 + l12, k22 + l22, slots)
+    if kn + ln > 0.0:
+        _store_blocks(s, kn + ln, k11 + l11, k12 + l12, k22 + l22, slots)
+        return True
+    # neither side can move along the normal here (a fixed or kinematic body against a link whose path to the
+    # root has no joint, a fixed base's root; or a point that the link's joints cannot move along n): an inert
+    # contact, normal_mass 0, which the sweeps pass over (sequential_impulse ``_normal_passes``) and whose friction
+    # bound stays 0 (its impulses are zeroed by the caller); a pair of inert contacts leaves the solve
+    _store_blocks(s, np.inf, 1.0, 0.0, 1.0, slots)
+    return False
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _quiet_slot(s, slots):
+    """An inert contact's impulses zero (``_set_link_rows``)."""
+    slots.normal_impulse[s] = 0.0
+    slots.tangent_impulse[s, 0] = 0.0
+    slots.tangent_impulse[s, 1] = 0.0
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -303,6 +319,7 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
         if links is not None:   # (a link side's body part is empty: link_rows.side_inverses)
             ima, imb, ia, ib = side_inverses(links, inv_mass, inv_inertia_world, a, b)
         sa0, sa1, sa2, sb0, sb1, sb2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0   # the spin the withdrawal leaves, world
+        movable = False   # (with robots: some contact of the pair can act, ``_set_link_rows``)
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             lam = pseudo_impulse[s] if withdraw else 0.0
@@ -322,14 +339,18 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
             if links is None:
                 _set_rows(s, (ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz), (ma0 - wa * dx, ma1 - wa * dy,
                           ma2 - wa * dz), ia, ib, ima, imb, slots)
+            elif _set_link_rows(s, (a, b), ((ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz),
+                                            (ma0 - wa * dx, ma1 - wa * dy, ma2 - wa * dz)), (ima, imb, ia, ib),
+                                (x[a, 0] + ma0 + wb * dx, x[a, 1] + ma1 + wb * dy, x[a, 2] + ma2 + wb * dz),
+                                slots, links, False):
+                movable = True
             else:
-                _set_link_rows(s, (a, b), ((ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz),
-                                           (ma0 - wa * dx, ma1 - wa * dy, ma2 - wa * dz)), (ima, imb, ia, ib),
-                               (x[a, 0] + ma0 + wb * dx, x[a, 1] + ma1 + wb * dy, x[a, 2] + ma2 + wb * dz), slots,
-                               links, False)
+                _quiet_slot(s, slots)
             if lam != 0.0:
                 sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
                 sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
+        if links is not None and not movable:
+            pairs.pair_awake[k] = False   # (every contact inert: the pair leaves the solve)
         if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
             _set_angular_rows(k, ia, ib, (normal, slots.tangent), (pairs.pair_inv_rot_a, pairs.pair_inv_rot_b,
                                                                  pairs.pair_rot_k))
@@ -419,6 +440,7 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h, l
                 if best >= 0:
                     source[s] = slot(jo, best)
                     claimed |= 1 << best
+        movable = False   # (with robots: some contact of the pair can act, ``_set_link_rows``)
         for j in range(c):
             s = slot(k, j)
             count += 1
@@ -445,8 +467,11 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h, l
                 approach[s] = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_start, w_start)
                 normal_accel[s] = (row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w) - approach[s]) / h
             else:
-                _set_link_rows(s, (a, b), ((ra0, ra1, ra2), (rb0, rb1, rb2)), (ima, imb, ia, ib),
-                               (point[s, 0], point[s, 1], point[s, 2]), slots, links, True)
+                if _set_link_rows(s, (a, b), ((ra0, ra1, ra2), (rb0, rb1, rb2)), (ima, imb, ia, ib),
+                                  (point[s, 0], point[s, 1], point[s, 2]), slots, links, True):
+                    movable = True
+                else:
+                    lam, fx, fy, fz = 0.0, 0.0, 0.0, 0.0   # (an inert contact takes no warm start)
                 approach[s] = _link_row_velocity(links, s, a, b, slots, v_start, w_start, links.rows.qd_start)
                 normal_accel[s] = (_link_row_velocity(links, s, a, b, slots, v, w, links.st.qd) - approach[s]) / h
             separation[s] = -depth[s]
@@ -454,6 +479,8 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h, l
             friction_impulse[s, 0], friction_impulse[s, 1], friction_impulse[s, 2] = fx, fy, fz
             tangent_impulse[s, 0] = fx * t1x + fy * t1y + fz * t1z
             tangent_impulse[s, 1] = fx * t2x + fy * t2y + fz * t2z
+        if links is not None and not movable:
+            pairs.pair_awake[k] = False   # (every contact inert: the pair leaves the solve)
         if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
             # the pair's torsional and rolling rows, warm-started with last step's angular impulse of the pair
             # (world), which the sweeps keep (sequential_impulse.angular_sweep), in the directions of slot 0

@@ -20,8 +20,8 @@ Storage (``LinkArrays``, held by the forest and grown before a step needs more):
 owns three rows (n, t1, t2) of J and Z (R, nv), dense on the coordinates [row_lo, row_hi) of the robots it
 touches (``slot_row``: the first of them, −1 for a contact between bodies); a pair with torsional or rolling
 friction owns three more, the link's angular velocity along n, t1, t2 of its first contact (``pair_row``); the
-robots' own one-coordinate rows follow, the joint limits within reach and the joints' dry friction
-(``tree_rows``: rows counts[0] … counts[1] − 1).
+robots' own one-coordinate rows take the last 3 nv rows, the joint limits within reach and the joints' dry
+friction (``tree_rows``: rows ``tree_first`` … counts[1] − 1).
 
 A world without robots passes None for ``links``: every function here then compiles to nothing, or to the body
 rows' own code (Numba resolves them per the argument's type), so the body rows are what they were, bit for bit.
@@ -39,17 +39,20 @@ from ..robots.dynamics import PRISMATIC, REVOLUTE, jacobian_column, ltdl_solve_r
 
 LinkArrays = namedtuple("LinkArrays", ["J", "Z", "row_lo", "row_hi", "slot_row", "pair_row", "body_link",
                                        "link_lo", "link_hi", "qd_start", "qd_pseudo", "zero3", "counts", "row_dof",
-                                       "row_kind", "row_bound", "row_target", "row_lam", "row_mass"])
+                                       "row_kind", "row_bound", "row_target", "row_lam", "row_mass",
+                                       "joint_impulse"])
 """The link rows of a step (module docstring): J, Z (R, nv); row_lo, row_hi (R,) int the coordinates a row spans;
 slot_row (S,) int, pair_row (P,) int the first row of each contact slot and pair (−1: none); body_link (n,) int the
 link of each World body (−1: not a link's); link_lo, link_hi (L,) int the coordinates of each link's robot;
 qd_start (nv,) [rad/s, m/s] q̇ at the step's start (the rows' approach velocity); qd_pseudo (nv,) the split
 impulse's pseudo-velocities; zero3 (3, 3) zeros (a link side's inverse inertia in the body rows); counts (3,) int
-the end of the contacts' and pairs' rows and of the tree rows, and the step's first non-finite joint coordinate
+the end of the contacts' and pairs' rows (from row 0) and of the tree rows (from ``tree_first``), and the step's first non-finite joint coordinate
 (integration/articulation.py ``tree_end``; −1: none); per tree row (``tree_rows``): row_dof (R,) int its
 coordinate, row_kind (R,) int (``LOWER_LIMIT``, ``UPPER_LIMIT``, ``DRY_FRICTION``), row_bound (R,) the bound of a
 dry friction row's impulse [N m s or N s], row_target (R,) the velocity the row asks for, row_lam (R,) its
-accumulated impulse this sub-step, row_mass (R,) 1 / (J M⁻¹ Jᵀ)."""
+accumulated impulse this sub-step, row_mass (R,) 1 / (J M⁻¹ Jᵀ); joint_impulse (2, 3, nv) [N m s or N s] each
+coordinate's lower limit, upper limit and dry friction impulse of the last sub-step (the next one's warm start)
+and summed over the step's sub-steps (what the joint state keeps: robots/forest.py ``JointState``)."""
 
 LinkRows = namedtuple("LinkRows", ["tree", "link_body", "st", "work", "sc", "M", "rows"])
 """What a step's kernels read of the robots (built in the kernel from the forest's packed buffers:
@@ -299,6 +302,13 @@ def _link_twist(links, k, d, impulse):
 
 # ----------------------------------------------------------------------------------------- the robots' own rows
 @njit(cache=True, forceinline=True, refcount=False)
+def tree_first(rows):
+    """The first of the tree rows: the buffer's last 3 nv rows (two limits and a dry friction row per
+    coordinate at most), above every contact's."""
+    return rows.J.shape[0] - 3 * rows.qd_start.shape[0]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
 def _coordinate_row(links, r, d, sign):
     """Row r = sign on coordinate d alone (J = ±e_d on d's robot), Z = M⁻¹ Jᵀ; returns 1 / (J M⁻¹ Jᵀ)."""
     rows = links.rows
@@ -317,8 +327,8 @@ def _coordinate_row(links, r, d, sign):
 
 @njit(cache=True, refcount=False)
 def tree_rows(links, h, baumgarte, max_push):
-    """The robots' one-coordinate rows of the sub-step h [s], after its velocity stage (rows counts[0] …, their
-    end in counts[1]), warm-started with the impulses the joint state keeps (``keep_tree_impulses``):
+    """The robots' one-coordinate rows of the sub-step h [s], after its velocity stage (rows ``tree_first`` …,
+    their end in counts[1]), warm-started with the impulses the joint state keeps (``keep_tree_impulses``):
 
     - a joint limit within ``LIMIT_MARGIN`` after the sub-step's free motion: a unilateral row on the coordinate
       (J = +e_d at the lower bound, −e_d at the upper) that lets it approach the limit up to the gap and pushes it
@@ -329,7 +339,9 @@ def tree_rows(links, h, baumgarte, max_push):
 
     Returns whether there is any."""
     rows, tree, st = links.rows, links.tree, links.st
-    r = rows.counts[0]
+    carried = rows.joint_impulse[0]
+    first = tree_first(rows)
+    r = first
     capacity = rows.J.shape[0]
     for i in range(tree.parent.shape[0]):
         code = tree.jtype[i]
@@ -349,7 +361,7 @@ def tree_rows(links, h, baumgarte, max_push):
             rows.row_dof[r] = d
             rows.row_kind[r] = LOWER_LIMIT if side == 0 else UPPER_LIMIT
             rows.row_target[r] = -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
-            rows.row_lam[r] = st.lower_impulse[d] if side == 0 else st.upper_impulse[d]
+            rows.row_lam[r] = carried[side, d]
             r += 1
         if tree.friction[d] > 0.0 and r < capacity:
             rows.row_mass[r] = _coordinate_row(links, r, d, 1.0)
@@ -357,10 +369,10 @@ def tree_rows(links, h, baumgarte, max_push):
             rows.row_kind[r] = DRY_FRICTION
             rows.row_bound[r] = tree.friction[d] * h
             rows.row_target[r] = 0.0
-            rows.row_lam[r] = min(max(st.friction_impulse[d], -rows.row_bound[r]), rows.row_bound[r])
+            rows.row_lam[r] = min(max(carried[DRY_FRICTION, d], -rows.row_bound[r]), rows.row_bound[r])
             r += 1
     rows.counts[1] = r
-    return r > rows.counts[0]
+    return r > first
 
 
 def tree_rows_warm_start(links):
@@ -375,7 +387,7 @@ def _tree_rows_warm_start(links):
 
     def impl(links):
         rows = links.rows
-        for r in range(rows.counts[0], rows.counts[1]):
+        for r in range(tree_first(rows), rows.counts[1]):
             row_push(rows, r, rows.row_lam[r], links.st.qd)
 
     return impl
@@ -395,7 +407,7 @@ def _tree_rows_sweep(links, reverse):
     def impl(links, reverse):
         rows = links.rows
         qd = links.st.qd
-        first, end = rows.counts[0], rows.counts[1]
+        first, end = tree_first(rows), rows.counts[1]
         largest = 0.0
         for rr in range(end - first):
             r = end - 1 - rr if reverse else first + rr
@@ -415,19 +427,41 @@ def _tree_rows_sweep(links, reverse):
 
 
 @njit(cache=True, refcount=False)
-def keep_tree_impulses(links):
-    """The tree rows' impulses into the joint state (the next sub-step's and step's warm start), 0 for a
-    coordinate without a row."""
+def carry_tree_impulses(links, substeps):
+    """At the step's start: the joint state's impulses of the last step (``JointState``: lower_impulse,
+    upper_impulse, friction_impulse), a sub-step's share each, warm-start this step's first sub-step; the step's
+    sums start at zero."""
     rows, st = links.rows, links.st
+    impulse = rows.joint_impulse
     for d in range(st.qd.shape[0]):
-        st.lower_impulse[d] = 0.0
-        st.upper_impulse[d] = 0.0
-        st.friction_impulse[d] = 0.0
-    for r in range(rows.counts[0], rows.counts[1]):
+        impulse[0, LOWER_LIMIT, d] = st.lower_impulse[d] / substeps
+        impulse[0, UPPER_LIMIT, d] = st.upper_impulse[d] / substeps
+        impulse[0, DRY_FRICTION, d] = st.friction_impulse[d] / substeps
+        for kind in range(3):
+            impulse[1, kind, d] = 0.0
+
+
+@njit(cache=True, refcount=False)
+def keep_tree_impulses(links):
+    """After a sub-step's solve: the tree rows' impulses carried to the next sub-step (0 for a coordinate without
+    a row) and added to the step's sums."""
+    impulse = links.rows.joint_impulse
+    rows = links.rows
+    for d in range(impulse.shape[2]):
+        for kind in range(3):
+            impulse[0, kind, d] = 0.0
+    for r in range(tree_first(rows), rows.counts[1]):
         d, kind = rows.row_dof[r], rows.row_kind[r]
-        if kind == LOWER_LIMIT:
-            st.lower_impulse[d] = rows.row_lam[r]
-        elif kind == UPPER_LIMIT:
-            st.upper_impulse[d] = rows.row_lam[r]
-        else:
-            st.friction_impulse[d] = rows.row_lam[r]
+        impulse[0, kind, d] = rows.row_lam[r]
+        impulse[1, kind, d] += rows.row_lam[r]
+
+
+@njit(cache=True, refcount=False)
+def store_tree_impulses(links):
+    """At the step's end: each coordinate's limit and friction impulses summed over the step into the joint
+    state."""
+    impulse, st = links.rows.joint_impulse, links.st
+    for d in range(st.qd.shape[0]):
+        st.lower_impulse[d] = impulse[1, LOWER_LIMIT, d]
+        st.upper_impulse[d] = impulse[1, UPPER_LIMIT, d]
+        st.friction_impulse[d] = impulse[1, DRY_FRICTION, d]

@@ -14,8 +14,9 @@ A robot advances in the same sub-steps as the bodies, and its contacts are rows 
     ``tree_position``  q ← q ⊕ h q̇ and, with the split impulse, q ⊕ h q̇_pseudo (robots/step.py
                        ``position_stage``); the links' World bodies placed at the new q (``write_bodies``) and M
                        factored there (``tree_factor``), for the rows refreshed at the new pose
-    ``tree_end``       the limit and friction impulses kept (the next step's warm start), the loads used, the
-                       links' bodies awake; a non-finite q or q̇ reported
+    ``tree_end``       the limit and friction impulses of the step kept in the joint state (the next step's warm
+                       start: a sub-step's share of them), the loads used, the links' bodies awake; a non-finite q
+                       or q̇ reported
 
 M = M(q) + armature + h damping + the motors' implicit share, factored M = Lᵀ D L (Featherstone Table 6.3): the
 velocity stage and every link row (Z = M⁻¹ Jᵀ) use the same matrix, so that the impulses the solve finds are
@@ -29,9 +30,16 @@ from __future__ import annotations
 
 from numba import types
 
-from ..constraints.link_rows import LinkRows, keep_tree_impulses, tree_rows
+from ..constraints.link_rows import (
+    LinkRows,
+    carry_tree_impulses,
+    keep_tree_impulses,
+    store_tree_impulses,
+    tree_first,
+    tree_rows,
+)
 from ..jit import overload
-from ..robots.dynamics import crba, kinematics, ltdl_factor, ltdl_solve, rnea
+from ..robots.dynamics import FLOATING, crba, kinematics, ltdl_factor, ltdl_solve, rnea
 from ..robots.step import (
     _non_finite,
     _save,
@@ -40,6 +48,7 @@ from ..robots.step import (
     gather_link_loads,
     joint_forces,
     position_stage,
+    turn_back,
     write_bodies,
 )
 
@@ -87,18 +96,18 @@ def _tree_factor(links, h):
     return impl
 
 
-def tree_begin(links, state, h):
+def tree_begin(links, state, h, substeps):
     """The step's start (module docstring): ``state`` the World's BodyState (the links' bodies' loads), h the
-    sub-step [s]. Kernels only."""
+    sub-step [s] of ``substeps``. Kernels only."""
     raise NotImplementedError("resolved by Numba inside kernels")
 
 
 @overload(tree_begin)
-def _tree_begin(links, state, h):
+def _tree_begin(links, state, h, substeps):
     if isinstance(links, types.NoneType):
-        return lambda links, state, h: None
+        return lambda links, state, h, substeps: None
 
-    def impl(links, state, h):
+    def impl(links, state, h, substeps):
         tree, st, work, sc, rows = links.tree, links.st, links.work, links.sc, links.rows
         _save(st, sc)
         gather_link_loads(tree, work, st.q, links.link_body, state.force, state.torque, sc.tau_loads)
@@ -106,8 +115,9 @@ def _tree_begin(links, state, h):
             rows.qd_start[d] = st.qd[d]
             rows.qd_pseudo[d] = 0.0
         rows.counts[0] = 0
-        rows.counts[1] = 0
+        rows.counts[1] = tree_first(rows)
         rows.counts[2] = -1
+        carry_tree_impulses(links, substeps)
         tree_factor(links, h)
 
     return impl
@@ -139,7 +149,6 @@ def _tree_velocity(links, gravity, h, baumgarte, max_push):
         free_joint_world_rate(tree, st.qd, bias, h)
         for d in range(nv):
             st.qd[d] = bias[d]
-        rows.counts[1] = rows.counts[0]
         tree_rows(links, h, baumgarte, max_push)
 
     return impl
@@ -158,6 +167,7 @@ def _tree_position(links, h, state):
 
     def impl(links, h, state):
         tree, st, work, sc, rows = links.tree, links.st, links.work, links.sc, links.rows
+        keep_tree_impulses(links)
         position_stage(tree, st.q, st.qd, h)
         pseudo = False
         for d in range(st.qd.shape[0]):
@@ -166,6 +176,15 @@ def _tree_position(links, h, state):
             rows.qd_pseudo[d] = 0.0
         if pseudo:   # (a correction of the pose: the pseudo-velocities, turned as position_stage turns q̇, dropped)
             position_stage(tree, st.q, sc.qd_stage, h)
+            # a free joint's velocities are in its body axes, which the pseudo turn exp(h [ω_p]) turned: turned
+            # back, so that its world velocities, and the momenta, are kept (a body's are: timestepping
+            # ``apply_pseudo``)
+            for i in range(tree.parent.shape[0]):
+                if tree.jtype[i] == FLOATING:
+                    d = tree.v_start[i]
+                    wx, wy, wz = sc.qd_stage[d + 3], sc.qd_stage[d + 4], sc.qd_stage[d + 5]
+                    turn_back(st.qd, d, wx, wy, wz, h)
+                    turn_back(st.qd, d + 3, wx, wy, wz, h)
         write_bodies(tree, work, st.q, st.qd, links.link_body, state.x, state.q, state.v, state.w)
         tree_factor(links, h)
 
@@ -185,7 +204,7 @@ def _tree_end(links, state):
 
     def impl(links, state):
         st, sc, work, rows = links.st, links.sc, links.work, links.rows
-        keep_tree_impulses(links)
+        store_tree_impulses(links)
         for d in range(st.qd.shape[0]):
             sc.tau_loads[d] = 0.0   # (used: each sub-step's velocity stage took them)
         rows.counts[2] = _non_finite(st, sc, work)

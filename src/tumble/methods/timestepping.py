@@ -284,10 +284,15 @@ class TimeStepping:
             "pair_contacts"), forest.body_link(model.body.count)) if now.pair_count else 0
         robots = forest.one_solve_args(model.body.count, now.pairs.capacity, now.slots.capacity, link_contacts)
         run_contact_step(model, state, contacts, dt, self.free_scheme, True, stats, robots)
+        arrays = robots[2]
+        if arrays.counts[2] >= 0:   # a joint coordinate went non-finite: the robots are back (``advance`` raises)
+            forest.coupled = False
+            return int(arrays.counts[2])
         if stats.solver_out[STAT_NON_FINITE] >= 0:
             self.undo(model, state, contacts, "contact step (velocity stage, contact solve, position stage)", dt)
         forest.coupled = False
-        return int(robots[2].counts[2])
+        forest.last_rows = int(arrays.counts[0] + arrays.counts[1] - (arrays.J.shape[0] - 3 * forest.nv))
+        return int(arrays.counts[2])
 
     def contact_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:
         """The contact step's kernel (``run_contact_step``), undone if it left a body non-finite."""
@@ -485,7 +490,7 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
             w_pseudo[i, c] = w[i, c]
         if integrate_positions:     # the start, put back if the step goes non-finite (integration/guard.py)
             save_row(i, state)
-    tree_begin(links, state, hs)
+    tree_begin(links, state, hs, substeps)
     velocity_stage(scheme, body, state, gravity, hs, substeps == 1)
     tree_velocity(links, gravity, hs, settings[S_BAUMGARTE], settings[S_MAX_PUSH])
     count = prepare_rows(pairs, slots, old, inv_mass, state, (v_pseudo, w_pseudo), settings[S_MATCH_DISTANCE], hs,

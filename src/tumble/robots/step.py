@@ -137,20 +137,26 @@ def _turn_into_end_axes(qd, d, h):
     """A free joint's linear velocity qd[d:d+3], the world velocity in the axes of the step's start (R₀ᵀ v_w), into
     the body axes at its end, R₁ = R₀ exp(h [ω]) with ω = qd[d+3:d+6]: exp(−h [ω]) v by Rodrigues' formula
     (v cos θ − sin θ k × v + (1 − cos θ)(k · v) k, θ = h |ω|, k = ω / |ω|), so that R₁ v is R₀ v and |v| is kept."""
-    wx, wy, wz = qd[d + 3], qd[d + 4], qd[d + 5]
+    turn_back(qd, d, qd[d + 3], qd[d + 4], qd[d + 5], h)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def turn_back(x, d, wx, wy, wz, h):
+    """x[d:d+3] ← exp(−h [ω]) x[d:d+3] for ω = (wx, wy, wz) (Rodrigues' formula, as ``_turn_into_end_axes``): a
+    vector's coordinates in body axes that turned by exp(h [ω])."""
     speed = np.sqrt(wx * wx + wy * wy + wz * wz)
     theta = h * speed
     if theta == 0.0:
         return
     kx, ky, kz = wx / speed, wy / speed, wz / speed
-    vx, vy, vz = qd[d], qd[d + 1], qd[d + 2]
+    vx, vy, vz = x[d], x[d + 1], x[d + 2]
     half = np.sin(0.5 * theta)
     one_minus_cos = 2.0 * half * half   # 1 − cos θ from its half-angle form: no cancellation at small θ
     sin = np.sin(theta)
     kv = (kx * vx + ky * vy + kz * vz) * one_minus_cos
-    qd[d] = vx - one_minus_cos * vx - sin * (ky * vz - kz * vy) + kv * kx
-    qd[d + 1] = vy - one_minus_cos * vy - sin * (kz * vx - kx * vz) + kv * ky
-    qd[d + 2] = vz - one_minus_cos * vz - sin * (kx * vy - ky * vx) + kv * kz
+    x[d] = vx - one_minus_cos * vx - sin * (ky * vz - kz * vy) + kv * kx
+    x[d + 1] = vy - one_minus_cos * vy - sin * (kz * vx - kx * vz) + kv * ky
+    x[d + 2] = vz - one_minus_cos * vz - sin * (kx * vy - ky * vx) + kv * kz
 
 
 @njit(cache=True, forceinline=True, refcount=False)

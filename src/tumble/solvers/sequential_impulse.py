@@ -222,6 +222,47 @@ def friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions):
     return b1, b2
 
 
+RANK_TOLERANCE = 1e-10
+"""A contact's tangential block K_t counts as singular when det K_t <= this × (trace K_t)²: a link side whose
+contact point can move along one tangent direction only (the link of one hinge) or along none. A free body's
+K_t is positive definite (its inverse mass is on the diagonal); rounding leaves a singular K_t's determinant
+near 1e-16 of trace²."""
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def singular_block(k11, k12, k22):
+    """Whether K_t = [[k11, k12], [k12, k22]] is singular (``RANK_TOLERANCE``)."""
+    trace = k11 + k22
+    return k11 * k22 - k12 * k12 <= RANK_TOLERANCE * trace * trace
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def rank_one_friction(k11, k12, k22, old1, old2, vt1, vt2, limit, friction_model, directions):
+    """The friction step of a contact whose K_t is singular (``singular_block``; a link side's, constraints/
+    link_rows.py), where the steps above divide by det K_t. For K_t = κ e eᵀ (rank one; e its unit eigenvector of
+    the largest eigenvalue κ, ``disc_frame``) the tangential velocity J_t q̇ lies along e (it is in K_t's range),
+    and an impulse along the null direction changes no velocity: the impulse is s e, with s minimizing
+    ½ κ s² − s e·(K_t λ_old − v_t), s = e·λ_old − e·v_t / κ, clamped to the friction set's extent along e (the
+    disc's limit; the polygon's support limit · max_i cos(θ_i − φ) with φ the angle of e; the box's
+    limit / max(|e_1|, |e_2|)); for K_t = 0, zero. Returns (λ_1, λ_2)."""
+    if k11 + k22 <= 0.0 or limit <= 0.0:
+        return 0.0, 0.0
+    e1, e2, qa, qb = disc_frame(k11, k12, k22)
+    ex, ey = -qb, qa   # the eigenvector of e2
+    s = ex * old1 + ey * old2 - (ex * vt1 + ey * vt2) / e2
+    reach = limit
+    if friction_model == FRICTION_BOX:
+        reach = limit / max(abs(ex), abs(ey))
+    elif friction_model == FRICTION_PYRAMID:
+        step = 2.0 * np.pi / directions
+        best = -1.0
+        for i in range(directions):
+            best = max(best, np.cos(i * step) * ex + np.sin(i * step) * ey)
+        reach = limit * best
+    s = min(max(s, -reach), reach)
+    return s * ex, s * ey
+
+
 @njit(cache=True, forceinline=True, refcount=False)
 def _load(k, pair_body, inv_mass, v, w):
     """Pair k's bodies a, b, their inverse masses, and their velocities as one tuple st = (va, ωa, vb, ωb),
@@ -412,6 +453,8 @@ def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st, links)
                 ms, is_ = mass_scale, impulse_scale
             else:
                 target = 0.0
+            if links is not None and normal_mass[s] == 0.0:
+                continue   # (an inert contact of a link: contact_rows ``_set_link_rows``)
             old = normal_impulse[s]
             new = max(old - normal_mass[s] * ms * (vn + target) - is_ * old, 0.0)
             normal_impulse[s] = new
@@ -467,7 +510,16 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                     old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
                     limit = mu * normal_impulse[s]
                     vt1 = with_link_velocity(links, s, 1, _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st), False)
-                    if friction_model == FRICTION_BOX:
+                    if links is not None and singular_block(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2]):
+                        # a link whose contact point moves along one tangent only, or none
+                        vt2 = with_link_velocity(links, s, 2, _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st), False)
+                        new1, new2 = rank_one_friction(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
+                                                       old2, vt1, vt2, limit, friction_model, directions)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                        link_push(links, s, 1, new1 - old1, False)
+                        link_push(links, s, 2, new2 - old2, False)
+                    elif friction_model == FRICTION_BOX:
                         # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
                         # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
                         new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
@@ -546,7 +598,10 @@ def angular_sweep(pairs, slots, inv_mass, v, w, reverse, links):
                             + normal[s0, 2] * (st[5] - st[11]))      # n·(ω_a − ω_b)
         limit = pair_torsional[k] * total
         old = angular[k, 0]
-        new = min(max(old - wn / rot_k[k, 0], -limit), limit)
+        if links is not None and rot_k[k, 0] <= 0.0:
+            new = 0.0   # (a link that cannot spin about n here)
+        else:
+            new = min(max(old - wn / rot_k[k, 0], -limit), limit)
         angular[k, 0] = new
         st = _twist(k, 0, new - old, inv_rot_a, inv_rot_b, st)
         link_twist(links, k, 0, new - old)
@@ -555,8 +610,12 @@ def angular_sweep(pairs, slots, inv_mass, v, w, reverse, links):
         w2 = with_link_spin(links, k, 2, tangent[s0, 1, 0] * (st[3] - st[9]) + tangent[s0, 1, 1] * (st[4] - st[10])
                             + tangent[s0, 1, 2] * (st[5] - st[11]))
         old1, old2 = angular[k, 1], angular[k, 2]
-        new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
-                                   pair_rolling[k] * total)
+        if links is not None and singular_block(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3]):
+            new1, new2 = rank_one_friction(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
+                                           pair_rolling[k] * total, FRICTION_CONE, 0)
+        else:
+            new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
+                                       pair_rolling[k] * total)
         angular[k, 1], angular[k, 2] = new1, new2
         st = _twist(k, 1, new1 - old1, inv_rot_a, inv_rot_b, st)
         st = _twist(k, 2, new2 - old2, inv_rot_a, inv_rot_b, st)
