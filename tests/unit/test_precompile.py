@@ -150,9 +150,9 @@ _CHILD = textwrap.dedent("""
     ("balls", ["detection", "narrowphase: closed forms", "contact step", "free step"], 3),
     ("sliding box", ["detection", "narrowphase: boxes", "event method: forces", "event method: LCP",
                      "event method: state"], 4),
-    ("robot on the ground", ["detection", "narrowphase: closed forms", "robot stages"], 1),
-    ("mixed robot and ball", ["detection", "narrowphase: closed forms", "robot stages", "contact step", "free step"],
-     2)])
+    ("robot on the ground", ["detection", "narrowphase: closed forms", "robot stages", "contact step: robots"], 1),
+    ("mixed robot and ball", ["detection", "narrowphase: closed forms", "robot stages", "contact step: robots",
+                              "contact step", "free step"], 2)])
 def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path, scene, shares, contacts):
     """The share plan covers the steps: after a world (balls on the ground; a box sliding on the ground with
     the event method; a robot on the ground, alone (its stages only: no World contact or free step) or beside a

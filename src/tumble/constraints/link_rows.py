@@ -43,16 +43,16 @@ LinkArrays = namedtuple("LinkArrays", ["J", "Z", "row_lo", "row_hi", "slot_row",
                                        "joint_impulse"])
 """The link rows of a step (module docstring): J, Z (R, nv); row_lo, row_hi (R,) int the coordinates a row spans;
 slot_row (S,) int, pair_row (P,) int the first row of each contact slot and pair (−1: none); body_link (n,) int the
-link of each World body (−1: not a link's); link_lo, link_hi (L,) int the coordinates of each link's robot;
-qd_start (nv,) [rad/s, m/s] q̇ at the step's start (the rows' approach velocity); qd_pseudo (nv,) the split
-impulse's pseudo-velocities; zero3 (3, 3) zeros (a link side's inverse inertia in the body rows); counts (3,) int
-the end of the contacts' and pairs' rows (from row 0) and of the tree rows (from ``tree_first``), and the step's first non-finite joint coordinate
-(integration/articulation.py ``tree_end``; −1: none); per tree row (``tree_rows``): row_dof (R,) int its
-coordinate, row_kind (R,) int (``LOWER_LIMIT``, ``UPPER_LIMIT``, ``DRY_FRICTION``), row_bound (R,) the bound of a
-dry friction row's impulse [N m s or N s], row_target (R,) the velocity the row asks for, row_lam (R,) its
+link of each World body (−1: not a link's); link_lo, link_hi (L,) int the coordinates of each link's robot; qd_start
+(nv,) [rad/s, m/s] q̇ at the step's start (the rows' approach velocity); qd_pseudo (nv,) the split impulse's pseudo-
+velocities; zero3 (3, 3) zeros (a link side's inverse inertia in the body rows); counts (3,) int the end of the
+contacts' and pairs' rows (from row 0) and of the tree rows (from ``tree_first``), and the step's first non-finite
+joint coordinate (integration/articulation.py ``tree_end``; −1: none); per tree row (``tree_rows``): row_dof (R,)
+int its coordinate, row_kind (R,) int (``LOWER_LIMIT``, ``UPPER_LIMIT``, ``DRY_FRICTION``), row_bound (R,) the bound
+of a dry friction row's impulse [N m s or N s], row_target (R,) the velocity the row asks for, row_lam (R,) its
 accumulated impulse this sub-step, row_mass (R,) 1 / (J M⁻¹ Jᵀ); joint_impulse (2, 3, nv) [N m s or N s] each
-coordinate's lower limit, upper limit and dry friction impulse of the last sub-step (the next one's warm start)
-and summed over the step's sub-steps (what the joint state keeps: robots/forest.py ``JointState``)."""
+coordinate's lower limit, upper limit and dry friction impulse of the last sub-step (the next one's warm start) and
+summed over the step's sub-steps (what the joint state keeps: robots/forest.py ``JointState``)."""
 
 LinkRows = namedtuple("LinkRows", ["tree", "link_body", "st", "work", "sc", "M", "rows"])
 """What a step's kernels read of the robots (built in the kernel from the forest's packed buffers:

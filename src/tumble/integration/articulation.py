@@ -135,7 +135,7 @@ def _tree_velocity(links, gravity, h, baumgarte, max_push):
         return lambda links, gravity, h, baumgarte, max_push: None
 
     def impl(links, gravity, h, baumgarte, max_push):
-        tree, st, work, sc, M, rows = links.tree, links.st, links.work, links.sc, links.M, links.rows
+        tree, st, work, sc, M = links.tree, links.st, links.work, links.sc, links.M
         qdd, bias = sc.qdd, sc.qd_free
         nv = qdd.shape[0]
         for d in range(nv):

@@ -45,8 +45,8 @@ from ..constraints.islands import clear_sleeping_loads, update_islands
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
 from ..forces.springs import spring_loads
 from ..integration import integrate
-from ..integration.guard import first_non_finite, restore_bodies, save_row, undo
 from ..integration.articulation import link_context, tree_begin, tree_end, tree_position, tree_velocity
+from ..integration.guard import first_non_finite, restore_bodies, save_row, undo
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import CallSite, njit
 from ..math3d import exp_map_t, qmul_t, qrot_inv_t, qrot_t
@@ -83,6 +83,10 @@ StepInputs = namedtuple("StepInputs", ["scheme", "gravity", "h", "settings", "is
 """What ``contact_step`` is asked to do: the Integrator code of its velocity and position stages (SPLITTING,
 SYMPLECTIC_EULER or IMPLICIT_GYRO), gravity (3,) [m/s²], the step h [s], the contact settings' float and int
 arrays (layouts above), and whether to integrate positions (False: the ODE integrators' kick)."""
+
+ONE_SOLVE_COMPILE_SECONDS = 60.0
+"""[s] Cold compile time of ``contact_step`` with robots (the one solve's specialization) on the 2-core
+development machine, for balancing precompile's shares (measured 2026-12-07 on a loaded machine: an estimate)."""
 
 QUIET_WORLD_SKIP = True
 """Whether a step of a world whose moving bodies all sleep does nothing but advance the time (``_asleep``)."""
@@ -153,11 +157,18 @@ class TimeStepping:
         forest = model.robots
         # a world of robots alone runs neither the World's contact step nor its free step (``advance``)
         links_only = bool(len(forest)) and self.links_only(model)
+        one_solve = bool(len(forest)) and self.one_solve_capable(model)
         if own and len(forest) and not (forest.alone and model.body.count == forest.n_link_bodies
                                         and not model.springs and not len(model.joints)):
             # (one robot and nothing else steps by its free step, World.step's one kernel: the stages only when
             # a limit comes in reach or a link is loaded)
-            shares.append(robot_stages.compile_share(model, state, contacts, links_only))
+            shares.append(robot_stages.compile_share(model, state, contacts, links_only, one_solve))
+        if own and one_solve:
+            def robots_contact_step() -> None:
+                self.robots_in_step(model, state, contacts, 1.0 / 240.0, StepStats())
+
+            shares.append(Share("contact step: robots", ONE_SOLVE_COMPILE_SECONDS, robots_contact_step,
+                                (contact_step,)))
         if links_only:
             return shares
         if own and (detects or len(model.joints)):
@@ -223,6 +234,10 @@ class TimeStepping:
             bad = self.robots_in_step(model, state, contacts, dt, stats)
             if joints:
                 model.joints.finish_step(dt)
+        elif links_only and self.one_solve_capable(model):
+            # robots alone, and nothing couples them this step: their own free step (ABA, or RK4)
+            self.robots_apart(model, state)
+            bad = robot_stages.after_contacts(model, state, contacts, dt)
         elif links_only:
             # every contact touches a link: the robots' stages are the whole step, in one call (robots/step.py)
             bad = robot_stages.step_alone(model, state, contacts, dt)
@@ -232,10 +247,12 @@ class TimeStepping:
             if model.springs:
                 self.spring_stage(model, state, dt)
             solve = pairs > 0
-            if robots:
+            if robots and not self.one_solve_capable(model):
                 # every contact touching a link is the robots' (robots/step.py); none left: no World solve
                 solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
                 self.robots_staged = True   # (``undo`` puts the robots back too)
+            elif robots:   # nothing couples the robots this step (``one_solve``): their own step after the bodies'
+                self.robots_apart(model, state)
             if not solve and not joints:
                 if free_step(model, state, dt, self.free_scheme):
                     self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
@@ -253,14 +270,20 @@ class TimeStepping:
             raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
 
+    @staticmethod
+    def one_solve_capable(model: Model) -> bool:
+        """Whether the world's robots step in the one solve when something couples them (``one_solve``): with the
+        Gauss–Seidel solver and no loop closures."""
+        return isinstance(model.settings.solver_settings, PGS) and not (
+            len(model.joints) and model.joints.closure_args(model.body.live("inv_mass")) is not None)
+
     def one_solve(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> bool:
         """Whether this step's robots step inside the contact step, their contacts, limits and dry friction rows of
-        its solve (``robots_in_step``): with the Gauss–Seidel solver and no loop closures, when a link touches
-        something, a limit is in reach or a joint has dry friction. Otherwise they step by their own stages: alone
-        by the ABA or RK4 when nothing couples them (robots/step.py ``free_step``), and with another solver or
-        loop closures by robots/step.py's contact stage (issue 49: not yet in the one solve)."""
-        if not isinstance(model.settings.solver_settings, PGS) or (
-                len(model.joints) and model.joints.closure_args(model.body.live("inv_mass")) is not None):
+        its solve (``robots_in_step``): in a world ``one_solve_capable``, when a link touches something, a limit is
+        in reach or a joint has dry friction. Otherwise they step by their own stages: alone by the ABA or RK4
+        when nothing couples them (robots/step.py ``free_step``), and with another solver or loop closures by
+        robots/step.py's contact stage (issue 49: not yet in the one solve)."""
+        if not self.one_solve_capable(model):
             return False
         forest = model.robots
         now = contacts.now
@@ -270,6 +293,17 @@ class TimeStepping:
             return True
         return forest.joint_friction or robot_stages.limits_in_reach(forest.tree, forest.state.q, forest.state.qd,
                                                                      dt)
+
+    @staticmethod
+    def robots_apart(model: Model, state: State) -> None:
+        """A step of robots that nothing couples (``one_solve`` False in a world ``one_solve_capable``): their links'
+        loads taken as joint forces before the World's step clears them; ``after_contacts`` then steps the robots
+        whole (robots/step.py ``free_step``: the ABA, or RK4)."""
+        forest = model.robots
+        forest.coupled = False
+        forest.hidden = 0
+        b = state.bodies()
+        robot_stages.gather_loads(forest.buffers, b.force, b.torque)
 
     def robots_in_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> int:
         """The contact step with the robots in it (``one_solve``). Returns −1, or the robots' first non-finite

@@ -41,7 +41,6 @@ and a damping ratio) whatever the masses.
 from __future__ import annotations
 
 import numpy as np
-
 from numba import types
 
 from ..collision.contacts import slot

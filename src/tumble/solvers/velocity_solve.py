@@ -37,6 +37,7 @@ import numpy as np
 from numba import types
 
 from ..collision.contacts import slot
+from ..constraints.link_rows import tree_rows_sweep
 from ..jit import njit, overload
 from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
@@ -46,7 +47,6 @@ from .pivoting import LEMKE_ACCEPT, MAX_LEMKE_SIZE, lemke_retried
 from .projected import _apgd_kernel
 from .result import CONVERGED, FAILED, INFEASIBLE, MAX_ITERATIONS
 from .rows import ContactRows, RowSet, gather, natural_residual, product, scatter
-from ..constraints.link_rows import tree_rows_sweep
 
 PGS = namedtuple("PGS", ["iterations", "tolerance"])
 APGD = namedtuple("APGD", ["iterations", "tolerance"])
