@@ -150,7 +150,7 @@ _CHILD = textwrap.dedent("""
     ("balls", ["detection", "narrowphase: closed forms", "contact step", "free step"], 3),
     ("sliding box", ["detection", "narrowphase: boxes", "event method: forces", "event method: LCP",
                      "event method: state"], 4),
-    ("robot on the ground", ["detection", "narrowphase: closed forms", "robot stages", "contact step: robots"], 1),
+    ("robot on the ground", ["detection", "narrowphase: closed forms", "robot stages"], 1),
     ("mixed robot and ball", ["detection", "narrowphase: closed forms", "robot stages", "contact step: robots",
                               "contact step", "free step"], 2)])
 def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path, scene, shares, contacts):

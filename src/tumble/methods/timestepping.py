@@ -157,7 +157,7 @@ class TimeStepping:
         forest = model.robots
         # a world of robots alone runs neither the World's contact step nor its free step (``advance``)
         links_only = bool(len(forest)) and self.links_only(model)
-        one_solve = bool(len(forest)) and self.one_solve_capable(model)
+        one_solve = bool(len(forest)) and not self.robots_alone(model) and self.one_solve_capable(model)
         if own and len(forest) and not (forest.alone and model.body.count == forest.n_link_bodies
                                         and not model.springs and not len(model.joints)):
             # (one robot and nothing else steps by its free step, World.step's one kernel: the stages only when
@@ -226,7 +226,9 @@ class TimeStepping:
             self.islands(model, state, contacts, dt)
         elif state.sleeping:
             wake_all(model, state, contacts)
-        one_solve = robots and self.one_solve(model, state, contacts, dt)
+        # (a world of robots alone keeps its robots' own one-kernel step, robots/step.py, as its fast path: the one
+        # solve's per-sub-step factorization and link rows cost a humanoid on the ground 8x its step)
+        one_solve = robots and not self.robots_alone(model) and self.one_solve(model, state, contacts, dt)
         if one_solve:
             # the robots step inside the one contact step, their rows in its solve (integration/articulation.py)
             if model.springs:
@@ -234,10 +236,6 @@ class TimeStepping:
             bad = self.robots_in_step(model, state, contacts, dt, stats)
             if joints:
                 model.joints.finish_step(dt)
-        elif links_only and self.one_solve_capable(model):
-            # robots alone, and nothing couples them this step: their own free step (ABA, or RK4)
-            self.robots_apart(model, state)
-            bad = robot_stages.after_contacts(model, state, contacts, dt)
         elif links_only:
             # every contact touches a link: the robots' stages are the whole step, in one call (robots/step.py)
             bad = robot_stages.step_alone(model, state, contacts, dt)
@@ -247,7 +245,7 @@ class TimeStepping:
             if model.springs:
                 self.spring_stage(model, state, dt)
             solve = pairs > 0
-            if robots and not self.one_solve_capable(model):
+            if robots and (self.robots_alone(model) or not self.one_solve_capable(model)):
                 # every contact touching a link is the robots' (robots/step.py); none left: no World solve
                 solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
                 self.robots_staged = True   # (``undo`` puts the robots back too)
@@ -269,6 +267,15 @@ class TimeStepping:
             self.after_undo(model, contacts)
             raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
+
+    def robots_alone(self, model: Model) -> bool:
+        """Whether no moving body is not a robot link's (``links_only``, or robots without collision shapes and no
+        other moving body): such a world keeps its robots' own stages (robots/step.py), its fast path, and does not
+        step them in the one solve (docs/robots.md "Not yet in the one solve")."""
+        if self.links_only(model):
+            return True
+        moving = (model.body.live("inv_mass") > 0.0) | model.body.live("kinematic")
+        return not np.any(moving & (model.robots.body_link(model.body.count) < 0))
 
     @staticmethod
     def one_solve_capable(model: Model) -> bool:
