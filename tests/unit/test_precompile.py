@@ -151,8 +151,8 @@ _CHILD = textwrap.dedent("""
     ("sliding box", ["detection", "narrowphase: boxes", "event method: forces", "event method: LCP",
                      "event method: state"], 4),
     ("robot on the ground", ["detection", "narrowphase: closed forms", "robot stages"], 1),
-    ("mixed robot and ball", ["detection", "narrowphase: closed forms", "robot stages", "contact step", "free step"],
-     2)])
+    ("mixed robot and ball", ["detection", "narrowphase: closed forms", "robot stages", "contact step: robots",
+                              "contact step", "free step"], 2)])
 def test_the_shares_reach_every_kernel_of_the_first_steps(tmp_path, scene, shares, contacts):
     """The share plan covers the steps: after a world (balls on the ground; a box sliding on the ground with
     the event method; a robot on the ground, alone (its stages only: no World contact or free step) or beside a

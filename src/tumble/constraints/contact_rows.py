@@ -44,6 +44,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t
+from .link_rows import contact_link_block, pair_link_block, row_dot, side_inverses
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that
@@ -99,11 +100,56 @@ def _set_rows(s, arm_a, arm_b, ia, ib, ima, imb, slots):
     inertias ia, ib (3, 3), inverse masses ima, imb: ang = r × d, inv_ang = I⁻¹ (r × d) for d = n, t1, t2, the
     normal row's effective mass 1 / (J_n M⁻¹ J_nᵀ) (the denominator of Baraff II (8-18)) and the tangential
     block K_t, written into ``slots`` (ContactSlots)."""
+    kn, k11, k12, k22 = _row_blocks(s, arm_a, arm_b, ia, ib, ima, imb, slots)
+    _store_blocks(s, kn, k11, k12, k22, slots)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _store_blocks(s, kn, k11, k12, k22, slots):
+    """Slot s's normal_mass 1 / K_nn and tangent_k (K_11, K_12, K_22) of its block K = Dᵀ M⁻¹ D."""
+    slots.normal_mass[s] = 1.0 / kn
+    slots.tangent_k[s, 0], slots.tangent_k[s, 1], slots.tangent_k[s, 2] = k11, k12, k22
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _set_link_rows(s, ab, arms, inverses, point, slots, links, fresh):
+    """``_set_rows`` for a world with robots: the body parts (a link side's inverse mass and inertia are zero:
+    ``link_rows.side_inverses``) plus the link part of the block (``link_rows.contact_link_block``) at the
+    common ``point`` (3-tuple, world); ab = (a, b), arms = (r_a, r_b), inverses = (1/m_a, 1/m_b, I_a⁻¹, I_b⁻¹);
+    ``fresh``: the step's first build of the slot's rows. Returns False for an inert contact (below)."""
+    a, b = ab
+    arm_a, arm_b = arms
+    ima, imb, ia, ib = inverses
+    kn, k11, k12, k22 = _row_blocks(s, arm_a, arm_b, ia, ib, ima, imb, slots)
+    ln, l11, l12, l22 = contact_link_block(links, s, a, b, point, (slots.normal[s], slots.tangent[s, 0],
+                                                                   slots.tangent[s, 1]), fresh)
+    if kn + ln > 0.0:
+        _store_blocks(s, kn + ln, k11 + l11, k12 + l12, k22 + l22, slots)
+        return True
+    # neither side can move along the normal here (a fixed or kinematic body against a link whose path to the
+    # root has no joint, a fixed base's root; or a point that the link's joints cannot move along n): an inert
+    # contact, normal_mass 0, which the sweeps pass over (sequential_impulse ``_normal_passes``) and whose friction
+    # bound stays 0 (its impulses are zeroed by the caller); a pair of inert contacts leaves the solve
+    _store_blocks(s, np.inf, 1.0, 0.0, 1.0, slots)
+    return False
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _quiet_slot(s, slots):
+    """An inert contact's impulses zero (``_set_link_rows``)."""
+    slots.normal_impulse[s] = 0.0
+    slots.tangent_impulse[s, 0] = 0.0
+    slots.tangent_impulse[s, 1] = 0.0
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _row_blocks(s, arm_a, arm_b, ia, ib, ima, imb, slots):
+    """ang = r × d and inv_ang = I⁻¹ (r × d) of slot s's rows (``_set_rows``) into ``slots``; returns the body
+    parts of its block (K_nn, K_11, K_12, K_22)."""
     ra0, ra1, ra2 = arm_a
     rb0, rb1, rb2 = arm_b
     normal, tangent, ang_a, ang_b = slots.normal, slots.tangent, slots.ang_a, slots.ang_b
-    inv_ang_a, inv_ang_b, normal_mass, tangent_k = slots.inv_ang_a, slots.inv_ang_b, slots.normal_mass, \
-        slots.tangent_k
+    inv_ang_a, inv_ang_b = slots.inv_ang_a, slots.inv_ang_b
     nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
     t1x, t1y, t1z = tangent[s, 0, 0], tangent[s, 0, 1], tangent[s, 0, 2]
     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
@@ -116,8 +162,7 @@ def _set_rows(s, arm_a, arm_b, ia, ib, ima, imb, slots):
     k12 = 0.0
     for e in range(3):
         k12 += ang_a[s, 1, e] * inv_ang_a[s, 2, e] + ang_b[s, 1, e] * inv_ang_b[s, 2, e]
-    normal_mass[s] = 1.0 / kn
-    tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2] = k11, k12, k22
+    return kn, k11, k12, k22
 
 
 @njit(cache=True, refcount=False)     # (called, not inlined: only pairs with the rows need it)
@@ -182,8 +227,38 @@ def contact_from_core(rounding, k, side, q, body, nx, ny, nz, depth):
     return 0.0, 0.0, 0.0
 
 
+@njit(cache=True, forceinline=True, refcount=False)
+def _link_row_velocity(links, s, a, b, slots, v, w, qd):
+    """``row_velocity`` of slot s's normal row with a link side's body part left out and its J q̇ added (qd (nv,)
+    the robots' joint velocities: link_rows module docstring)."""
+    normal, ang_a, ang_b = slots.normal, slots.ang_a, slots.ang_b
+    body_link = links.rows.body_link
+    value = 0.0
+    for e in range(3):
+        if body_link[a] < 0:
+            value += normal[s, e] * v[a, e] + ang_a[s, 0, e] * w[a, e]
+        if body_link[b] < 0:
+            value -= normal[s, e] * v[b, e] + ang_b[s, 0, e] * w[b, e]
+    r = links.rows.slot_row[s]
+    return value if r < 0 else value + row_dot(links.rows, r, qd)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def _add_pair_link_block(k, a, b, pairs, slots, links, fresh):
+    """Pair k's angular block ``pair_rot_k`` (``_set_angular_rows``: its bodies' part) plus its link part
+    (link_rows.pair_link_block) in the directions of its slot 0."""
+    s0 = slot(k, 0)
+    ln, l11, l12, l22 = pair_link_block(links, k, a, b, (slots.normal[s0], slots.tangent[s0, 0],
+                                                         slots.tangent[s0, 1]), fresh)
+    rot_k = pairs.pair_rot_k
+    rot_k[k, 0] += ln
+    rot_k[k, 1] += l11
+    rot_k[k, 2] += l12
+    rot_k[k, 3] += l22
+
+
 @njit(cache=True, refcount=False)
-def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restitution_threshold, h):
+def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restitution_threshold, h, links):
     """Rebuild the rows of every awake pair for the bodies' current pose (module docstring: one common point).
     ``pairs``, ``slots``: the contact buffer (ContactPairs, ContactSlots); inv_mass (n,); ``state``
     (BodyState): x, q, the world inverse inertias and ω (which the withdrawal below changes).
@@ -211,6 +286,10 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
     are used again this step, those with a pseudo impulse to withdraw or a contact that the restitution pass
     may visit (``pair_restitution`` > 0 and approach + h normal_accel ≤ −``restitution_threshold``, as
     ``sequential_impulse.restitution_sweep`` selects them); the next step prepares every row afresh.
+
+    ``links``: None, or the robots' rows (constraints/link_rows.py ``LinkRows``, at the current joint state with
+    M factored): a contact with a link side then gets its link part at the common point too (the link's material
+    point weighted with the other body's by the link body's inverse mass, as a body's).
     """
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     pair_restitution, pair_rolling, pair_torsional = pairs.pair_restitution, pairs.pair_rolling, pairs.pair_torsional
@@ -237,7 +316,10 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
         dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
         wa = ima / (ima + imb)   # weights of the common point (module docstring); a pair has a moving body
         wb = 1.0 - wa
+        if links is not None:   # (a link side's body part is empty: link_rows.side_inverses)
+            ima, imb, ia, ib = side_inverses(links, inv_mass, inv_inertia_world, a, b)
         sa0, sa1, sa2, sb0, sb1, sb2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0   # the spin the withdrawal leaves, world
+        movable = False   # (with robots: some contact of the pair can act, ``_set_link_rows``)
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             lam = pseudo_impulse[s] if withdraw else 0.0
@@ -254,14 +336,26 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
             ub0, ub1, ub2 = ub0 + eb0, ub1 + eb1, ub2 + eb2
             # r_a = p' − x_a = wa u_a + wb (u_b + x_b − x_a), r_b = p' − x_b = wa (u_a − (x_b − x_a)) + wb u_b
             ma0, ma1, ma2 = wa * ua0 + wb * ub0, wa * ua1 + wb * ub1, wa * ua2 + wb * ub2
-            _set_rows(s, (ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz), (ma0 - wa * dx, ma1 - wa * dy,
-                      ma2 - wa * dz), ia, ib, ima, imb, slots)
+            if links is None:
+                _set_rows(s, (ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz), (ma0 - wa * dx, ma1 - wa * dy,
+                          ma2 - wa * dz), ia, ib, ima, imb, slots)
+            elif _set_link_rows(s, (a, b), ((ma0 + wb * dx, ma1 + wb * dy, ma2 + wb * dz),
+                                            (ma0 - wa * dx, ma1 - wa * dy, ma2 - wa * dz)), (ima, imb, ia, ib),
+                                (x[a, 0] + ma0 + wb * dx, x[a, 1] + ma1 + wb * dy, x[a, 2] + ma2 + wb * dz),
+                                slots, links, False):
+                movable = True
+            else:
+                _quiet_slot(s, slots)
             if lam != 0.0:
                 sa0, sa1, sa2 = sa0 - lam * ang_a[s, 0, 0], sa1 - lam * ang_a[s, 0, 1], sa2 - lam * ang_a[s, 0, 2]
                 sb0, sb1, sb2 = sb0 + lam * ang_b[s, 0, 0], sb1 + lam * ang_b[s, 0, 1], sb2 + lam * ang_b[s, 0, 2]
+        if links is not None and not movable:
+            pairs.pair_awake[k] = False   # (every contact inert: the pair leaves the solve)
         if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
             _set_angular_rows(k, ia, ib, (normal, slots.tangent), (pairs.pair_inv_rot_a, pairs.pair_inv_rot_b,
                                                                  pairs.pair_rot_k))
+            if links is not None:
+                _add_pair_link_block(k, a, b, pairs, slots, links, False)
         if withdraw:
             for e in range(3):
                 w[a, e] += ia[e, 0] * sa0 + ia[e, 1] * sa1 + ia[e, 2] * sa2
@@ -269,7 +363,7 @@ def refresh_rows(pairs, slots, inv_mass, state, withdraw, only_needed, restituti
 
 
 @njit(cache=True, refcount=False)
-def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
+def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h, links):
     """Rows of every contact in the buffer (``pairs``, ``slots``: ContactPairs, ContactSlots), with the
     warm-start impulses recycled from the last step (``old``: collision.contacts.WarmStart).
 
@@ -283,6 +377,8 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
     material point of a polytope, the core point (the point less its ``contact_from_core`` vector) of a rounded
     shape or an ellipsoid. A pair whose material has rolling or torsional friction also gets its angular rows
     (``_set_angular_rows``), warm-started with the last step's angular impulse of the pair projected on them.
+    ``links``: None, or the robots' rows (``refresh_rows``), whose link parts are built here afresh: a link side's
+    normal acceleration is J (q̇ − q̇_start) / h, its approach velocity J q̇_start.
     Returns the number of contacts.
     """
     pair_key, pair_body, pair_contacts = pairs.pair_key, pairs.pair_body, pairs.pair_contacts
@@ -311,7 +407,7 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
             jo += 1
         matched = jo < n_old and old_key[jo] == key
         a, b = pair_body[k, 0], pair_body[k, 1]
-        ima, imb = inv_mass[a], inv_mass[b]
+        ima, imb, ia, ib = side_inverses(links, inv_mass, inv_inertia_world, a, b)
         # Contact recycling: a contact whose pair persists takes the impulses of last step's contact with
         # the same feature id; failing that, of the nearest unclaimed old contact within match_distance
         # (exactly aligned equal faces can name a corner by either box's edges, so ids alone flicker).
@@ -344,6 +440,7 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
                 if best >= 0:
                     source[s] = slot(jo, best)
                     claimed |= 1 << best
+        movable = False   # (with robots: some contact of the pair can act, ``_set_link_rows``)
         for j in range(c):
             s = slot(k, j)
             count += 1
@@ -365,20 +462,32 @@ def prepare_rows(pairs, slots, old, inv_mass, state, start, match_distance, h):
                                                                         ra0 - ea0, ra1 - ea1, ra2 - ea2)
             anchor_b[s, 0], anchor_b[s, 1], anchor_b[s, 2] = qrot_inv_t(q[b, 0], q[b, 1], q[b, 2], q[b, 3],
                                                                         rb0 - eb0, rb1 - eb1, rb2 - eb2)
-            _set_rows(s, (ra0, ra1, ra2), (rb0, rb1, rb2), inv_inertia_world[a], inv_inertia_world[b], ima, imb,
-                      slots)
-            approach[s] = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_start, w_start)
-            normal_accel[s] = (row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w) - approach[s]) / h
+            if links is None:
+                _set_rows(s, (ra0, ra1, ra2), (rb0, rb1, rb2), ia, ib, ima, imb, slots)
+                approach[s] = row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v_start, w_start)
+                normal_accel[s] = (row_velocity(s, 0, a, b, nx, ny, nz, ang_a, ang_b, v, w) - approach[s]) / h
+            else:
+                if _set_link_rows(s, (a, b), ((ra0, ra1, ra2), (rb0, rb1, rb2)), (ima, imb, ia, ib),
+                                  (point[s, 0], point[s, 1], point[s, 2]), slots, links, True):
+                    movable = True
+                else:
+                    lam, fx, fy, fz = 0.0, 0.0, 0.0, 0.0   # (an inert contact takes no warm start)
+                approach[s] = _link_row_velocity(links, s, a, b, slots, v_start, w_start, links.rows.qd_start)
+                normal_accel[s] = (_link_row_velocity(links, s, a, b, slots, v, w, links.st.qd) - approach[s]) / h
             separation[s] = -depth[s]
             normal_impulse[s] = lam
             friction_impulse[s, 0], friction_impulse[s, 1], friction_impulse[s, 2] = fx, fy, fz
             tangent_impulse[s, 0] = fx * t1x + fy * t1y + fz * t1z
             tangent_impulse[s, 1] = fx * t2x + fy * t2y + fz * t2z
+        if links is not None and not movable:
+            pairs.pair_awake[k] = False   # (every contact inert: the pair leaves the solve)
         if pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0:
             # the pair's torsional and rolling rows, warm-started with last step's angular impulse of the pair
             # (world), which the sweeps keep (sequential_impulse.angular_sweep), in the directions of slot 0
-            _set_angular_rows(k, inv_inertia_world[a], inv_inertia_world[b], (normal, tangent),
-                              (pairs.pair_inv_rot_a, pairs.pair_inv_rot_b, pairs.pair_rot_k))
+            _set_angular_rows(k, ia, ib, (normal, tangent), (pairs.pair_inv_rot_a, pairs.pair_inv_rot_b,
+                                                             pairs.pair_rot_k))
+            if links is not None:
+                _add_pair_link_block(k, a, b, pairs, slots, links, True)
             s0 = slot(k, 0)
             for e in range(3):
                 angular_impulse[k, e] = old_angular[jo, e] if matched else 0.0

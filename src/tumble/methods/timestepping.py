@@ -45,6 +45,7 @@ from ..constraints.islands import clear_sleeping_loads, update_islands
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
 from ..forces.springs import spring_loads
 from ..integration import integrate
+from ..integration.articulation import link_context, tree_begin, tree_end, tree_position, tree_velocity
 from ..integration.guard import first_non_finite, restore_bodies, save_row, undo
 from ..integration.integrate import inertia_stage, position_stage, velocity_stage
 from ..jit import CallSite, njit
@@ -72,7 +73,7 @@ from ..solvers import load_path as lp
 from ..solvers import sequential_impulse as si
 from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project, no_joints
 from ..solvers.pivoting import MAX_LEMKE_SIZE
-from ..solvers.velocity_solve import lemke_size, sweeps_singly, velocity_solve
+from ..solvers.velocity_solve import PGS, lemke_size, sweeps_singly, velocity_solve
 from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
@@ -82,6 +83,10 @@ StepInputs = namedtuple("StepInputs", ["scheme", "gravity", "h", "settings", "is
 """What ``contact_step`` is asked to do: the Integrator code of its velocity and position stages (SPLITTING,
 SYMPLECTIC_EULER or IMPLICIT_GYRO), gravity (3,) [m/s²], the step h [s], the contact settings' float and int
 arrays (layouts above), and whether to integrate positions (False: the ODE integrators' kick)."""
+
+ONE_SOLVE_COMPILE_SECONDS = 60.0
+"""[s] Cold compile time of ``contact_step`` with robots (the one solve's specialization) on the 2-core
+development machine, for balancing precompile's shares (measured 2026-12-07 on a loaded machine: an estimate)."""
 
 QUIET_WORLD_SKIP = True
 """Whether a step of a world whose moving bodies all sleep does nothing but advance the time (``_asleep``)."""
@@ -152,11 +157,18 @@ class TimeStepping:
         forest = model.robots
         # a world of robots alone runs neither the World's contact step nor its free step (``advance``)
         links_only = bool(len(forest)) and self.links_only(model)
+        one_solve = bool(len(forest)) and not self.robots_alone(model) and self.one_solve_capable(model)
         if own and len(forest) and not (forest.alone and model.body.count == forest.n_link_bodies
                                         and not model.springs and not len(model.joints)):
             # (one robot and nothing else steps by its free step, World.step's one kernel: the stages only when
             # a limit comes in reach or a link is loaded)
-            shares.append(robot_stages.compile_share(model, state, contacts, links_only))
+            shares.append(robot_stages.compile_share(model, state, contacts, links_only, one_solve))
+        if own and one_solve:
+            def robots_contact_step() -> None:
+                self.robots_in_step(model, state, contacts, 1.0 / 240.0, StepStats())
+
+            shares.append(Share("contact step: robots", ONE_SOLVE_COMPILE_SECONDS, robots_contact_step,
+                                (contact_step,)))
         if links_only:
             return shares
         if own and (detects or len(model.joints)):
@@ -214,7 +226,17 @@ class TimeStepping:
             self.islands(model, state, contacts, dt)
         elif state.sleeping:
             wake_all(model, state, contacts)
-        if links_only:
+        # (a world of robots alone keeps its robots' own one-kernel step, robots/step.py, as its fast path: the one
+        # solve's per-sub-step factorization and link rows cost a humanoid on the ground 8x its step)
+        one_solve = robots and not self.robots_alone(model) and self.one_solve(model, state, contacts, dt)
+        if one_solve:
+            # the robots step inside the one contact step, their rows in its solve (integration/articulation.py)
+            if model.springs:
+                self.spring_stage(model, state, dt)
+            bad = self.robots_in_step(model, state, contacts, dt, stats)
+            if joints:
+                model.joints.finish_step(dt)
+        elif links_only:
             # every contact touches a link: the robots' stages are the whole step, in one call (robots/step.py)
             bad = robot_stages.step_alone(model, state, contacts, dt)
             if joints and bad < 0:
@@ -223,10 +245,12 @@ class TimeStepping:
             if model.springs:
                 self.spring_stage(model, state, dt)
             solve = pairs > 0
-            if robots:
+            if robots and (self.robots_alone(model) or not self.one_solve_capable(model)):
                 # every contact touching a link is the robots' (robots/step.py); none left: no World solve
                 solve = robot_stages.before_contacts(model, state, contacts, dt) and solve
                 self.robots_staged = True   # (``undo`` puts the robots back too)
+            elif robots:   # nothing couples the robots this step (``one_solve``): their own step after the bodies'
+                self.robots_apart(model, state)
             if not solve and not joints:
                 if free_step(model, state, dt, self.free_scheme):
                     self.undo(model, state, contacts, "free-motion step (integration/integrate.py)", dt)
@@ -243,6 +267,73 @@ class TimeStepping:
             self.after_undo(model, contacts)
             raise robot_stages.non_finite_error(model.robots, bad, state.time, dt)
         finish(state, contacts, dt, pairs, model.settings.substeps, stats, t0, t1)
+
+    def robots_alone(self, model: Model) -> bool:
+        """Whether no moving body is not a robot link's (``links_only``, or robots without collision shapes and no
+        other moving body): such a world keeps its robots' own stages (robots/step.py), its fast path, and does not
+        step them in the one solve (docs/robots.md "Not yet in the one solve")."""
+        if self.links_only(model):
+            return True
+        moving = (model.body.live("inv_mass") > 0.0) | model.body.live("kinematic")
+        return not np.any(moving & (model.robots.body_link(model.body.count) < 0))
+
+    @staticmethod
+    def one_solve_capable(model: Model) -> bool:
+        """Whether the world's robots step in the one solve when something couples them (``one_solve``): with the
+        Gauss–Seidel solver and no loop closures."""
+        return isinstance(model.settings.solver_settings, PGS) and not (
+            len(model.joints) and model.joints.closure_args(model.body.live("inv_mass")) is not None)
+
+    def one_solve(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> bool:
+        """Whether this step's robots step inside the contact step, their contacts, limits and dry friction rows of
+        its solve (``robots_in_step``): in a world ``one_solve_capable``, when a link touches something, a limit is
+        in reach or a joint has dry friction. Otherwise they step by their own stages: alone by the ABA or RK4
+        when nothing couples them (robots/step.py ``free_step``), and with another solver or loop closures by
+        robots/step.py's contact stage (issue 49: not yet in the one solve)."""
+        if not self.one_solve_capable(model):
+            return False
+        forest = model.robots
+        now = contacts.now
+        if model.geom.count > 1 and now.pair_count and robot_stages.count_link_contacts(
+                now.pairs.live("pair_body"), now.pairs.live("pair_contacts"),
+                forest.body_link(model.body.count)) > 0:
+            return True
+        return forest.joint_friction or robot_stages.limits_in_reach(forest.tree, forest.state.q, forest.state.qd,
+                                                                     dt)
+
+    @staticmethod
+    def robots_apart(model: Model, state: State) -> None:
+        """A step of robots that nothing couples (``one_solve`` False in a world ``one_solve_capable``): their links'
+        loads taken as joint forces before the World's step clears them; ``after_contacts`` then steps the robots
+        whole (robots/step.py ``free_step``: the ABA, or RK4)."""
+        forest = model.robots
+        forest.coupled = False
+        forest.hidden = 0
+        b = state.bodies()
+        robot_stages.gather_loads(forest.buffers, b.force, b.torque)
+
+    def robots_in_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> int:
+        """The contact step with the robots in it (``one_solve``). Returns −1, or the robots' first non-finite
+        coordinate (the robots are then back at the step's start)."""
+        forest = model.robots
+        forest.moves += 1      # the joint state moves (Robot keeps its links' kinematics until it does)
+        forest.coupled = True   # (``undo`` puts the robots back: robots/step.py ``undo_robots``)
+        forest.hidden = 0
+        self.robots_staged = True
+        now = contacts.now
+        link_contacts = robot_stages.count_link_contacts(now.pairs.live("pair_body"), now.pairs.live(
+            "pair_contacts"), forest.body_link(model.body.count)) if now.pair_count else 0
+        robots = forest.one_solve_args(model.body.count, now.pairs.capacity, now.slots.capacity, link_contacts)
+        run_contact_step(model, state, contacts, dt, self.free_scheme, True, stats, robots)
+        arrays = robots[2]
+        if arrays.counts[2] >= 0:   # a joint coordinate went non-finite: the robots are back (``advance`` raises)
+            forest.coupled = False
+            return int(arrays.counts[2])
+        if stats.solver_out[STAT_NON_FINITE] >= 0:
+            self.undo(model, state, contacts, "contact step (velocity stage, contact solve, position stage)", dt)
+        forest.coupled = False
+        forest.last_rows = int(arrays.counts[0] + arrays.counts[1] - (arrays.J.shape[0] - 3 * forest.nv))
+        return int(arrays.counts[2])
 
     def contact_step(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any) -> None:
         """The contact step's kernel (``run_contact_step``), undone if it left a body non-finite."""
@@ -369,16 +460,17 @@ def finish(state: State, contacts: ContactBuffers, dt: float, pairs: int, subste
 
 
 def run_contact_step(model: Model, state: State, contacts: ContactBuffers, dt: float, scheme: int,
-                     integrate_positions: bool, stats: Any) -> None:
+                     integrate_positions: bool, stats: Any, robots: tuple | None = None) -> None:
     """``contact_step`` on the model, state and contact buffers: the whole step after detection
-    (``integrate_positions`` False: the ODE integrators' kick, one sub-step of dt, no position stage)."""
+    (``integrate_positions`` False: the ODE integrators' kick, one sub-step of dt, no position stage);
+    ``robots`` None or the robots that step in it (robots/forest.py ``Forest.one_solve_args``)."""
     settings = model.settings
     arrays, iarrays = settings.arrays if integrate_positions else settings.kick_arrays
     out = stats.solver_out
     joints = model.joints.kernel_args(model.body.live("inv_mass")) if len(model.joints) else None
     inputs = StepInputs(scheme, model.gravity, dt, arrays, iarrays, integrate_positions)
     _CONTACT_STEP(model.bodies(), state.bodies(), contacts.now.pairs.view(), contacts.now.slots.view(),
-                  contacts.last.warm_start(), inputs, settings.solver_settings, out, joints)
+                  contacts.last.warm_start(), inputs, settings.solver_settings, out, joints, robots)
     values = stats.values
     values[stats.CONTACTS] = out[STAT_CONTACTS]
     values[stats.SWEEPS] = out[STAT_ITERATIONS]
@@ -404,7 +496,7 @@ def free_step(model: Model, state: State, dt: float, scheme: int) -> int:
 
 
 @njit(cache=True)   # with reference counting: the solver it calls by overload may allocate (APGD, CG, Lemke)
-def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, joints):
+def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, joints, robots):
     """Advance every body by h [s] with the contacts in the buffer (module docstring).
 
     ``body`` (BodyModel), ``state`` (BodyState): the bodies; ``pairs`` (ContactPairs), ``slots``
@@ -418,7 +510,9 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     sub-step's residual [m/s], the worst sub-step's status (solvers/result.py's codes), and with
     ``integrate_positions`` the first non-finite body and field (``guard.first_non_finite``: 4 i + f, or -1;
     the start of the step is in the ``*_before`` rows). ``joints``: None,
-    or the joints' arrays (model/joint_set.py).
+    or the joints' arrays (model/joint_set.py). ``robots``: None, or the robots stepped in this kernel
+    (integration/articulation.py): their velocity and position stages run in each sub-step beside the bodies',
+    and their contacts, limits and dry friction are rows of the same solve (constraints/link_rows.py).
     """
     scheme, gravity, h, settings, isettings, integrate_positions = inputs
     inv_mass, principal_q, inv_principal_moments = body.inv_mass, body.principal_q, body.inv_principal_moments
@@ -428,6 +522,7 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     friction_impulse, tangent, tangent_impulse = slots.friction_impulse, slots.tangent, slots.tangent_impulse
     pseudo_impulse = slots.pseudo_impulse
     joints_begin(joints)
+    links = link_context(robots)
     substeps = isettings[I_SUBSTEPS]
     hs = h / substeps
     for i in range(v.shape[0]):     # the velocities before any load acts, for the rows' approach velocity
@@ -436,8 +531,11 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
             w_pseudo[i, c] = w[i, c]
         if integrate_positions:     # the start, put back if the step goes non-finite (integration/guard.py)
             save_row(i, state)
+    tree_begin(links, state, hs, substeps)
     velocity_stage(scheme, body, state, gravity, hs, substeps == 1)
-    count = prepare_rows(pairs, slots, old, inv_mass, state, (v_pseudo, w_pseudo), settings[S_MATCH_DISTANCE], hs)
+    tree_velocity(links, gravity, hs, settings[S_BAUMGARTE], settings[S_MAX_PUSH])
+    count = prepare_rows(pairs, slots, old, inv_mass, state, (v_pseudo, w_pseudo), settings[S_MATCH_DISTANCE], hs,
+                         links)
     correction = isettings[I_CORRECTION]
     soft = correction == CORRECTION_SOFT
     # Soft rows stay stable up to about a quarter of the sub-step rate (Catto, Box2D v3).
@@ -445,7 +543,7 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     bias_rate, mass_scale, impulse_scale = si.soft_coefficients(hertz, settings[S_DAMPING], hs)
     max_push = settings[S_MAX_PUSH]
     friction_model, directions = isettings[I_FRICTION], isettings[I_FRICTION_DIRECTIONS]
-    rows = (pairs, slots, inv_mass)
+    rows = (pairs, slots, inv_mass, links)
     touch_band = settings[S_SLOP]
     angular, compliant = False, False     # whether some pair has angular rows, compliant rows (docs/materials.md)
     for k in range(pair_contacts.shape[0]):
@@ -459,12 +557,15 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     status = 0
     # A light body that a much heavier one bears on: its normal rows solved as one block after the sweeps and
     # after the pseudo sweeps (solvers/load_path.py); Gauss–Seidel alone passes the load through it too slowly.
-    blocks = not soft and no_joints(joints) and sweeps_singly(solver) and lp.has_light_body(pairs, inv_mass)
+    # (not with robots: the blocks know bodies alone)
+    blocks = links is None and not soft and no_joints(joints) and sweeps_singly(solver) and \
+        lp.has_light_body(pairs, inv_mass)
     for sub in range(substeps):
         if sub > 0:
             velocity_stage(scheme, body, state, gravity, hs, sub == substeps - 1)
+            tree_velocity(links, gravity, hs, settings[S_BAUMGARTE], settings[S_MAX_PUSH])
         # The impulses are per sub-step: each sub-step starts from the last one's (warm start).
-        si.warm_start(pairs, slots, inv_mass, v, w)
+        si.warm_start(pairs, slots, inv_mass, v, w, links)
         body_stage = (body, state, scheme)
         done, residual, ended = joints_and_contacts_solve(joints, solver, rows, solve_bias, friction_model,
                                                           directions, body_stage, hs, isettings, integrate_positions)
@@ -478,19 +579,20 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
             pseudo_impulse[:] = 0.0
             for _ in range(isettings[I_RELAX_ITERATIONS]):
                 si.pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, hs, settings[S_BAUMGARTE],
-                                settings[S_SLOP])
+                                settings[S_SLOP], links)
             if blocks:
                 lp.solve_blocks(pairs, slots, inv_mass, v_pseudo, w_pseudo, pseudo_impulse, True, hs, touch_band,
                                 settings[S_BAUMGARTE], settings[S_SLOP])
         if not integrate_positions:
             break       # (the ODE integrators apply the pseudo-velocities after their step: ode.kick_pseudo_move)
         if not soft:
-            si.advance_separation(pairs, slots, v_pseudo, w_pseudo, hs)
-        si.advance_separation(pairs, slots, v, w, hs)
+            si.advance_separation(pairs, slots, inv_mass, v_pseudo, w_pseudo, hs, links, True)
+        si.advance_separation(pairs, slots, inv_mass, v, w, hs, links, False)
         position_stage(scheme, body, state, hs)
         moved = False
         if not soft:
             moved = apply_pseudo(body, state, hs)
+        tree_position(links, hs, state)
         joints_project(joints, body_stage, isettings)
         # The bodies have moved: the rows follow them (the relax pass, the next sub-step and the restitution
         # pass use them), with I⁻¹ at the new orientations (the next velocity stage computes the same again).
@@ -499,14 +601,14 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
         inertia_stage(principal_q, inv_principal_moments, q, inv_inertia_world, awake)
         relax = soft and isettings[I_RELAX_ITERATIONS] > 0
         refresh_rows(pairs, slots, inv_mass, state, moved, sub == substeps - 1 and not relax,
-                     settings[S_RESTITUTION_THRESHOLD], hs)
+                     settings[S_RESTITUTION_THRESHOLD], hs, links)
         if relax:
             # the rigid relax pass, by the same solver (a tolerance of −1: every iteration runs)
             velocity_solve(solver, rows, relax_bias, friction_model, directions, isettings[I_RELAX_ITERATIONS],
                            -1.0, v, w)
     if integrate_positions:
         for _ in range(isettings[I_RELAX_ITERATIONS]):
-            si.restitution_sweep(pairs, slots, inv_mass, v, w, settings[S_RESTITUTION_THRESHOLD], hs)
+            si.restitution_sweep(pairs, slots, inv_mass, v, w, settings[S_RESTITUTION_THRESHOLD], hs, links)
 
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):
@@ -519,6 +621,7 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
     stats_out[STAT_RESIDUAL] = residual
     stats_out[STAT_STATUS] = status
     stats_out[STAT_NON_FINITE] = first_non_finite(state) if integrate_positions else -1
+    tree_end(links, state)
 
 
 @njit(cache=True, refcount=False)

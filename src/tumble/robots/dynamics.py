@@ -480,15 +480,22 @@ def ltdl_factor(dof_parent, M):
 @njit(cache=True, refcount=False, fastmath=_FMA)
 def ltdl_solve(dof_parent, LD, x):
     """In place, x ← M⁻¹ x with M factored by ``ltdl_factor`` into ``LD`` (Featherstone Table 6.4)."""
-    n = LD.shape[0]
-    for i in range(n - 1, -1, -1):
+    ltdl_solve_range(dof_parent, LD, x, 0, LD.shape[0])
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def ltdl_solve_range(dof_parent, LD, x, lo, hi):
+    """``ltdl_solve`` on coordinates lo … hi − 1 alone: M⁻¹ x for an x that is zero outside them, when they hold
+    whole trees of a forest (whose M is block diagonal, ``dof_parent`` −1 at each tree's first coordinate): the
+    entries outside stay zero, and the work is that of those trees."""
+    for i in range(hi - 1, lo - 1, -1):
         j = dof_parent[i]
         while j >= 0:
             x[j] -= LD[i, j] * x[i]
             j = dof_parent[j]
-    for i in range(n):
+    for i in range(lo, hi):
         x[i] /= LD[i, i]
-    for i in range(n):
+    for i in range(lo, hi):
         j = dof_parent[i]
         while j >= 0:
             x[i] -= LD[i, j] * x[j]

@@ -127,6 +127,9 @@ class Forest:
         self.moves = 0
         """Counts the steps and every change of the joint state from outside a step (set q or q̇, restore, a robot
         added): ``Robot`` keeps its links' kinematics while it is unchanged."""
+        self._link_arrays: Any = None
+        """The link rows of the one step (``one_solve_args``), None until a step needs them."""
+        self._one_solve_args: tuple = ()
         self.kept_pairs = np.zeros(0, dtype=np.int64)
         """The contact counts of this step's link pairs while the World's solve runs (robots/step.py
         ``hide_link_pairs``); ``hidden`` of them."""
@@ -208,6 +211,7 @@ class Forest:
         a, b = a - (a > index), b - (b > index)
         self.excluded = np.unique((a << 32) | b).astype(np.int64)
         self._body_link = None
+        self._link_arrays = None
         self.rows = None
 
     def append(self, robot: Any, tree: Tree, q0: np.ndarray, link_body: np.ndarray, excluded: np.ndarray) -> None:
@@ -267,3 +271,37 @@ class Forest:
         self.stage_args.clear()
         n = self.nv
         self.M = np.zeros((n, n))
+        self._link_arrays = None
+
+    def one_solve_args(self, bodies: int, pairs: int, slots: int, link_contacts: int) -> tuple:
+        """(buffers, M, LinkArrays): the robots as the one time-stepping step takes them (methods/timestepping.py
+        ``contact_step``, integration/articulation.py), the link rows (constraints/link_rows.py) grown by doubling
+        to hold a step of ``link_contacts`` contacts that touch a link among ``pairs`` pairs and ``slots`` slots of
+        a world of ``bodies`` bodies: three rows per contact, three per pair's torsional and rolling rows (at most
+        one pair per contact) and three per coordinate (its limits and dry friction). Allocates only on growth."""
+        from ..constraints.link_rows import LinkArrays
+
+        rows = 6 * link_contacts + 3 * self.nv
+        have = self._link_arrays
+        if (have is None or have.J.shape[0] < rows or have.slot_row.shape[0] < slots
+                or have.pair_row.shape[0] < pairs or have.body_link.shape[0] != bodies):
+            R = max(rows, 2 * (0 if have is None else have.J.shape[0]), 16)
+            S = max(slots, 2 * (0 if have is None else have.slot_row.shape[0]), 16)
+            P = max(pairs, 2 * (0 if have is None else have.pair_row.shape[0]), 16)
+            nv = self.nv
+            lo = np.zeros(self.links, dtype=np.int64)
+            hi = np.zeros(self.links, dtype=np.int64)
+            ends = [v for _, _, v in self.offsets[1:]] + [nv]
+            for (first_link, _, first_v), end_v, tree in zip(self.offsets, ends, self.trees, strict=True):
+                lo[first_link:first_link + tree.parent.shape[0]] = first_v
+                hi[first_link:first_link + tree.parent.shape[0]] = end_v
+            self._link_arrays = LinkArrays(
+                J=np.zeros((R, nv)), Z=np.zeros((R, nv)), row_lo=np.zeros(R, dtype=np.int64),
+                row_hi=np.zeros(R, dtype=np.int64), slot_row=np.full(S, -1, dtype=np.int64),
+                pair_row=np.full(P, -1, dtype=np.int64), body_link=self.body_link(bodies), link_lo=lo, link_hi=hi,
+                qd_start=np.zeros(nv), qd_pseudo=np.zeros(nv), zero3=np.zeros((3, 3)),
+                counts=np.array([0, 0, -1], dtype=np.int64), row_dof=np.zeros(R, dtype=np.int64),
+                row_kind=np.zeros(R, dtype=np.int64), row_bound=np.zeros(R), row_target=np.zeros(R),
+                row_lam=np.zeros(R), row_mass=np.zeros(R), joint_impulse=np.zeros((2, 3, nv)))
+            self._one_solve_args = (self.buffers, self.M, self._link_arrays)
+        return self._one_solve_args

@@ -9,7 +9,7 @@
                      (``free_joint_world_rate``)
     contact stage    the contacts that touch a link, the joint limits about to be passed and joints' dry
                      friction, as velocity-level rows: each contact's normal and two friction rows through
-                     the link Jacobian (``_point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from
+                     the link Jacobian (``link_rows.point_rows``); the Delassus operator W = J M⁻¹ Jᵀ = Z D⁻¹ Zᵀ from
                      the LTDL-factored joint-space M (Z = L⁻ᵀ Jᵀ, nonzero on a row's path to the root), plus
                      J_b M_b⁻¹ J_bᵀ of a free body on the other side; a pair's torsional and rolling rows
                      on the links' angular velocities (docs/materials.md); Newton restitution above the threshold
@@ -35,6 +35,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
 from ..constraints.joint_rows import BROKEN, joint_rows_one
+from ..constraints.link_rows import point_rows
 from ..integration.guard import NonFiniteStep
 from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
@@ -63,7 +64,6 @@ from .dynamics import (
     SPHERICAL,
     aba,
     crba,
-    jacobian_column,
     kinematics,
     link_velocities,
     ltdl_factor,
@@ -137,20 +137,26 @@ def _turn_into_end_axes(qd, d, h):
     """A free joint's linear velocity qd[d:d+3], the world velocity in the axes of the step's start (R₀ᵀ v_w), into
     the body axes at its end, R₁ = R₀ exp(h [ω]) with ω = qd[d+3:d+6]: exp(−h [ω]) v by Rodrigues' formula
     (v cos θ − sin θ k × v + (1 − cos θ)(k · v) k, θ = h |ω|, k = ω / |ω|), so that R₁ v is R₀ v and |v| is kept."""
-    wx, wy, wz = qd[d + 3], qd[d + 4], qd[d + 5]
+    turn_back(qd, d, qd[d + 3], qd[d + 4], qd[d + 5], h)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def turn_back(x, d, wx, wy, wz, h):
+    """x[d:d+3] ← exp(−h [ω]) x[d:d+3] for ω = (wx, wy, wz) (Rodrigues' formula, as ``_turn_into_end_axes``): a
+    vector's coordinates in body axes that turned by exp(h [ω])."""
     speed = np.sqrt(wx * wx + wy * wy + wz * wz)
     theta = h * speed
     if theta == 0.0:
         return
     kx, ky, kz = wx / speed, wy / speed, wz / speed
-    vx, vy, vz = qd[d], qd[d + 1], qd[d + 2]
+    vx, vy, vz = x[d], x[d + 1], x[d + 2]
     half = np.sin(0.5 * theta)
     one_minus_cos = 2.0 * half * half   # 1 − cos θ from its half-angle form: no cancellation at small θ
     sin = np.sin(theta)
     kv = (kx * vx + ky * vy + kz * vz) * one_minus_cos
-    qd[d] = vx - one_minus_cos * vx - sin * (ky * vz - kz * vy) + kv * kx
-    qd[d + 1] = vy - one_minus_cos * vy - sin * (kz * vx - kx * vz) + kv * ky
-    qd[d + 2] = vz - one_minus_cos * vz - sin * (kx * vy - ky * vx) + kv * kz
+    x[d] = vx - one_minus_cos * vx - sin * (ky * vz - kz * vy) + kv * kx
+    x[d + 1] = vy - one_minus_cos * vy - sin * (kz * vx - kx * vz) + kv * ky
+    x[d + 2] = vz - one_minus_cos * vz - sin * (kx * vy - ky * vx) + kv * kz
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -443,6 +449,15 @@ def free_step(buffers, gravity, h, rk4, x, qb, v, w):
 
 
 @njit(cache=True, refcount=False)
+def gather_loads(buffers, force, torque):
+    """The loads on the links' World bodies (force, torque (n, 3), world) as joint forces (``gather_link_loads``),
+    for a step whose robots advance apart from the World's solve by ``free_step``, before the World's step clears
+    the bodies' loads (methods/timestepping.py, a world whose robots step in the one solve when coupled)."""
+    tree, link_body, st, work, sc = _unpack(buffers)
+    gather_link_loads(tree, work, st.q, link_body, force, torque, sc.tau_loads)
+
+
+@njit(cache=True, refcount=False)
 def place_links(buffers, x, qb, v, w):
     """The links' World bodies where the current q, q̇ put them (after q or q̇ were set)."""
     tree, link_body, st, work, _ = _unpack(buffers)
@@ -713,35 +728,11 @@ def count_link_contacts(pair_body, pair_contacts, body_link):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2, angular):
-    """J_a (nv,) += sign · d_aᵀ J_v(point) for the directions d = normal, t1, t2 (3-vectors): the generalized rows
-    of the velocity of a point moving with ``link`` along them (dynamics.point_jacobian's linear rows), written on
-    the link's path to the root only. A coordinate's column of J_v is R s_v + (R s_ω) × r (r from the link's
-    origin to the point, world frame), formed once for the three directions. With ``angular`` the rows of the
-    link's angular velocity instead, d_aᵀ J_ω with J_ω's column R s_ω (``point`` unused)."""
-    k = link
-    while k >= 0:
-        R = work.R_world[k]
-        dx = point[0] - work.p_world[k, 0]
-        dy = point[1] - work.p_world[k, 1]
-        dz = point[2] - work.p_world[k, 2]
-        for j in range(tree.nv_link[k]):
-            d = tree.v_start[k] + j
-            ax, ay, az, vx, vy, vz = jacobian_column(R, tree.S[d], dx, dy, dz)
-            if angular:
-                vx, vy, vz = ax, ay, az
-            J0[d] += sign * (normal[0] * vx + normal[1] * vy + normal[2] * vz)
-            J1[d] += sign * (t1[0] * vx + t1[1] * vy + t1[2] * vz)
-            J2[d] += sign * (t2[0] * vx + t2[1] * vy + t2[2] * vz)
-        k = tree.parent[k]
-
-
-@njit(cache=True, forceinline=True, refcount=False)
 def _block_rows(tree, work, rows, first, source, ab, body_link, bodies, point, normal, angular):
     """Rows first … first + 2 of the contact stage (``Rows``) along the directions ``normal`` (3,) and its
     ``tangent_basis`` t1, t2, between World bodies ``ab`` = (a, b): on the path of row ``source`` (its coordinates
-    already in row_dofs[source]); J of a link side through ``_point_rows`` (of the velocity of ``point``, or with
-    ``angular`` of the angular velocity), and of a free body (bodies = (inv_mass, x)) J_b = ±(d, r × d) or, with
+    already in row_dofs[source]); J of a link side through ``link_rows.point_rows`` (of the velocity of ``point``,
+    or with ``angular`` of the angular velocity), and of a free body (bodies = (inv_mass, x)) J_b = ±(d, r × d) or, with
     ``angular``, ±(0, d), + on A. Returns (t1x, t1y, t1z, t2x, t2y, t2z)."""
     a, b = ab
     inv_mass, x = bodies
@@ -763,7 +754,7 @@ def _block_rows(tree, work, rows, first, source, ab, body_link, bodies, point, n
     for side in range(2):
         body = a if side == 0 else b
         if body_link[body] >= 0:
-            _point_rows(tree, work, body_link[body], point, nrm, tg1, tg2, 1.0 if side == 0 else -1.0,
+            point_rows(tree, work, body_link[body], point, nrm, tg1, tg2, 1.0 if side == 0 else -1.0,
                         rows_J[first], rows_J[first + 1], rows_J[first + 2], angular)
     for r in range(3):
         row = first + r
@@ -1507,24 +1498,33 @@ def after_contacts(model, state, contacts, dt: float) -> int:
     return max(bad, -1)
 
 
-ROBOT_STAGES_COMPILE_SECONDS = (46.0, 40.0)
+ROBOT_STAGES_COMPILE_SECONDS = (46.0, 40.0, 15.0)
 """[s] Cold compile time of the robots' stages alone on the 2-core development machine: ``links_step`` (a world of
-robots alone; the humanoid drop, 46 s) and ``contact_stage`` with ``finish_step`` (estimated)."""
+robots alone; the humanoid drop, 46 s), ``contact_stage`` with ``finish_step`` (estimated), and ``finish_step``
+alone (the free step of robots in the one solve; estimated)."""
 
 
-def compile_share(model, state, contacts, links_only: bool) -> Share:
-    """The robots' stages as a share of the first step's parallel compile (precompile.py): ``step_alone`` in a world
-    of robots alone (``links_only``), else ``before_contacts`` and ``after_contacts``, run once on the forked
-    world (their kernels compile whole, whatever the state: a step without contacts compiles the contact rows
-    too)."""
+def compile_share(model, state, contacts, links_only: bool, one_solve: bool) -> Share:
+    """The robots' stages as a share of the first step's parallel compile (precompile.py), run once on the forked
+    world (their kernels compile whole, whatever the state): in a world whose robots step in the one solve
+    (``one_solve``: methods/timestepping.py, which has its own share for that contact step) their free step
+    (``after_contacts`` uncoupled); else ``step_alone`` in a world of robots alone (``links_only``), or
+    ``before_contacts`` and ``after_contacts``."""
     def run() -> None:
         dt = 1.0 / 240.0
-        if links_only:
+        if one_solve:
+            model.robots.coupled = False
+            b = state.bodies()
+            gather_loads(model.robots.buffers, b.force, b.torque)
+            after_contacts(model, state, contacts, dt)
+        elif links_only:
             step_alone(model, state, contacts, dt)
         else:
             before_contacts(model, state, contacts, dt)
             after_contacts(model, state, contacts, dt)
 
+    if one_solve:
+        return Share("robot stages", ROBOT_STAGES_COMPILE_SECONDS[2], run, (gather_loads, finish_step))
     kernels = (links_step,) if links_only else (contact_stage, finish_step)
     return Share("robot stages", ROBOT_STAGES_COMPILE_SECONDS[0 if links_only else 1], run, kernels)
 

@@ -19,6 +19,11 @@ step, is the same on every run and any thread count. Per contact:
 Velocities are updated in place after every row (the "total velocity" of notes 0.15), so a row always sees
 the impulses of every row solved before it.
 
+Robots (constraints/link_rows.py): every function takes ``links``, None or the robots' rows. A contact with a
+link side is swept as any other: its body part by the code below, with the link side's velocity and inverse
+mass taken as zero (``load_pair``), and its link part, J q̇ and q̇ += M⁻¹ Jᵀ Δλ, by link_rows; with None that
+code is not compiled.
+
 Materials (docs/materials.md): a compliant pair's normal rows are Hunt–Crossley springs (``compliant_row``),
 swept by ``compliant_sweep`` (before ``sweep`` in a forward iteration, after it in a reverse one); a pair's
 torsional and rolling rows by ``angular_sweep`` after both. velocity_solve's Gauss–Seidel calls them only when
@@ -36,10 +41,18 @@ and a damping ratio) whatever the masses.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from ..collision.contacts import slot
 from ..constraints.contact_rows import row_velocity
-from ..jit import njit
+from ..constraints.link_rows import (
+    link_push,
+    link_twist,
+    tree_rows_warm_start,
+    with_link_spin,
+    with_link_velocity,
+)
+from ..jit import njit, overload
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -208,6 +221,47 @@ def friction_polygon(k11, k12, k22, old1, old2, vt1, vt2, limit, directions):
     return b1, b2
 
 
+RANK_TOLERANCE = 1e-10
+"""A contact's tangential block K_t counts as singular when det K_t <= this × (trace K_t)²: a link side whose
+contact point can move along one tangent direction only (the link of one hinge) or along none. A free body's
+K_t is positive definite (its inverse mass is on the diagonal); rounding leaves a singular K_t's determinant
+near 1e-16 of trace²."""
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def singular_block(k11, k12, k22):
+    """Whether K_t = [[k11, k12], [k12, k22]] is singular (``RANK_TOLERANCE``)."""
+    trace = k11 + k22
+    return k11 * k22 - k12 * k12 <= RANK_TOLERANCE * trace * trace
+
+
+@njit(cache=True, forceinline=True, refcount=False)
+def rank_one_friction(k11, k12, k22, old1, old2, vt1, vt2, limit, friction_model, directions):
+    """The friction step of a contact whose K_t is singular (``singular_block``; a link side's, constraints/
+    link_rows.py), where the steps above divide by det K_t. For K_t = κ e eᵀ (rank one; e its unit eigenvector of
+    the largest eigenvalue κ, ``disc_frame``) the tangential velocity J_t q̇ lies along e (it is in K_t's range),
+    and an impulse along the null direction changes no velocity: the impulse is s e, with s minimizing
+    ½ κ s² − s e·(K_t λ_old − v_t), s = e·λ_old − e·v_t / κ, clamped to the friction set's extent along e (the
+    disc's limit; the polygon's support limit · max_i cos(θ_i − φ) with φ the angle of e; the box's
+    limit / max(|e_1|, |e_2|)); for K_t = 0, zero. Returns (λ_1, λ_2)."""
+    if k11 + k22 <= 0.0 or limit <= 0.0:
+        return 0.0, 0.0
+    e1, e2, qa, qb = disc_frame(k11, k12, k22)
+    ex, ey = -qb, qa   # the eigenvector of e2
+    s = ex * old1 + ey * old2 - (ex * vt1 + ey * vt2) / e2
+    reach = limit
+    if friction_model == FRICTION_BOX:
+        reach = limit / max(abs(ex), abs(ey))
+    elif friction_model == FRICTION_PYRAMID:
+        step = 2.0 * np.pi / directions
+        best = -1.0
+        for i in range(directions):
+            best = max(best, np.cos(i * step) * ex + np.sin(i * step) * ey)
+        reach = limit * best
+    s = min(max(s, -reach), reach)
+    return s * ex, s * ey
+
+
 @njit(cache=True, forceinline=True, refcount=False)
 def _load(k, pair_body, inv_mass, v, w):
     """Pair k's bodies a, b, their inverse masses, and their velocities as one tuple st = (va, ωa, vb, ωb),
@@ -224,6 +278,50 @@ def _load(k, pair_body, inv_mass, v, w):
 def _store(a, b, st, v, w):
     v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2] = st[0], st[1], st[2], st[3], st[4], st[5]
     v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2] = st[6], st[7], st[8], st[9], st[10], st[11]
+
+
+def load_pair(links, k, pair_body, inv_mass, v, w):
+    """``_load``, with a link side's velocity and inverse mass zero (its part of a row is link_rows'). Kernels
+    only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(load_pair)
+def _load_pair(links, k, pair_body, inv_mass, v, w):
+    if isinstance(links, types.NoneType):
+        return lambda links, k, pair_body, inv_mass, v, w: _load(k, pair_body, inv_mass, v, w)
+
+    def impl(links, k, pair_body, inv_mass, v, w):
+        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        link_a, link_b = links.rows.body_link[a] >= 0, links.rows.body_link[b] >= 0
+        if link_a:
+            ima = 0.0
+            st = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, st[6], st[7], st[8], st[9], st[10], st[11])
+        if link_b:
+            imb = 0.0
+            st = (st[0], st[1], st[2], st[3], st[4], st[5], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        return a, b, ima, imb, st
+
+    return impl
+
+
+def store_pair(links, a, b, st, v, w):
+    """``_store``, leaving a link side's body alone (its velocity follows the joints). Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(store_pair)
+def _store_pair(links, a, b, st, v, w):
+    if isinstance(links, types.NoneType):
+        return lambda links, a, b, st, v, w: _store(a, b, st, v, w)
+
+    def impl(links, a, b, st, v, w):
+        if links.rows.body_link[a] < 0:
+            v[a, 0], v[a, 1], v[a, 2], w[a, 0], w[a, 1], w[a, 2] = st[0], st[1], st[2], st[3], st[4], st[5]
+        if links.rows.body_link[b] < 0:
+            v[b, 0], v[b, 1], v[b, 2], w[b, 0], w[b, 1], w[b, 2] = st[6], st[7], st[8], st[9], st[10], st[11]
+
+    return impl
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -259,9 +357,10 @@ def _twist(k, d, impulse, inv_rot_a, inv_rot_b, st):
 
 
 @njit(cache=True, refcount=False)
-def warm_start(pairs, slots, inv_mass, v, w):
+def warm_start(pairs, slots, inv_mass, v, w, links):
     """Apply last step's recycled impulses before the first sweep (warm start). ``pairs``, ``slots``: the contact
-    buffer (model.fields.ContactPairs, ContactSlots); inv_mass (n,); v, w (n, 3) changed in place."""
+    buffer (model.fields.ContactPairs, ContactSlots); inv_mass (n,); v, w (n, 3) changed in place; ``links`` the
+    robots' rows or None (module docstring), whose own rows are warm-started too."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
         slots.tangent_impulse
@@ -270,18 +369,22 @@ def warm_start(pairs, slots, inv_mass, v, w):
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
-        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        a, b, ima, imb, st = load_pair(links, k, pair_body, inv_mass, v, w)
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             st = _push(s, 0, normal[s, 0], normal[s, 1], normal[s, 2], normal_impulse[s], ima, imb, inv_ang_a,
                        inv_ang_b, st)
+            link_push(links, s, 0, normal_impulse[s], False)
             for d in range(2):
                 st = _push(s, d + 1, tangent[s, d, 0], tangent[s, d, 1], tangent[s, d, 2], tangent_impulse[s, d],
                            ima, imb, inv_ang_a, inv_ang_b, st)
+                link_push(links, s, d + 1, tangent_impulse[s, d], False)
         if pair_contacts[k] > 0 and (pair_rolling[k] != 0.0 or pair_torsional[k] != 0.0):
             for d in range(3):
                 st = _twist(k, d, pair_angular[k, d], pairs.pair_inv_rot_a, pairs.pair_inv_rot_b, st)
-        _store(a, b, st, v, w)
+                link_twist(links, k, d, pair_angular[k, d])
+        store_pair(links, a, b, st, v, w)
+    tree_rows_warm_start(links)
 
 
 COMPLIANT_U0 = 1.0 / 16.0
@@ -315,12 +418,13 @@ def compliant_row(compliance, dissipation, gap, mass, h):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
-def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st):
+def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st, links):
     """Pair k's c normal rows on its velocities ``st`` (``_load``; masses = its (1/m_a, 1/m_b)), passed over
     until they agree, at most ``MANIFOLD_PASSES`` for a face manifold (``sweep``). Each row: the accumulated
     impulse λ ← max(λ − m ms (v_n + b) − is λ, 0), with b, ms, is of a rigid or soft row by its gap (module
     docstring; ``bias`` as ``sweep``'s), or with ``spring`` of the pair's Hunt–Crossley spring
-    (``compliant_row``: ms = D / (D + m), is = m / (D + m)). Returns (st, the largest velocity change [m/s])."""
+    (``compliant_row``: ms = D / (D + m), is = m / (D + m)). ``links``: the robots' rows or None (module
+    docstring). Returns (st, the largest velocity change [m/s])."""
     h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band = (bias[0], bias[1], bias[2], bias[3],
                                                                                bias[4], bias[5], bias[6])
     normal, normal_impulse, normal_mass, separation = slots.normal, slots.normal_impulse, slots.normal_mass, \
@@ -334,7 +438,7 @@ def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st):
         for jj in range(c):
             s = slot(k, c - 1 - jj if reverse else jj)
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+            vn = with_link_velocity(links, s, 0, _jv(s, 0, nx, ny, nz, ang_a, ang_b, st), False)
             gap = separation[s]
             ms, is_ = 1.0, 0.0
             if spring:
@@ -348,11 +452,14 @@ def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st):
                 ms, is_ = mass_scale, impulse_scale
             else:
                 target = 0.0
+            if links is not None and normal_mass[s] == 0.0:
+                continue   # (an inert contact of a link: contact_rows ``_set_link_rows``)
             old = normal_impulse[s]
             new = max(old - normal_mass[s] * ms * (vn + target) - is_ * old, 0.0)
             normal_impulse[s] = new
             delta = new - old
             st = _push(s, 0, nx, ny, nz, delta, ima, imb, inv_ang_a, inv_ang_b, st)
+            link_push(links, s, 0, delta, False)
             largest = max(largest, abs(delta) / normal_mass[s])
         residual = max(residual, largest)
         if largest <= MANIFOLD_TOLERANCE:
@@ -361,7 +468,7 @@ def _normal_passes(k, c, reverse, spring, bias, pairs, slots, masses, st):
 
 
 @njit(cache=True, refcount=False)
-def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, reverse):
+def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, reverse, links):
     """One Gauss–Seidel sweep: every pair's normal rows (a face manifold's passed over until they agree,
     ``MANIFOLD_PASSES``), then every contact's friction (whose bound then uses this sweep's normal impulses)
     by ``friction_model`` (FRICTION_*; ``directions``: the pyramid's k); backwards through the buffer when
@@ -369,7 +476,8 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
     first holds stacks better than pair by pair (the S3 stack's top swayed 5.5 mm instead of 2.1 mm).
     ``bias`` = (h [s], use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m], relax, angular,
     compliant) (velocity_solve). With ``compliant`` (some pair is), compliant pairs' normal rows are left to
-    ``compliant_sweep``; the angular rows are ``angular_sweep``'s (docs/materials.md).
+    ``compliant_sweep``; the angular rows are ``angular_sweep``'s (docs/materials.md). ``links``: the robots'
+    rows or None (module docstring).
     Returns the largest velocity change of a normal row [m/s] (the sweep's residual)."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     pair_friction = pairs.pair_friction
@@ -387,11 +495,11 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
             if c == 0 or not pair_awake[k] or (phase == 1 and mu == 0.0) or (
                     phase == 0 and compliant and pairs.pair_compliance[k] > 0.0):
                 continue
-            a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+            a, b, ima, imb, st = load_pair(links, k, pair_body, inv_mass, v, w)
             if phase == 0:
                 # Normal: unilateral, accumulated impulse clamped at zero; a face manifold's rows swept until
                 # they agree
-                st, largest = _normal_passes(k, c, reverse, False, bias, pairs, slots, (ima, imb), st)
+                st, largest = _normal_passes(k, c, reverse, False, bias, pairs, slots, (ima, imb), st, links)
                 residual = max(residual, largest)
             else:
                 for jj in range(c):
@@ -400,17 +508,28 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                     t2x, t2y, t2z = tangent[s, 1, 0], tangent[s, 1, 1], tangent[s, 1, 2]
                     old1, old2 = tangent_impulse[s, 0], tangent_impulse[s, 1]
                     limit = mu * normal_impulse[s]
-                    vt1 = _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st)
-                    if friction_model == FRICTION_BOX:
+                    vt1 = with_link_velocity(links, s, 1, _jv(s, 1, t1x, t1y, t1z, ang_a, ang_b, st), False)
+                    if links is not None and singular_block(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2]):
+                        # a link whose contact point moves along one tangent only, or none
+                        vt2 = with_link_velocity(links, s, 2, _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st), False)
+                        new1, new2 = rank_one_friction(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
+                                                       old2, vt1, vt2, limit, friction_model, directions)
+                        st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
+                        st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                        link_push(links, s, 1, new1 - old1, False)
+                        link_push(links, s, 2, new2 - old2, False)
+                    elif friction_model == FRICTION_BOX:
                         # Box friction (notes 0.10): each tangent row alone, bounded by ±μ λ_n with λ_n this
                         # sweep's normal impulse (the estimate), the second row seeing the first's impulse.
                         new1 = min(max(old1 - vt1 / tangent_k[s, 0], -limit), limit)
                         st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
-                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        link_push(links, s, 1, new1 - old1, False)
+                        vt2 = with_link_velocity(links, s, 2, _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st), False)
                         new2 = min(max(old2 - vt2 / tangent_k[s, 2], -limit), limit)
                         st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                        link_push(links, s, 2, new2 - old2, False)
                     else:
-                        vt2 = _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st)
+                        vt2 = with_link_velocity(links, s, 2, _jv(s, 2, t2x, t2y, t2z, ang_a, ang_b, st), False)
                         if friction_model == FRICTION_PYRAMID:  # the polyhedral cone (notes 0.10)
                             new1, new2 = friction_polygon(tangent_k[s, 0], tangent_k[s, 1], tangent_k[s, 2], old1,
                                                           old2, vt1, vt2, limit, directions)
@@ -419,13 +538,15 @@ def sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions, revers
                                                        vt1, vt2, limit)
                         st = _push(s, 1, t1x, t1y, t1z, new1 - old1, ima, imb, inv_ang_a, inv_ang_b, st)
                         st = _push(s, 2, t2x, t2y, t2z, new2 - old2, ima, imb, inv_ang_a, inv_ang_b, st)
+                        link_push(links, s, 1, new1 - old1, False)
+                        link_push(links, s, 2, new2 - old2, False)
                     tangent_impulse[s, 0], tangent_impulse[s, 1] = new1, new2
-            _store(a, b, st, v, w)
+            store_pair(links, a, b, st, v, w)
     return residual
 
 
 @njit(cache=True, refcount=False)
-def compliant_sweep(pairs, slots, inv_mass, v, w, bias, reverse):
+def compliant_sweep(pairs, slots, inv_mass, v, w, bias, reverse, links):
     """One Gauss–Seidel sweep over the normal rows of the compliant pairs (``compliant_row``: Hunt–Crossley
     springs; docs/materials.md), which ``sweep`` leaves to it, in buffer order or backwards; ``bias`` as
     ``sweep``'s (its h [s] is the sub-step). Returns the largest velocity change of such a row [m/s]."""
@@ -437,15 +558,15 @@ def compliant_sweep(pairs, slots, inv_mass, v, w, bias, reverse):
         c = pair_contacts[k]
         if c == 0 or not pair_awake[k] or pairs.pair_compliance[k] == 0.0:
             continue
-        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
-        st, largest = _normal_passes(k, c, reverse, True, bias, pairs, slots, (ima, imb), st)
+        a, b, ima, imb, st = load_pair(links, k, pair_body, inv_mass, v, w)
+        st, largest = _normal_passes(k, c, reverse, True, bias, pairs, slots, (ima, imb), st, links)
         residual = max(residual, largest)
-        _store(a, b, st, v, w)
+        store_pair(links, a, b, st, v, w)
     return residual
 
 
 @njit(cache=True, refcount=False)
-def angular_sweep(pairs, slots, inv_mass, v, w, reverse):
+def angular_sweep(pairs, slots, inv_mass, v, w, reverse, links):
     """One Gauss–Seidel sweep over the pairs' torsional and rolling rows (docs/materials.md), after ``sweep``
     (whose normal impulses bound them), in buffer order or backwards. Per pair with rolling or torsional
     friction, the directions those of its slot 0 and Λ its normal impulse (the sum over its contacts):
@@ -467,39 +588,50 @@ def angular_sweep(pairs, slots, inv_mass, v, w, reverse):
         c = pair_contacts[k]
         if c == 0 or not pair_awake[k] or (pair_rolling[k] == 0.0 and pair_torsional[k] == 0.0):
             continue
-        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        a, b, ima, imb, st = load_pair(links, k, pair_body, inv_mass, v, w)
         total = 0.0
         for j in range(c):
             total += normal_impulse[slot(k, j)]
         s0 = slot(k, 0)
-        wn = (normal[s0, 0] * (st[3] - st[9]) + normal[s0, 1] * (st[4] - st[10])
-              + normal[s0, 2] * (st[5] - st[11]))                     # n·(ω_a − ω_b)
+        wn = with_link_spin(links, k, 0, normal[s0, 0] * (st[3] - st[9]) + normal[s0, 1] * (st[4] - st[10])
+                            + normal[s0, 2] * (st[5] - st[11]))      # n·(ω_a − ω_b)
         limit = pair_torsional[k] * total
         old = angular[k, 0]
-        new = min(max(old - wn / rot_k[k, 0], -limit), limit)
+        if links is not None and rot_k[k, 0] <= 0.0:
+            new = 0.0   # (a link that cannot spin about n here)
+        else:
+            new = min(max(old - wn / rot_k[k, 0], -limit), limit)
         angular[k, 0] = new
         st = _twist(k, 0, new - old, inv_rot_a, inv_rot_b, st)
-        w1 = (tangent[s0, 0, 0] * (st[3] - st[9]) + tangent[s0, 0, 1] * (st[4] - st[10])
-              + tangent[s0, 0, 2] * (st[5] - st[11]))
-        w2 = (tangent[s0, 1, 0] * (st[3] - st[9]) + tangent[s0, 1, 1] * (st[4] - st[10])
-              + tangent[s0, 1, 2] * (st[5] - st[11]))
+        link_twist(links, k, 0, new - old)
+        w1 = with_link_spin(links, k, 1, tangent[s0, 0, 0] * (st[3] - st[9]) + tangent[s0, 0, 1] * (st[4] - st[10])
+                            + tangent[s0, 0, 2] * (st[5] - st[11]))
+        w2 = with_link_spin(links, k, 2, tangent[s0, 1, 0] * (st[3] - st[9]) + tangent[s0, 1, 1] * (st[4] - st[10])
+                            + tangent[s0, 1, 2] * (st[5] - st[11]))
         old1, old2 = angular[k, 1], angular[k, 2]
-        new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
-                                   pair_rolling[k] * total)
+        if links is not None and singular_block(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3]):
+            new1, new2 = rank_one_friction(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
+                                           pair_rolling[k] * total, FRICTION_CONE, 0)
+        else:
+            new1, new2 = friction_disc(rot_k[k, 1], rot_k[k, 2], rot_k[k, 3], old1, old2, w1, w2,
+                                       pair_rolling[k] * total)
         angular[k, 1], angular[k, 2] = new1, new2
         st = _twist(k, 1, new1 - old1, inv_rot_a, inv_rot_b, st)
         st = _twist(k, 2, new2 - old2, inv_rot_a, inv_rot_b, st)
+        link_twist(links, k, 1, new1 - old1)
+        link_twist(links, k, 2, new2 - old2)
         for e in range(3):     # in world axes, for the next step's warm start (contact_rows.prepare_rows)
             angular_impulse[k, e] = new * normal[s0, e] + new1 * tangent[s0, 0, e] + new2 * tangent[s0, 1, e]
-        _store(a, b, st, v, w)
+        store_pair(links, a, b, st, v, w)
 
 
 @njit(cache=True, refcount=False)
-def pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop):
+def pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop, links):
     """One sweep of the split-impulse position correction (Bullet's split impulse): pseudo-velocities that
     remove the fraction ``baumgarte`` of each penetration beyond ``slop`` [m] over the step h [s]. They move the
     bodies in the position stage and are then dropped, so they add no kinetic energy. A compliant pair's
-    penetration is physical (its spring's compression): it is not corrected."""
+    penetration is physical (its spring's compression): it is not corrected. A link side moves by the robots'
+    pseudo-velocities (link_rows ``LinkArrays.qd_pseudo``)."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     normal, pseudo_impulse, normal_mass, separation = slots.normal, slots.pseudo_impulse, slots.normal_mass, \
         slots.separation
@@ -509,33 +641,42 @@ def pseudo_sweep(pairs, slots, inv_mass, v_pseudo, w_pseudo, h, baumgarte, slop)
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k] or pair_compliance[k] > 0.0:    # a compliant contact's depth is its spring's
             continue
-        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v_pseudo, w_pseudo)
+        a, b, ima, imb, st = load_pair(links, k, pair_body, inv_mass, v_pseudo, w_pseudo)
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             target = baumgarte * max(-separation[s] - slop, 0.0) * inv_h
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+            vn = with_link_velocity(links, s, 0, _jv(s, 0, nx, ny, nz, ang_a, ang_b, st), True)
             old = pseudo_impulse[s]
             new = max(old + normal_mass[s] * (target - vn), 0.0)
             pseudo_impulse[s] = new
             st = _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
-        _store(a, b, st, v_pseudo, w_pseudo)
+            link_push(links, s, 0, new - old, True)
+        store_pair(links, a, b, st, v_pseudo, w_pseudo)
 
 
 @njit(cache=True, refcount=False)
-def advance_separation(pairs, slots, v, w, h):
+def advance_separation(pairs, slots, inv_mass, v, w, h, links, pseudo):
     """s ← s + h v_n: each contact's gap after the position stage moved the bodies with v, w (n, 3) over h [s]
-    (to first order in the rotation), for the passes that run after it."""
+    (to first order in the rotation), for the passes that run after it; a link side moves with the robots' q̇
+    (or with ``pseudo`` their pseudo-velocities, as v, w are the bodies')."""
     pair_body, pair_contacts, pair_awake = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake
     normal, ang_a, ang_b, separation = slots.normal, slots.ang_a, slots.ang_b, slots.separation
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
             continue
-        a, b = pair_body[k, 0], pair_body[k, 1]
-        for j in range(pair_contacts[k]):
-            s = slot(k, j)
-            separation[s] += h * row_velocity(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2],
-                                              ang_a, ang_b, v, w)
+        if links is None:
+            a, b = pair_body[k, 0], pair_body[k, 1]
+            for j in range(pair_contacts[k]):
+                s = slot(k, j)
+                separation[s] += h * row_velocity(s, 0, a, b, normal[s, 0], normal[s, 1], normal[s, 2],
+                                                  ang_a, ang_b, v, w)
+        else:
+            a, b, _, _, st = load_pair(links, k, pair_body, inv_mass, v, w)
+            for j in range(pair_contacts[k]):
+                s = slot(k, j)
+                separation[s] += h * with_link_velocity(links, s, 0, _jv(s, 0, normal[s, 0], normal[s, 1],
+                                                                         normal[s, 2], ang_a, ang_b, st), pseudo)
 
 
 @njit(cache=True, forceinline=True, refcount=False)
@@ -559,7 +700,7 @@ def rebound_speed(e, v0, a, gap, h):
 
 
 @njit(cache=True, refcount=False)
-def restitution_sweep(pairs, slots, inv_mass, v, w, threshold, h):
+def restitution_sweep(pairs, slots, inv_mass, v, w, threshold, h, links):
     """Baraff II (8-10): a contact that was closing faster than ``threshold`` [m/s] and took a normal
     impulse leaves with the separation speed of ``rebound_speed``. Run after the position stage (as Box2D v3
     does), so a speculative contact first brings the bodies together and only then sends them apart."""
@@ -572,16 +713,17 @@ def restitution_sweep(pairs, slots, inv_mass, v, w, threshold, h):
         e = pair_restitution[k]
         if e == 0.0 or not pair_awake[k]:
             continue
-        a, b, ima, imb, st = _load(k, pair_body, inv_mass, v, w)
+        a, b, ima, imb, st = load_pair(links, k, pair_body, inv_mass, v, w)
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             if approach[s] + h * normal_accel[s] > -threshold or normal_impulse[s] == 0.0:
                 continue
             target = rebound_speed(e, approach[s], normal_accel[s], -depth[s], h)
             nx, ny, nz = normal[s, 0], normal[s, 1], normal[s, 2]
-            vn = _jv(s, 0, nx, ny, nz, ang_a, ang_b, st)
+            vn = with_link_velocity(links, s, 0, _jv(s, 0, nx, ny, nz, ang_a, ang_b, st), False)
             old = normal_impulse[s]
             new = max(old + normal_mass[s] * (target - vn), 0.0)
             normal_impulse[s] = new
             st = _push(s, 0, nx, ny, nz, new - old, ima, imb, inv_ang_a, inv_ang_b, st)
-        _store(a, b, st, v, w)
+            link_push(links, s, 0, new - old, False)
+        store_pair(links, a, b, st, v, w)

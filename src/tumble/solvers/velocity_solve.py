@@ -37,6 +37,7 @@ import numpy as np
 from numba import types
 
 from ..collision.contacts import slot
+from ..constraints.link_rows import tree_rows_sweep
 from ..jit import njit, overload
 from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
@@ -82,7 +83,7 @@ FALLBACK_SWEEPS = 20
 
 @njit(cache=True, refcount=False)
 def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
-    pairs, slots, inv_mass = rows
+    pairs, slots, inv_mass, links = rows
     relax, angular, compliant = bias[7], bias[8], bias[9]
     springs = compliant and not relax   # (a relax pass holds the compliant rows: their impulse is the spring's)
     residual = 0.0
@@ -91,14 +92,16 @@ def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, toler
         # the compliant pairs' normal rows before the others' going forwards, after them backwards: a ground
         # (the first shape) has its pairs first in the buffer, and a stack on a stiff one rests as with the
         # rows in buffer order (in this order always first, a 5-stack on k = 1e8 N/m swayed by 0.1 mm)
-        spring_change = si.compliant_sweep(pairs, slots, inv_mass, v, w, bias, False) if springs and not reverse \
-            else 0.0
+        spring_change = si.compliant_sweep(pairs, slots, inv_mass, v, w, bias, False, links) \
+            if springs and not reverse else 0.0
         residual = max(spring_change, si.sweep(pairs, slots, inv_mass, v, w, bias, friction_model, directions,
-                                               reverse))
+                                               reverse, links))
         if springs and reverse:
-            residual = max(residual, si.compliant_sweep(pairs, slots, inv_mass, v, w, bias, True))
+            residual = max(residual, si.compliant_sweep(pairs, slots, inv_mass, v, w, bias, True, links))
         if angular:
-            si.angular_sweep(pairs, slots, inv_mass, v, w, reverse)
+            si.angular_sweep(pairs, slots, inv_mass, v, w, reverse, links)
+        if links is not None and not relax:   # the robots' limit and dry friction rows (constraints/link_rows.py)
+            residual = max(residual, tree_rows_sweep(links, reverse))
         if residual <= tolerance:
             return it + 1, residual, CONVERGED
     return iterations, residual, MAX_ITERATIONS
@@ -109,7 +112,7 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
     """The rows as (op, feasible set, x₀, q, largest diagonal of N + C, upper bound of its largest eigenvalue)
     (module docstring). The bound: for A = J M^(−1/2), whose rows have two body blocks, λ_max(AAᵀ) <=
     2 max_i Σ_{rows at i} |A_ri|² (Cauchy–Schwarz per row), plus the largest compliance."""
-    pairs, slots, inv_mass = rows
+    pairs, slots, inv_mass = rows[0], rows[1], rows[2]   # (rows[3], the robots' rows: PGS only, World refuses)
     pair_body, pair_contacts, pair_awake, pair_friction = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake, \
         pairs.pair_friction
     normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
