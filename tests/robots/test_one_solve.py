@@ -181,15 +181,13 @@ def test_a_floating_robot_and_a_box_colliding_conserve_momentum():
     assert np.abs(l1 - l0).max() < 1e-12
 
 
-def test_the_a1_held_by_pd_stands_still_on_the_ground():
-    """pybullet_data's A1 quadruped settled in a standing pose held by PD keeps its base height within 1 mm over
-    10 s: its feet neither sink nor creep. (A world of robots alone steps by the robots' own stage, its fast path;
-    the same A1 beside a free body steps in the one solve: ``test_the_a1_beside_a_box_stands_still_too``.)"""
+def a1_standing(world: tb.World):
+    """pybullet_data's A1 quadruped on ``world``'s ground (μ 0.8) in a standing pose held by PD (kp 80, kd 2 on
+    its twelve joints)."""
     pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), "a1/a1.urdf")
-    w = tb.World(gravity=(0.0, 0.0, -G))
-    w.add_ground(friction=0.8)
-    robot = w.add_urdf(path, fixed_base=False, position=(0.0, 0.0, 0.32))
+    world.add_ground(friction=0.8)
+    robot = world.add_urdf(os.path.join(pybullet_data.getDataPath(), "a1/a1.urdf"), fixed_base=False,
+                           position=(0.0, 0.0, 0.32))
     lower, upper = robot.position_limits
     stand = np.clip(np.array([0.0, 0.8, -1.6] * 4), lower[6:], upper[6:])
     q = robot.q
@@ -198,39 +196,35 @@ def test_the_a1_held_by_pd_stands_still_on_the_ground():
     robot.q_target = np.concatenate([np.zeros(6), stand])
     robot.kp = np.concatenate([np.zeros(6), np.full(12, 80.0)])
     robot.kd = np.concatenate([np.zeros(6), np.full(12, 2.0)])
-    for _ in range(int(2.0 / H)):   # land and settle
-        w.step(H)
-    z0 = robot.q[2]
+    return robot
+
+
+def base_heights(world: tb.World, robot, seconds: float) -> np.ndarray:
+    """The base's height after each step of ``seconds``, after 2 s of landing and settling."""
+    for _ in range(int(2.0 / H)):
+        world.step(H)
     heights = []
-    for _ in range(int(10.0 / H)):
-        w.step(H)
+    for _ in range(int(seconds / H)):
+        world.step(H)
         heights.append(robot.q[2])
-    assert np.abs(np.array(heights) - z0).max() < 1e-3
+    return np.array(heights)
+
+
+def test_the_a1_held_by_pd_stands_still_on_the_ground():
+    """pybullet_data's A1 quadruped settled in a standing pose held by PD keeps its base height within 1 mm over
+    10 s: its feet neither sink nor creep. (A world of robots alone steps by the robots' own stage, its fast path;
+    the same A1 beside a free body steps in the one solve: ``test_the_a1_beside_a_box_stands_still_too``.)"""
+    w = tb.World(gravity=(0.0, 0.0, -G))
+    heights = base_heights(w, a1_standing(w), 10.0)
+    assert np.abs(heights - heights[0]).max() < 1e-3
 
 
 def test_the_a1_beside_a_box_stands_still_too():
     """The A1 standing as above with a free box resting beside it (so its feet's contacts are rows of the one
     solve): its base height stays within 1 mm over 5 s, the box rests (within 0.05 mm of its closed-form height)."""
-    pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), "a1/a1.urdf")
     w = tb.World(gravity=(0.0, 0.0, -G))
-    w.add_ground(friction=0.8)
-    robot = w.add_urdf(path, fixed_base=False, position=(0.0, 0.0, 0.32))
+    robot = a1_standing(w)
     box = w.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(1.0, 0.0, 0.1))
-    lower, upper = robot.position_limits
-    stand = np.clip(np.array([0.0, 0.8, -1.6] * 4), lower[6:], upper[6:])
-    q = robot.q
-    q[7:] = stand
-    robot.q = q
-    robot.q_target = np.concatenate([np.zeros(6), stand])
-    robot.kp = np.concatenate([np.zeros(6), np.full(12, 80.0)])
-    robot.kd = np.concatenate([np.zeros(6), np.full(12, 2.0)])
-    for _ in range(int(2.0 / H)):
-        w.step(H)
-    z0 = robot.q[2]
-    heights = []
-    for _ in range(int(5.0 / H)):
-        w.step(H)
-        heights.append(robot.q[2])
-    assert np.abs(np.array(heights) - z0).max() < 1e-3
+    heights = base_heights(w, robot, 5.0)
+    assert np.abs(heights - heights[0]).max() < 1e-3
     assert abs(box.position[2] - 0.1) < 5e-5
