@@ -110,6 +110,7 @@ class TimeStepping:
         self._detector: CollisionDetector | None = None
         self._islands: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._links_only: bool | None = None
+        self._robots_alone: bool | None = None
         self.free_scheme = int(model.integrator)
         """The Integrator code of the free-motion and contact stages (the implicit integrators use SPLITTING)."""
         self._keep_loads = model.settings.solver == "lemke"
@@ -141,6 +142,7 @@ class TimeStepping:
             self._detector = None
             self._islands = None
             self._links_only = None
+            self._robots_alone = None
 
     def compile_shares(self, model: Model, state: State, contacts: ContactBuffers) -> list[Share]:
         """The kernels of this method's steps in shares that compile apart (precompile.py): the detection
@@ -271,11 +273,12 @@ class TimeStepping:
     def robots_alone(self, model: Model) -> bool:
         """Whether no moving body is not a robot link's (``links_only``, or robots without collision shapes and no
         other moving body): such a world keeps its robots' own stages (robots/step.py), its fast path, and does not
-        step them in the one solve (docs/robots.md "Not yet in the one solve")."""
-        if self.links_only(model):
-            return True
-        moving = (model.body.live("inv_mass") > 0.0) | model.body.live("kinematic")
-        return not np.any(moving & (model.robots.body_link(model.body.count) < 0))
+        step them in the one solve (docs/robots.md "Not yet in the one solve"). Cached until the bodies change
+        (``refresh``)."""
+        if self._robots_alone is None:
+            moving = (model.body.live("inv_mass") > 0.0) | model.body.live("kinematic")
+            self._robots_alone = not np.any(moving & (model.robots.body_link(model.body.count) < 0))
+        return self.links_only(model) or self._robots_alone
 
     @staticmethod
     def one_solve_capable(model: Model) -> bool:
