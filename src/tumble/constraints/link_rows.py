@@ -302,6 +302,15 @@ def _link_twist(links, k, d, impulse):
 
 # ----------------------------------------------------------------------------------------- the robots' own rows
 @njit(cache=True, forceinline=True, refcount=False)
+def limit_target(gap, h, baumgarte, max_push):
+    """The velocity [rad/s or m/s] a limit's unilateral row asks for, at ``gap`` [rad or m] from its bound (> 0:
+    inside the range) over a step h [s]: up to the bound within the step, or from beyond it a Baumgarte push of
+    at most ``max_push`` (a robot started outside its limits is brought back, not flung). robots/step.py's contact
+    stage asks the same."""
+    return -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
+
+
+@njit(cache=True, forceinline=True, refcount=False)
 def tree_first(rows):
     """The first of the tree rows: the buffer's last 3 nv rows (two limits and a dry friction row per
     coordinate at most), above every contact's."""
@@ -360,7 +369,7 @@ def tree_rows(links, h, baumgarte, max_push):
             rows.row_mass[r] = _coordinate_row(links, r, d, sign)
             rows.row_dof[r] = d
             rows.row_kind[r] = LOWER_LIMIT if side == 0 else UPPER_LIMIT
-            rows.row_target[r] = -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
+            rows.row_target[r] = limit_target(gap, h, baumgarte, max_push)
             rows.row_lam[r] = carried[side, d]
             r += 1
         if tree.friction[d] > 0.0 and r < capacity:

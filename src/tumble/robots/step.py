@@ -35,7 +35,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..constraints.contact_rows import tangent_basis
 from ..constraints.joint_rows import BROKEN, joint_rows_one
-from ..constraints.link_rows import point_rows
+from ..constraints.link_rows import LIMIT_MARGIN, limit_target, point_rows
 from ..integration.guard import NonFiniteStep
 from ..jit import CallSite, njit, view
 from ..math3d import exp_map_t, matrix_to_quat, qmul_t, quat_matrix_t
@@ -399,9 +399,6 @@ def _non_finite(st, sc, work):
     return bad
 
 
-LIMIT_MARGIN = 0.02
-"""[rad or m] A joint limit gets its row when the coordinate is within this of it after a step's free motion (as
-a contact inside the contact margin does): speculative, an inactive row costs a sweep and no impulse."""
 
 FREE_STEP_DONE = -1
 FREE_STEP_LIMIT = -2
@@ -1126,7 +1123,7 @@ def contact_stage(buffers, gravity, body_link, contacts, bodies, settings, packe
             lo[row] = 0.0
             # approach up to the limit within the step; beyond it, a Baumgarte push of at most max_push [rad/s
             # or m/s] (a robot started outside its limits is brought back, not flung)
-            target[row] = -gap / h if gap > 0.0 else min(baumgarte * (-gap) / h, max_push)
+            target[row] = limit_target(gap, h, baumgarte, max_push)
             # warm start: this limit's impulse in the last contact stage (a robot resting on a limit needs the same
             # impulse step after step; from zero the sweeps must rebuild it against the contacts coupled to it)
             row_slot[row] = 2 * d + side
