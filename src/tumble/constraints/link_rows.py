@@ -5,20 +5,27 @@ velocity coordinates with its inverse mass and inertia: J_d = (d, r × d) and M_
 (Baraff II (8-12), (8-18)). A side that is a link of a robot (robots/, reduced coordinates q, q̇) acts through
 the joint velocities of its robot instead: J_d (nv,) is the velocity along d of the contact point moving with
 the link (the point Jacobian, nonzero on the link's path to the root: ``point_rows``), and an impulse λ along the
-row changes q̇ by Z λ with Z = M⁻¹ J_dᵀ, M the robot's joint-space inertia matrix (CRBA) factored M = Lᵀ D L
-(Featherstone Tables 6.2–6.4). The contact's block of the Delassus operator N = Dᵀ M⁻¹ D (seed 004) then holds
-J M⁻¹ Jᵀ for the link side beside the body side's term, so the normal row's effective mass and the tangential
-block K_t hold both sides, and the warm start, the Gauss–Seidel sweeps with their friction step, the position
-correction, restitution and the sub-steps treat the row exactly as a body row: its velocity is J_b v + J q̇ and an
-impulse moves v by M_b⁻¹ J_bᵀ λ and q̇ by Z λ.
+row changes q̇ by M⁻¹ J_dᵀ λ, M the robot's joint-space inertia matrix (CRBA) factored M = Lᵀ D L (Featherstone
+Tables 6.2–6.4). The contact's block of the Delassus operator N = Dᵀ M⁻¹ D (seed 004) then holds J M⁻¹ Jᵀ for the
+link side beside the body side's term, so the normal row's effective mass and the tangential block K_t hold both
+sides, and the warm start, the Gauss–Seidel sweeps with their friction step, the position correction,
+restitution and the sub-steps treat the row exactly as a body row: its velocity is J_b v + J q̇ and an impulse
+moves v by M_b⁻¹ J_bᵀ λ and q̇ by M⁻¹ Jᵀ λ.
+
+The solve works in the coordinates u = L q̇ (``to_solve_coordinates``, ``to_joint_coordinates``), where both are
+sparse: J q̇ = Yᵀ u and M⁻¹ Jᵀ λ = L⁻¹ D⁻¹ Y λ moves u by D⁻¹ Y λ, with Y = L⁻ᵀ Jᵀ nonzero on the link's path to
+the root only (Featherstone §6.5: the factor keeps a tree's sparsity). A row stores Y (``LinkArrays.J``) and D⁻¹ Y
+(``Z``), both built along the path (``lt_solve``), and J M⁻¹ Jᵀ = Yᵀ D⁻¹ Y. From the end of a sub-step's velocity
+stage to the start of its position stage the joint velocities of the joint state, the pseudo-velocities and the
+step's start velocities hold u, each converted by the factor of the same pose as the rows.
 
 The body part of a link side is empty: its inverse mass and inertia count as zero in the rows
 (``side_inverses``) and its velocity as zero in the sweeps (sequential_impulse ``load_pair``), so that the body
 code of a row computes the free body's part alone and the functions here add the link's.
 
 Storage (``LinkArrays``, held by the forest and grown before a step needs more): each contact with a link side
-owns three rows (n, t1, t2) of J and Z (R, nv), dense on the coordinates [row_lo, row_hi) of the robots it
-touches (``slot_row``: the first of them, −1 for a contact between bodies); a pair with torsional or rolling
+owns three rows (n, t1, t2) of Y and D⁻¹ Y (R, nv), stored on the coordinates [row_lo, row_hi) of the robots
+it touches (``slot_row``: the first of them, −1 for a contact between bodies); a pair with torsional or rolling
 friction owns three more, the link's angular velocity along n, t1, t2 of its first contact (``pair_row``); the
 robots' own one-coordinate rows take the last 3 nv rows, the joint limits within reach and the joints' dry
 friction (``tree_rows``: rows ``tree_first`` … counts[1] − 1).
@@ -35,7 +42,7 @@ import numpy as np
 from numba import types
 
 from ..jit import njit, overload
-from ..robots.dynamics import PRISMATIC, REVOLUTE, jacobian_column, ltdl_solve_range
+from ..robots.dynamics import PRISMATIC, REVOLUTE, jacobian_column, l_solve, l_times, lt_solve
 
 LinkArrays = namedtuple("LinkArrays", ["J", "Z", "row_lo", "row_hi", "slot_row", "pair_row", "body_link",
                                        "link_lo", "link_hi", "qd_start", "qd_pseudo", "zero3", "counts", "row_dof",
@@ -94,7 +101,8 @@ def point_rows(tree, work, link, point, normal, t1, t2, sign, J0, J1, J2, angula
 
 @njit(cache=True, forceinline=True, refcount=False)
 def row_dot(rows, r, qd):
-    """J_r q̇: the velocity of row r for the joint velocities qd (nv,)."""
+    """J_r q̇ = Y_rᵀ u: the velocity of row r for the joint velocities in the solve's coordinates u = L q̇ (nv,)
+    (module docstring)."""
     s = 0.0
     J = rows.J
     for i in range(rows.row_lo[r], rows.row_hi[r]):
@@ -104,7 +112,7 @@ def row_dot(rows, r, qd):
 
 @njit(cache=True, forceinline=True, refcount=False)
 def row_push(rows, r, impulse, qd):
-    """qd (nv,) += Z_r impulse = M⁻¹ J_rᵀ impulse."""
+    """u (nv,) += D⁻¹ Y_r impulse: q̇ += M⁻¹ J_rᵀ impulse in the solve's coordinates u = L q̇ (module docstring)."""
     Z = rows.Z
     for i in range(rows.row_lo[r], rows.row_hi[r]):
         qd[i] += impulse * Z[r, i]
@@ -112,7 +120,7 @@ def row_push(rows, r, impulse, qd):
 
 @njit(cache=True, forceinline=True, refcount=False)
 def _row_product(rows, r1, r2):
-    """J_r1 M⁻¹ J_r2ᵀ = J_r1 Z_r2 (rows of one contact or pair: the same coordinates)."""
+    """J_r1 M⁻¹ J_r2ᵀ = Y_r1ᵀ D⁻¹ Y_r2 (rows of one contact or pair: the same coordinates)."""
     s = 0.0
     for i in range(rows.row_lo[r1], rows.row_hi[r1]):
         s += rows.J[r1, i] * rows.Z[r2, i]
@@ -120,10 +128,20 @@ def _row_product(rows, r1, r2):
 
 
 @njit(cache=True, forceinline=True, refcount=False)
+def _solve_row(links, r, lo, hi):
+    """Row r's J (on coordinates lo … hi − 1) turned into Y = L⁻ᵀ Jᵀ in place, and Z = D⁻¹ Y (module docstring)."""
+    rows, LD = links.rows, links.M
+    lt_solve(links.tree.dof_parent, LD, rows.J[r], lo, hi)
+    for i in range(lo, hi):
+        rows.Z[r, i] = rows.J[r, i] / LD[i, i]
+
+
+@njit(cache=True, forceinline=True, refcount=False)
 def _triple(links, r, a, b, point, directions, angular):
     """Rows r, r + 1, r + 2 along ``directions`` = (n, t1, t2) (3-vectors) of the contact between World bodies a
-    and b (A gets +J, B −J) at ``point`` (or of their angular velocities with ``angular``): J on their robots'
-    coordinates, Z = M⁻¹ Jᵀ by the LTDL factor. Returns the link part of the rows' block (K_nn, K_11, K_12, K_22)."""
+    and b (A gets +J, B −J) at ``point`` (or of their angular velocities with ``angular``): Y = L⁻ᵀ Jᵀ on their
+    robots' coordinates and D⁻¹ Y (module docstring). Returns the link part of the rows' block (K_nn, K_11, K_12,
+    K_22)."""
     rows = links.rows
     tree, work = links.tree, links.work
     la, lb = rows.body_link[a], rows.body_link[b]
@@ -131,7 +149,8 @@ def _triple(links, r, a, b, point, directions, angular):
     for link in (la, lb):
         if link >= 0:
             lo = min(lo, rows.link_lo[link])
-            hi = max(hi, rows.link_hi[link])
+            # (Y = L⁻ᵀ Jᵀ is nonzero on the path, whose coordinates come before the link's own end)
+            hi = max(hi, tree.v_start[link] + tree.nv_link[link])
     normal, t1, t2 = directions
     for rr in range(r, r + 3):
         rows.row_lo[rr] = lo
@@ -144,9 +163,7 @@ def _triple(links, r, a, b, point, directions, angular):
             point_rows(tree, work, link, point, normal, t1, t2, 1.0 if side == 0 else -1.0, rows.J[r],
                        rows.J[r + 1], rows.J[r + 2], angular)
     for rr in range(r, r + 3):
-        for i in range(lo, hi):
-            rows.Z[rr, i] = rows.J[rr, i]
-        ltdl_solve_range(tree.dof_parent, links.M, rows.Z[rr], lo, hi)
+        _solve_row(links, rr, lo, hi)
     return (_row_product(rows, r, r), _row_product(rows, r + 1, r + 1), _row_product(rows, r + 1, r + 2),
             _row_product(rows, r + 2, r + 2))
 
@@ -319,19 +336,17 @@ def tree_first(rows):
 
 @njit(cache=True, forceinline=True, refcount=False)
 def _coordinate_row(links, r, d, sign):
-    """Row r = sign on coordinate d alone (J = ±e_d on d's robot), Z = M⁻¹ Jᵀ; returns 1 / (J M⁻¹ Jᵀ)."""
+    """Row r = sign on coordinate d alone (J = ±e_d on d's robot; ``_solve_row``); returns 1 / (J M⁻¹ Jᵀ)."""
     rows = links.rows
     link = links.tree.dof_link[d]
-    lo, hi = rows.link_lo[link], rows.link_hi[link]
+    lo, hi = rows.link_lo[link], d + 1   # (Y on d's path: its coordinates up to d)
     rows.row_lo[r] = lo
     rows.row_hi[r] = hi
     for i in range(lo, hi):
         rows.J[r, i] = 0.0
-        rows.Z[r, i] = 0.0
     rows.J[r, d] = sign
-    rows.Z[r, d] = sign
-    ltdl_solve_range(links.tree.dof_parent, links.M, rows.Z[r], lo, hi)
-    return 1.0 / (sign * rows.Z[r, d])
+    _solve_row(links, r, lo, hi)
+    return 1.0 / _row_product(rows, r, r)
 
 
 @njit(cache=True, refcount=False)
@@ -474,3 +489,40 @@ def store_tree_impulses(links):
         st.lower_impulse[d] = impulse[1, LOWER_LIMIT, d]
         st.upper_impulse[d] = impulse[1, UPPER_LIMIT, d]
         st.friction_impulse[d] = impulse[1, DRY_FRICTION, d]
+
+
+def to_solve_coordinates(links):
+    """The joint velocities q̇ of the joint state into the solve's coordinates u = L q̇, L of the current factor
+    (module docstring). Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(to_solve_coordinates)
+def _to_solve_coordinates(links):
+    if isinstance(links, types.NoneType):
+        return lambda links: None
+
+    def impl(links):
+        l_times(links.tree.dof_parent, links.M, links.st.qd, 0, links.st.qd.shape[0])
+
+    return impl
+
+
+def to_joint_coordinates(links):
+    """Back from the solve's coordinates: q̇ = L⁻¹ u of the joint state and of the pseudo-velocities. Kernels
+    only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(to_joint_coordinates)
+def _to_joint_coordinates(links):
+    if isinstance(links, types.NoneType):
+        return lambda links: None
+
+    def impl(links):
+        nv = links.st.qd.shape[0]
+        parent = links.tree.dof_parent
+        l_solve(parent, links.M, links.st.qd, 0, nv)
+        l_solve(parent, links.M, links.rows.qd_pseudo, 0, nv)
+
+    return impl

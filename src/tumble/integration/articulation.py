@@ -35,11 +35,13 @@ from ..constraints.link_rows import (
     carry_tree_impulses,
     keep_tree_impulses,
     store_tree_impulses,
+    to_joint_coordinates,
+    to_solve_coordinates,
     tree_first,
     tree_rows,
 )
 from ..jit import overload
-from ..robots.dynamics import FLOATING, crba, kinematics, ltdl_factor, ltdl_solve, rnea
+from ..robots.dynamics import FLOATING, crba, kinematics, l_times, ltdl_factor, ltdl_solve, rnea
 from ..robots.step import (
     _non_finite,
     _save,
@@ -119,6 +121,7 @@ def _tree_begin(links, state, h, substeps):
         rows.counts[2] = -1
         carry_tree_impulses(links, substeps)
         tree_factor(links, h)
+        l_times(tree.dof_parent, links.M, rows.qd_start, 0, st.qd.shape[0])   # (the solve's coordinates)
 
     return impl
 
@@ -150,6 +153,7 @@ def _tree_velocity(links, gravity, h, baumgarte, max_push):
         for d in range(nv):
             st.qd[d] = bias[d]
         tree_rows(links, h, baumgarte, max_push)
+        to_solve_coordinates(links)
 
     return impl
 
@@ -168,6 +172,7 @@ def _tree_position(links, h, state):
     def impl(links, h, state):
         tree, st, work, sc, rows = links.tree, links.st, links.work, links.sc, links.rows
         keep_tree_impulses(links)
+        to_joint_coordinates(links)
         position_stage(tree, st.q, st.qd, h)
         pseudo = False
         for d in range(st.qd.shape[0]):

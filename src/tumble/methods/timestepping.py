@@ -42,6 +42,7 @@ from ..collision.contacts import ContactBuffers, slot
 from ..collision.detect import CollisionDetector
 from ..constraints.contact_rows import prepare_rows, refresh_rows
 from ..constraints.islands import clear_sleeping_loads, update_islands
+from ..constraints.link_rows import to_joint_coordinates, to_solve_coordinates
 from ..conventions import PARALLEL_MIN_BODIES, Integrator
 from ..forces.springs import spring_loads
 from ..integration import integrate
@@ -607,11 +608,15 @@ def contact_step(body, state, pairs, slots, old, inputs, solver, stats_out, join
                      settings[S_RESTITUTION_THRESHOLD], hs, links)
         if relax:
             # the rigid relax pass, by the same solver (a tolerance of −1: every iteration runs)
+            to_solve_coordinates(links)
             velocity_solve(solver, rows, relax_bias, friction_model, directions, isettings[I_RELAX_ITERATIONS],
                            -1.0, v, w)
+            to_joint_coordinates(links)
     if integrate_positions:
+        to_solve_coordinates(links)
         for _ in range(isettings[I_RELAX_ITERATIONS]):
             si.restitution_sweep(pairs, slots, inv_mass, v, w, settings[S_RESTITUTION_THRESHOLD], hs, links)
+        to_joint_coordinates(links)
 
     for k in range(pair_contacts.shape[0]):
         for j in range(pair_contacts[k]):

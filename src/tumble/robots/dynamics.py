@@ -485,20 +485,48 @@ def ltdl_solve(dof_parent, LD, x):
 
 @njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
 def ltdl_solve_range(dof_parent, LD, x, lo, hi):
-    """``ltdl_solve`` on coordinates lo … hi − 1 alone: M⁻¹ x for an x that is zero outside them, when they hold
-    whole trees of a forest (whose M is block diagonal, ``dof_parent`` −1 at each tree's first coordinate): the
-    entries outside stay zero, and the work is that of those trees."""
-    for i in range(hi - 1, lo - 1, -1):
-        j = dof_parent[i]
-        while j >= 0:
-            x[j] -= LD[i, j] * x[i]
-            j = dof_parent[j]
+    """``ltdl_solve`` on coordinates lo … hi − 1 alone: M⁻¹ x = L⁻¹ D⁻¹ L⁻ᵀ x for an x that is zero outside them,
+    when they hold whole trees of a forest (whose M is block diagonal, ``dof_parent`` −1 at each tree's first
+    coordinate): the entries outside stay zero, and the work is that of those trees."""
+    lt_solve(dof_parent, LD, x, lo, hi)
     for i in range(lo, hi):
         x[i] /= LD[i, i]
+    l_solve(dof_parent, LD, x, lo, hi)
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def lt_solve(dof_parent, LD, x, lo, hi):
+    """In place x ← L⁻ᵀ x on coordinates lo … hi − 1, L the unit lower-triangular factor of M = Lᵀ D L in ``LD``
+    (Featherstone Table 6.4's first pass). A zero entry passes nothing on, so that for an x nonzero on one
+    link's path to the root (a point Jacobian's row) the result stays on that path and the work is the path's
+    length times its depth (Featherstone §6.5, the factor's sparsity)."""
+    for i in range(hi - 1, lo - 1, -1):
+        xi = x[i]
+        if xi != 0.0:
+            j = dof_parent[i]
+            while j >= 0:
+                x[j] -= LD[i, j] * xi
+                j = dof_parent[j]
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def l_solve(dof_parent, LD, x, lo, hi):
+    """In place x ← L⁻¹ x on coordinates lo … hi − 1 (Featherstone Table 6.4's last pass; ``lt_solve``)."""
     for i in range(lo, hi):
         j = dof_parent[i]
         while j >= 0:
             x[i] -= LD[i, j] * x[j]
+            j = dof_parent[j]
+
+
+@njit(cache=True, forceinline=True, refcount=False, fastmath=_FMA)
+def l_times(dof_parent, LD, x, lo, hi):
+    """In place x ← L x on coordinates lo … hi − 1 (the inverse of ``l_solve``): x_i + Σ_j L_ij x_j over i's
+    ancestors j, from the last coordinate down so that each reads its ancestors unchanged."""
+    for i in range(hi - 1, lo - 1, -1):
+        j = dof_parent[i]
+        while j >= 0:
+            x[i] += LD[i, j] * x[j]
             j = dof_parent[j]
 
 
