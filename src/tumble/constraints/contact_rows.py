@@ -44,7 +44,7 @@ import numpy as np
 from ..collision.contacts import slot
 from ..jit import njit
 from ..math3d import qmul_t, qrot_inv_t, qrot_t
-from .link_rows import contact_link_block, pair_link_block, row_dot, side_inverses
+from .link_rows import contact_link_block, pair_link_block, side_inverses, with_link_part
 
 _TANGENT_SWITCH = 0.57735026918962573
 """1/√3: some component of a unit normal is at least this large, so the tangent built from that
@@ -239,8 +239,7 @@ def _link_row_velocity(links, s, a, b, slots, v, w, qd):
             value += normal[s, e] * v[a, e] + ang_a[s, 0, e] * w[a, e]
         if body_link[b] < 0:
             value -= normal[s, e] * v[b, e] + ang_b[s, 0, e] * w[b, e]
-    r = links.rows.slot_row[s]
-    return value if r < 0 else value + row_dot(links.rows, r, qd)
+    return with_link_part(links, s, 0, value, qd)
 
 
 @njit(cache=True, forceinline=True, refcount=False)

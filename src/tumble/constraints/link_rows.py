@@ -242,6 +242,62 @@ def _side_inverses(links, inv_mass, inv_inertia_world, a, b):
     return impl
 
 
+def with_link_part(links, s, d, value, qd):
+    """``value`` (a row's body part of J v [m/s]) plus J q̇ of row d (0: n, 1: t1, 2: t2) of slot s's link side
+    for the joint velocities qd (nv,) in the solve's coordinates; ``value`` itself for a contact between bodies,
+    and without robots. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(with_link_part)
+def _with_link_part(links, s, d, value, qd):
+    if isinstance(links, types.NoneType):
+        return lambda links, s, d, value, qd: value
+
+    def impl(links, s, d, value, qd):
+        r = links.rows.slot_row[s]
+        return value if r < 0 else value + row_dot(links.rows, r + d, qd)
+
+    return impl
+
+
+def link_row_push(links, s, d, impulse, qd):
+    """qd (nv, the solve's coordinates) += M⁻¹ Jᵀ impulse of row d of slot s's link side (nothing for a contact
+    between bodies, and without robots). Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(link_row_push)
+def _link_row_push(links, s, d, impulse, qd):
+    if isinstance(links, types.NoneType):
+        return lambda links, s, d, impulse, qd: None
+
+    def impl(links, s, d, impulse, qd):
+        r = links.rows.slot_row[s]
+        if r >= 0:
+            row_push(links.rows, r + d, impulse, qd)
+
+    return impl
+
+
+def link_row_weight(links, s, d):
+    """J M⁻¹ Jᵀ of row d of slot s's link side, both sides' robots together (0 for a contact between bodies,
+    and without robots). Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(link_row_weight)
+def _link_row_weight(links, s, d):
+    if isinstance(links, types.NoneType):
+        return lambda links, s, d: 0.0
+
+    def impl(links, s, d):
+        r = links.rows.slot_row[s]
+        return 0.0 if r < 0 else _row_product(links.rows, r + d, r + d)
+
+    return impl
+
+
 def with_link_velocity(links, s, d, value, pseudo):
     """``value`` (a row's body part of J v [m/s]) plus J q̇ of row d (0: n, 1: t1, 2: t2) of slot s's link side,
     q̇ the robots' joint velocities, or with ``pseudo`` their split-impulse pseudo-velocities. Kernels only."""
@@ -254,10 +310,7 @@ def _with_link_velocity(links, s, d, value, pseudo):
         return lambda links, s, d, value, pseudo: value
 
     def impl(links, s, d, value, pseudo):
-        r = links.rows.slot_row[s]
-        if r < 0:
-            return value
-        return value + row_dot(links.rows, r + d, links.rows.qd_pseudo if pseudo else links.st.qd)
+        return with_link_part(links, s, d, value, links.rows.qd_pseudo if pseudo else links.st.qd)
 
     return impl
 
@@ -274,9 +327,56 @@ def _link_push(links, s, d, impulse, pseudo):
         return lambda links, s, d, impulse, pseudo: None
 
     def impl(links, s, d, impulse, pseudo):
-        r = links.rows.slot_row[s]
-        if r >= 0:
-            row_push(links.rows, r + d, impulse, links.rows.qd_pseudo if pseudo else links.st.qd)
+        link_row_push(links, s, d, impulse, links.rows.qd_pseudo if pseudo else links.st.qd)
+
+    return impl
+
+
+def add_link_weights(links, a, b, s, width, sums):
+    """sums[first coordinate of a robot] += J M⁻¹ Jᵀ of slot s's ``width`` rows (n; n, t1, t2), for each of the
+    robots of bodies a and b that is a link's: per robot, the Σ_r ‖A_r‖² of solvers/velocity_solve.py ``_setup``'s
+    bound on λ_max(N) (a row across two robots counts whole in both: the bound stays above). Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(add_link_weights)
+def _add_link_weights(links, a, b, s, width, sums):
+    if isinstance(links, types.NoneType):
+        return lambda links, a, b, s, width, sums: None
+
+    def impl(links, a, b, s, width, sums):
+        rows = links.rows
+        r = rows.slot_row[s]
+        if r < 0:
+            return
+        weight = 0.0
+        for d in range(width):
+            weight += _row_product(rows, r + d, r + d)
+        for body in (a, b):
+            link = rows.body_link[body]
+            if link >= 0:
+                sums[rows.link_lo[link]] += weight
+
+    return impl
+
+
+def body_part_masses(links, inv_mass):
+    """The bodies' inverse masses (n,) as a row's body part sees them: a link's World body counts as zero
+    (``side_inverses``); without robots ``inv_mass`` itself. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(body_part_masses)
+def _body_part_masses(links, inv_mass):
+    if isinstance(links, types.NoneType):
+        return lambda links, inv_mass: inv_mass
+
+    def impl(links, inv_mass):
+        out = inv_mass.copy()
+        for b in range(out.shape[0]):
+            if links.rows.body_link[b] >= 0:
+                out[b] = 0.0
+        return out
 
     return impl
 
@@ -448,6 +548,123 @@ def _tree_rows_sweep(links, reverse):
         return largest
 
     return impl
+
+
+def tree_row_span(links):
+    """(first, count) of the sub-step's tree rows (``tree_rows``); (0, 0) without robots. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(tree_row_span)
+def _tree_row_span(links):
+    if isinstance(links, types.NoneType):
+        return lambda links: (0, 0)
+
+    def impl(links):
+        first = tree_first(links.rows)
+        return first, links.rows.counts[1] - first
+
+    return impl
+
+
+def tree_row_velocity(links, t, qd):
+    """J q̇ of tree row ``first + t`` (``tree_row_span``) for the joint velocities qd (nv,) in the solve's
+    coordinates. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(tree_row_velocity)
+def _tree_row_velocity(links, t, qd):
+    if isinstance(links, types.NoneType):
+        return lambda links, t, qd: 0.0
+    return lambda links, t, qd: row_dot(links.rows, tree_first(links.rows) + t, qd)
+
+
+def tree_row_push(links, t, impulse, qd):
+    """qd (nv, the solve's coordinates) += M⁻¹ Jᵀ impulse of tree row ``first + t``. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(tree_row_push)
+def _tree_row_push(links, t, impulse, qd):
+    if isinstance(links, types.NoneType):
+        return lambda links, t, impulse, qd: None
+    return lambda links, t, impulse, qd: row_push(links.rows, tree_first(links.rows) + t, impulse, qd)
+
+
+def tree_row_problem(links, t):
+    """Tree row ``first + t`` (``tree_row_span``) as a row of the solvers' problem w = N λ + q (solvers/
+    velocity_solve.py): (its term of q beside J q̇ [rad/s or m/s], its warm-start impulse, its effective mass
+    1 / (J M⁻¹ Jᵀ), the lower and upper bound of its impulse). A limit: w = J q̇ − target ≥ 0 ⊥ λ ∈ [0, ∞); a
+    dry friction row: w = J q̇, λ ∈ [−bound, bound]. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(tree_row_problem)
+def _tree_row_problem(links, t):
+    if isinstance(links, types.NoneType):
+        return lambda links, t: (0.0, 0.0, 0.0, 0.0, 0.0)   # (no tree rows: never called)
+
+    def impl(links, t):
+        rows = links.rows
+        r = tree_first(rows) + t
+        if rows.row_kind[r] == DRY_FRICTION:
+            return 0.0, rows.row_lam[r], rows.row_mass[r], -rows.row_bound[r], rows.row_bound[r]
+        return -rows.row_target[r], rows.row_lam[r], rows.row_mass[r], 0.0, np.inf
+
+    return impl
+
+
+def add_tree_row_weight(links, t, sums):
+    """sums[first coordinate of its robot] += J M⁻¹ Jᵀ of tree row ``first + t`` (``add_link_weights``). Kernels
+    only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(add_tree_row_weight)
+def _add_tree_row_weight(links, t, sums):
+    if isinstance(links, types.NoneType):
+        return lambda links, t, sums: None
+
+    def impl(links, t, sums):
+        rows = links.rows
+        r = tree_first(rows) + t
+        sums[rows.link_lo[links.tree.dof_link[rows.row_dof[r]]]] += 1.0 / rows.row_mass[r]
+
+    return impl
+
+
+def keep_tree_row_impulses(links, x, tail):
+    """The tree rows' impulses x[tail:] (a solver's solution, ``tree_row_span``'s count of them) into the rows
+    (``row_lam``: kept at the sub-step's end by ``keep_tree_impulses``). Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(keep_tree_row_impulses)
+def _keep_tree_row_impulses(links, x, tail):
+    if isinstance(links, types.NoneType):
+        return lambda links, x, tail: None
+
+    def impl(links, x, tail):
+        rows = links.rows
+        first = tree_first(rows)
+        for t in range(rows.counts[1] - first):
+            rows.row_lam[first + t] = x[tail + t]
+
+    return impl
+
+
+def joint_velocities(links):
+    """The robots' joint velocities (nv,) of the joint state (in the solve's coordinates during a solve); an
+    empty array without robots. Kernels only."""
+    raise NotImplementedError("resolved by Numba inside kernels")
+
+
+@overload(joint_velocities)
+def _joint_velocities(links):
+    if isinstance(links, types.NoneType):
+        return lambda links: np.zeros(0)
+    return lambda links: links.st.qd
 
 
 @njit(cache=True, refcount=False)

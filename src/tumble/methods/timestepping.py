@@ -74,7 +74,7 @@ from ..solvers import load_path as lp
 from ..solvers import sequential_impulse as si
 from ..solvers.joint_stage import joints_and_contacts_solve, joints_begin, joints_project, no_joints
 from ..solvers.pivoting import MAX_LEMKE_SIZE
-from ..solvers.velocity_solve import PGS, lemke_size, sweeps_singly, velocity_solve
+from ..solvers.velocity_solve import lemke_size, sweeps_singly, velocity_solve
 from ..step import StepStats
 
 # stats_out layout (step.StepStats.solver_out)
@@ -283,17 +283,16 @@ class TimeStepping:
 
     @staticmethod
     def one_solve_capable(model: Model) -> bool:
-        """Whether the world's robots step in the one solve when something couples them (``one_solve``): with the
-        Gauss–Seidel solver and no loop closures."""
-        return isinstance(model.settings.solver_settings, PGS) and not (
-            len(model.joints) and model.joints.closure_args(model.body.live("inv_mass")) is not None)
+        """Whether the world's robots step in the one solve when something couples them (``one_solve``): without
+        loop closures (every solver: solvers/velocity_solve.py)."""
+        return not (len(model.joints) and model.joints.closure_args(model.body.live("inv_mass")) is not None)
 
     def one_solve(self, model: Model, state: State, contacts: ContactBuffers, dt: float) -> bool:
         """Whether this step's robots step inside the contact step, their contacts, limits and dry friction rows of
         its solve (``robots_in_step``): in a world ``one_solve_capable``, when a link touches something, a limit is
         in reach or a joint has dry friction. Otherwise they step by their own stages: alone by the ABA or RK4
-        when nothing couples them (robots/step.py ``free_step``), and with another solver or loop closures by
-        robots/step.py's contact stage (issue 49: not yet in the one solve)."""
+        when nothing couples them (robots/step.py ``free_step``), and with loop closures by robots/step.py's
+        contact stage (issue 49: not yet in the one solve)."""
         if not self.one_solve_capable(model):
             return False
         forest = model.robots

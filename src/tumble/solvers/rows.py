@@ -32,18 +32,22 @@ import numpy as np
 from numba import types
 
 from ..collision.contacts import slot
-from ..constraints.contact_rows import row_velocity
+from ..constraints.link_rows import link_row_push, tree_row_push, tree_row_span, tree_row_velocity, with_link_part
 from ..jit import njit, overload
 from .result import natural_map_norm
-from .sequential_impulse import FRICTION_BOX, FRICTION_CONE, FRICTION_PYRAMID, friction_polygon
+from .sequential_impulse import FRICTION_BOX, FRICTION_CONE, FRICTION_PYRAMID, _jv, friction_polygon, load_pair
 
 ContactRows = namedtuple("ContactRows", ["pair_body", "pair_contacts", "pair_awake", "normal", "tangent", "ang_a",
                                          "ang_b", "inv_ang_a", "inv_ang_b", "inv_mass", "compliance", "dv", "dw",
-                                         "width"])
+                                         "width", "links", "dq", "tail"])
 """The operator N + C on the rows (module docstring). Contact buffer arrays (``contact_buffer.SLOT_FIELDS``:
-normal (S, 3), tangent (S, 2, 3), ang_*/inv_ang_* (S, 3, 3)), body inv_mass (n,), compliance (S,) [1/kg]
+normal (S, 3), tangent (S, 2, 3), ang_*/inv_ang_* (S, 3, 3)), body inv_mass (n,) (a robot link's World body
+zero: its part of a row is the link's, constraints/link_rows.py ``body_part_masses``), compliance (S,) [1/kg]
 (the velocity per impulse a regularized normal row adds; 0 for a rigid row), dv, dw (n, 3) scratch, width
-1 or 3."""
+1 or 3; links None, or the robots' rows (constraints/link_rows.py ``LinkRows``): a contact's link side acts
+through its robot's joint velocities (dq (nv,) scratch of their change, in the solve's coordinates), and the
+robots' limit and dry friction rows follow the contacts' at x[tail:] (``link_rows.tree_row_span``; tail =
+width · S)."""
 
 RowList = namedtuple("RowList", ["contact_rows", "row_mu", "lo", "hi", "friction_model", "directions", "scale"])
 """The feasible set of a list of rows (the link contact stage's, robots/contact_solve.py): rows 0 … contact_rows − 1
@@ -52,9 +56,10 @@ row_mu[t1] λ_n (``friction_onto``); every later row r within [lo[r], hi[r]] (a 
 friction). scale (n,) each row's effective mass [kg] for the residual, as ``RowSet``'s."""
 
 RowSet = namedtuple("RowSet", ["pair_contacts", "pair_awake", "pair_friction", "friction_model", "directions",
-                               "scale", "width"])
+                               "scale", "width", "tail_lo", "tail_hi"])
 """The feasible set of the rows (module docstring): friction_model (``sequential_impulse.FRICTION_*``),
-directions the pyramid's k, scale (width · S,) each row's effective mass [kg] for the residual."""
+directions the pyramid's k, scale (size,) each row's effective mass [kg] for the residual; tail_lo, tail_hi
+(T,) the bounds of the robots' rows after the contacts' (``ContactRows.tail``; empty without robots)."""
 
 
 def _is(tp, cls) -> bool:
@@ -62,8 +67,9 @@ def _is(tp, cls) -> bool:
 
 
 @njit(cache=True)
-def scatter(op, x, dv, dw):
-    """dv, dw (n, 3) += M⁻¹ Jᵀ x: each active row's impulse x_r along its direction, +on A, −on B."""
+def scatter(op, x, dv, dw, dq):
+    """dv, dw (n, 3) += M⁻¹ Jᵀ x: each active row's impulse x_r along its direction, +on A, −on B; dq (nv,) the
+    same for the robots' joint velocities (their rows' part, in the solve's coordinates)."""
     width = op.width
     for k in range(op.pair_contacts.shape[0]):
         if not op.pair_awake[k]:
@@ -82,17 +88,22 @@ def scatter(op, x, dv, dw):
                     dv[b, e] -= lam * imb * u
                     dw[a, e] += lam * op.inv_ang_a[s, d, e]
                     dw[b, e] -= lam * op.inv_ang_b[s, d, e]
+                link_row_push(op.links, s, d, lam, dq)
+    _, count = tree_row_span(op.links)
+    for t in range(count):
+        tree_row_push(op.links, t, x[op.tail + t], dq)
 
 
 @njit(cache=True)
-def gather(op, v, w, out):
-    """out (width · S,) = J (v, w) on the active rows (the relative velocities [m/s]); inactive rows 0."""
+def gather(op, v, w, qd, out):
+    """out (size,) = J (v, w, q̇) on the active rows (the relative velocities [m/s]); inactive rows 0. qd (nv,)
+    the robots' joint velocities in the solve's coordinates (unused without robots)."""
     width = op.width
     out[:] = 0.0
     for k in range(op.pair_contacts.shape[0]):
         if not op.pair_awake[k]:
             continue
-        a, b = op.pair_body[k, 0], op.pair_body[k, 1]
+        a, b, _, _, st = load_pair(op.links, k, op.pair_body, op.inv_mass, v, w)
         for j in range(op.pair_contacts[k]):
             s = slot(k, j)
             for d in range(width):
@@ -100,16 +111,21 @@ def gather(op, v, w, out):
                     dx, dy, dz = op.normal[s, 0], op.normal[s, 1], op.normal[s, 2]
                 else:
                     dx, dy, dz = op.tangent[s, d - 1, 0], op.tangent[s, d - 1, 1], op.tangent[s, d - 1, 2]
-                out[width * s + d] = row_velocity(s, d, a, b, dx, dy, dz, op.ang_a, op.ang_b, v, w)
+                out[width * s + d] = with_link_part(op.links, s, d, _jv(s, d, dx, dy, dz, op.ang_a, op.ang_b, st),
+                                                    qd)
+    _, count = tree_row_span(op.links)
+    for t in range(count):
+        out[op.tail + t] = tree_row_velocity(op.links, t, qd)
 
 
 @njit(cache=True)
 def _rows_product(op, x):
     op.dv[:] = 0.0
     op.dw[:] = 0.0
-    scatter(op, x, op.dv, op.dw)
+    op.dq[:] = 0.0
+    scatter(op, x, op.dv, op.dw, op.dq)
     out = np.empty_like(x)
-    gather(op, op.dv, op.dw, out)
+    gather(op, op.dv, op.dw, op.dq, out)
     width = op.width
     for k in range(op.pair_contacts.shape[0]):
         if op.pair_awake[k]:
@@ -161,10 +177,14 @@ def _project_rows(feasible, z):
         mu = feasible.pair_friction[k]
         for j in range(feasible.pair_contacts[k]):
             r = width * slot(k, j)
-            lam_n = max(z[r], 0.0)
+            # (scale 0: an inert contact of a robot, velocity_solve._setup; its impulses stay 0)
+            lam_n = max(z[r], 0.0) if feasible.scale[r] > 0.0 else 0.0
             z[r] = lam_n
             if width == 3:
                 z[r + 1], z[r + 2] = friction_onto(model, z[r + 1], z[r + 2], mu * lam_n, feasible.directions)
+    tail = z.shape[0] - feasible.tail_lo.shape[0]
+    for t in range(feasible.tail_lo.shape[0]):
+        z[tail + t] = min(max(z[tail + t], feasible.tail_lo[t]), feasible.tail_hi[t])
 
 
 @njit(cache=True)

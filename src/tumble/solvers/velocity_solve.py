@@ -37,11 +37,19 @@ import numpy as np
 from numba import types
 
 from ..collision.contacts import slot
-from ..constraints.link_rows import tree_rows_sweep
+from ..constraints.link_rows import (
+    add_link_weights,
+    add_tree_row_weight,
+    body_part_masses,
+    joint_velocities,
+    keep_tree_row_impulses,
+    tree_row_problem,
+    tree_row_span,
+    tree_rows_sweep,
+)
 from ..jit import njit, overload
-from ..model.fields import MAX_CONTACTS
 from . import sequential_impulse as si
-from .lcp_form import ROW_FRICTION, ROW_PAIRED, ROW_UNILATERAL, lcp_impulses, rows_lcp
+from .lcp_form import ROW_BOUNDED, ROW_FRICTION, ROW_PAIRED, ROW_UNILATERAL, lcp_impulses, lcp_layout, rows_lcp
 from .mprgp import _mprgp_kernel
 from .pivoting import LEMKE_ACCEPT, MAX_LEMKE_SIZE, lemke_retried
 from .projected import _apgd_kernel
@@ -110,9 +118,11 @@ def _pgs_solve(solver, rows, bias, friction_model, directions, iterations, toler
 @njit(cache=True)
 def _setup(rows, bias, friction_model, directions, width, v, w):
     """The rows as (op, feasible set, x₀, q, largest diagonal of N + C, upper bound of its largest eigenvalue)
-    (module docstring). The bound: for A = J M^(−1/2), whose rows have two body blocks, λ_max(AAᵀ) <=
-    2 max_i Σ_{rows at i} |A_ri|² (Cauchy–Schwarz per row), plus the largest compliance."""
-    pairs, slots, inv_mass = rows[0], rows[1], rows[2]   # (rows[3], the robots' rows: PGS only, World refuses)
+    (module docstring). The bound: for A = J M^(−1/2), whose rows have two blocks (a body's, or a robot's
+    coordinates), λ_max(AAᵀ) <= 2 max_i Σ_{rows at i} |A_ri|² (Cauchy–Schwarz per row), plus the largest
+    compliance. With robots (rows[3], constraints/link_rows.py) the robots' limit and dry friction rows follow the
+    contacts' (rows.py ``ContactRows``), and the joint velocities are in the solve's coordinates."""
+    pairs, slots, inv_mass, links = rows
     pair_body, pair_contacts, pair_awake, pair_friction = pairs.pair_body, pairs.pair_contacts, pairs.pair_awake, \
         pairs.pair_friction
     normal, tangent, normal_impulse, tangent_impulse = slots.normal, slots.tangent, slots.normal_impulse, \
@@ -122,12 +132,17 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
     h, use_bias, bias_rate, mass_scale, impulse_scale, max_push, touch_band, relax, angular, compliant = bias
     pair_compliance, pair_dissipation = pairs.pair_compliance, pairs.pair_dissipation
     slot_count = normal.shape[0]
-    size = width * slot_count
+    tail = width * slot_count
+    _, tail_count = tree_row_span(links)
+    size = tail + tail_count
     compliance = np.zeros(slot_count)
     gap_term = np.zeros(size)
     scale = np.zeros(size)
     x0 = np.zeros(size)
+    body_masses = body_part_masses(links, inv_mass)
     body_sum = np.zeros(inv_mass.shape[0])
+    qd = joint_velocities(links)
+    robot_sum = np.zeros(qd.shape[0])   # (per robot, at its first coordinate: link_rows.add_link_weights)
     diag_max = 0.0
     for k in range(pair_contacts.shape[0]):
         if not pair_awake[k]:
@@ -136,6 +151,8 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
         for j in range(pair_contacts[k]):
             s = slot(k, j)
             r = width * s
+            if normal_mass[s] == 0.0:   # an inert contact (a robot's, contact_rows._set_link_rows): no row
+                continue
             gap = separation[s]
             kn = 1.0 / normal_mass[s]
             if pair_compliance[k] > 0.0:     # a Hunt–Crossley row (si.compliant_row: C = 1 / D)
@@ -151,41 +168,54 @@ def _setup(rows, bias, friction_model, directions, width, v, w):
             x0[r] = normal_impulse[s]
             diag_max = max(diag_max, kn + compliance[s])
             for d in range(width):
-                ka, kb = inv_mass[a], inv_mass[b]
+                ka, kb = body_masses[a], body_masses[b]
                 for e in range(3):
                     ka += ang_a[s, d, e] * inv_ang_a[s, d, e]
                     kb += ang_b[s, d, e] * inv_ang_b[s, d, e]
                 body_sum[a] += ka
                 body_sum[b] += kb
+            add_link_weights(links, a, b, s, width, robot_sum)
             if width == 3:
                 mt = 2.0 / (tangent_k[s, 0] + tangent_k[s, 2])
                 scale[r + 1], scale[r + 2] = mt, mt
                 x0[r + 1], x0[r + 2] = tangent_impulse[s, 0], tangent_impulse[s, 1]
                 diag_max = max(diag_max, tangent_k[s, 0], tangent_k[s, 2])
+    tail_lo, tail_hi = np.zeros(tail_count), np.zeros(tail_count)
+    for t in range(tail_count):   # the robots' limit and dry friction rows (link_rows.tree_row_problem)
+        gap_term[tail + t], x0[tail + t], scale[tail + t], tail_lo[t], tail_hi[t] = tree_row_problem(links, t)
+        diag_max = max(diag_max, 1.0 / scale[tail + t])
+        add_tree_row_weight(links, t, robot_sum)
     nb = inv_mass.shape[0]
     op = ContactRows(pair_body, pair_contacts, pair_awake, normal, tangent, ang_a, ang_b, inv_ang_a, inv_ang_b,
-                     inv_mass, compliance, np.zeros((nb, 3)), np.zeros((nb, 3)), width)
-    feasible = RowSet(pair_contacts, pair_awake, pair_friction, friction_model, directions, scale, width)
+                     body_masses, compliance, np.zeros((nb, 3)), np.zeros((nb, 3)), width, links,
+                     np.zeros(qd.shape[0]), tail)
+    feasible = RowSet(pair_contacts, pair_awake, pair_friction, friction_model, directions, scale, width, tail_lo,
+                      tail_hi)
     # q = J v + b − N λ₀ (v already holds the warm start λ₀), and N λ₀ = (N + C) λ₀ − C λ₀
     q = np.empty(size)
-    gather(op, v, w, q)
+    gather(op, v, w, qd, q)
     nx0 = product(op, x0)
     for s in range(slot_count):
         r = width * s
         nx0[r] -= compliance[s] * x0[r]
     for i in range(size):
         q[i] += gap_term[i] - nx0[i]
-    upper = 2.0 * np.max(body_sum) + np.max(compliance) if nb > 0 else 0.0
+    block_max = np.max(body_sum) if nb > 0 else 0.0
+    if robot_sum.shape[0] > 0:
+        block_max = max(block_max, np.max(robot_sum))
+    upper = 2.0 * block_max + np.max(compliance) if nb > 0 else 0.0
     return op, feasible, x0, q, diag_max, upper
 
 
 @njit(cache=True)
 def _finish(op, x0, x, rows, v, w):
-    """Apply the change of impulses x − x₀ to the velocities (Baraff II (8-12)) and store x in the buffer."""
+    """Apply the change of impulses x − x₀ to the velocities (Baraff II (8-12)) and store x in the buffer (the
+    robots' rows' impulses in theirs)."""
     normal_impulse, tangent_impulse = rows[1].normal_impulse, rows[1].tangent_impulse
     width = op.width
     change = x - x0
-    scatter(op, change, v, w)
+    qd = joint_velocities(op.links)
+    scatter(op, change, v, w, qd)
     for k in range(op.pair_contacts.shape[0]):
         if op.pair_awake[k]:
             for j in range(op.pair_contacts[k]):
@@ -193,6 +223,7 @@ def _finish(op, x0, x, rows, v, w):
                 normal_impulse[s] = x[width * s]
                 if width == 3:
                     tangent_impulse[s, 0], tangent_impulse[s, 1] = x[width * s + 1], x[width * s + 2]
+    keep_tree_row_impulses(op.links, x, op.tail)
 
 
 @njit(cache=True)
@@ -248,47 +279,60 @@ def lemke_size(pair_contacts, pair_awake, friction_model, directions):
 @njit(cache=True)
 def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     """The LCP of contact_problem.py (frictionless: (N_nn, b_n); pyramid: ``ContactProblem.pyramid_lcp``'s
-    layout) assembled densely from the operator's columns, solved by Lemke's method."""
+    layout) assembled densely from the operator's columns, solved by Lemke's method; with robots their limits as
+    unilateral rows and their dry friction as bounded ones (solvers/lcp_form.py)."""
     pairs = rows[0]
     pair_contacts, pair_awake, pair_friction = pairs.pair_contacts, pairs.pair_awake, pairs.pair_friction
     pyramid = friction_model == si.FRICTION_PYRAMID
     width = 3 if pyramid else 1
     kdir = directions if pyramid else 0
     op, feasible, x0, q, diag_max, upper = _setup(rows, bias, friction_model, directions, width, v, w)
-    size = lemke_size(pair_contacts, pair_awake, friction_model, directions)
-    if size == 0:
+    contacts = 0
+    for k in range(pair_contacts.shape[0]):
+        if pair_awake[k]:
+            for j in range(pair_contacts[k]):
+                contacts += rows[1].normal_mass[slot(k, j)] != 0.0
+    tail_count = x0.shape[0] - op.tail
+    n = contacts * width + tail_count
+    if n == 0:
         return 0, 0.0, CONVERGED
-    if size > MAX_LEMKE_SIZE:   # World checked before the islands pass; a wake can still add contacts
-        _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
-        return 0, residual, FAILED
-    m = size // (kdir + 2) if pyramid else size
-    awake_slot = np.empty(m, dtype=np.int64)
+    # the LCP's rows: the awake contacts' (normal, t1, t2) or normals, then the robots' rows (x[op.tail:])
+    index = np.empty(n, dtype=np.int64)
+    kind = np.full(n, ROW_UNILATERAL)
+    mu = np.zeros(n)
     c = 0
     for k in range(pair_contacts.shape[0]):
         if pair_awake[k]:
             for j in range(pair_contacts[k]):
-                awake_slot[c] = slot(k, j)
-                c += 1
-    # N + C on the awake rows (m width × m width), one operator column at a time
-    nf = np.empty((m * width, m * width))
+                if rows[1].normal_mass[slot(k, j)] == 0.0:   # (an inert contact: no row, ``_setup``)
+                    continue
+                for d in range(width):
+                    index[c] = width * slot(k, j) + d
+                    c += 1
+                if pyramid:
+                    kind[c - 2], kind[c - 1] = ROW_FRICTION, ROW_PAIRED
+                    mu[c - 2] = pair_friction[k]
+    for t in range(tail_count):
+        index[c] = op.tail + t
+        if feasible.tail_lo[t] < 0.0:   # a dry friction row, |λ| <= its bound
+            kind[c], mu[c] = ROW_BOUNDED, feasible.tail_hi[t]
+        c += 1
+    unilateral, _, _, size = lcp_layout(kind, kdir)
+    if size > MAX_LEMKE_SIZE:   # World checked before the islands pass; a wake can still add contacts
+        _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
+        return 0, residual, FAILED
+    # N + C on the LCP's rows, one operator column at a time
+    nf = np.empty((n, n))
     unit = np.zeros(x0.shape[0])
-    for col in range(m * width):
-        r = width * awake_slot[col // width] + col % width
-        unit[r] = 1.0
+    for col in range(n):
+        unit[index[col]] = 1.0
         column = product(op, unit)
-        unit[r] = 0.0
-        for row in range(m * width):
-            nf[row, col] = column[width * awake_slot[row // width] + row % width]
-    # the rows as lcp_form's: (normal, t1, t2) of each contact with the pyramid, the normals alone without friction
-    kind = np.full(m * width, ROW_UNILATERAL)
-    mu = np.zeros(m * width)
-    qrows = np.empty(m * width)
-    for p in range(m):
-        for d in range(width):
-            qrows[width * p + d] = q[width * awake_slot[p] + d]
-        if pyramid:
-            kind[3 * p + 1], kind[3 * p + 2] = ROW_FRICTION, ROW_PAIRED
-            mu[3 * p + 1] = pair_friction[awake_slot[p] // MAX_CONTACTS]
+        unit[index[col]] = 0.0
+        for row in range(n):
+            nf[row, col] = column[index[row]]
+    qrows = np.empty(n)
+    for row in range(n):
+        qrows[row] = q[index[row]]
     M, qq = rows_lcp(nf, qrows, kind, mu, kdir)
     scale_lcp = max(np.max(np.abs(M)), np.max(np.abs(qq)))
     if scale_lcp == 0.0:
@@ -299,16 +343,15 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
     qq /= scale_lcp
     # λ_n's own entries M[p, p] take the normal rows' compliance (LEMKE_REGULARIZATION) on one of two tries
     tries = LEMKE_TRIES_PYRAMID if pyramid else LEMKE_TRIES_FRICTIONLESS
-    sol, _, pivots, code = lemke_retried(M, qq, m, tries, cap, LEMKE_ACCEPT, False)
+    sol, _, pivots, code = lemke_retried(M, qq, unilateral, tries, cap, LEMKE_ACCEPT, False)
     if code != CONVERGED:   # both tries refused: Gauss–Seidel sweeps, so the bodies still meet their contacts
         _, residual, _ = _pgs_solve(solver, rows, bias, friction_model, directions, FALLBACK_SWEEPS, tolerance, v, w)
         return pivots, residual, FAILED
     x = x0.copy()
-    impulses = np.empty(m * width)
+    impulses = np.empty(n)
     lcp_impulses(sol, kind, kdir, impulses)
-    for p in range(m):
-        for d in range(width):
-            x[width * awake_slot[p] + d] = impulses[width * p + d]
+    for row in range(n):
+        x[index[row]] = impulses[row]
     residual = natural_residual(feasible, x, product(op, x) + q)
     _finish(op, x0, x, rows, v, w)
     return pivots, residual, CONVERGED
