@@ -47,7 +47,7 @@ from .queries import distance as _distance
 from .queries import ray as _ray
 from .robots.description import RobotDescription
 from .robots.robot import Robot
-from .robots.step import FREE_STEP_DONE, free_step, non_finite_error, place_links
+from .robots.step import place_links
 from .rotations import matrix_to_quat, quat_conj, quat_mul, quat_rotate, quat_to_matrix
 from .sensors import Sensor, check_name
 from .shapes import SHAPE_TYPES
@@ -1547,41 +1547,14 @@ class World:
         if self._sensors:
             self._sensors_before_step(dt)
         model = self._model
-        forest = model.robots
-        if (forest.alone and model.body._count == forest.n_link_bodies and not self._force_fns
-                and not model.springs and not model.joints.joints and not self._attachments
-                and not forest.loads_pending):
-            # one robot that nothing can touch and nothing else: its step is one kernel (robots/step.py), called
-            # through its compiled entry point once the first call found it (``_first_free_robot_step``)
-            b = self._state.body._view or self._state.bodies()
-            forest.moves += 1
-            entry = forest.free_step_entry
-            if entry is not None:
-                done = entry(forest.buffers, model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
-            else:
-                done = self._first_free_robot_step(forest, dt, b)
-            if done == FREE_STEP_DONE:
-                self._state.time += dt
-                if self._stats_stale:   # the last full step's figures are not this step's (no contacts, no solve)
-                    self.step_stats.values[:] = 0.0
-                    self._stats_stale = False
-                return
-            if done >= 0:
-                raise non_finite_error(forest, done, self._state.time, dt)
+        if self._method.fast_step(model, self._state, dt, self._force_fns or self._attachments):
+            if self._stats_stale:   # the last full step's figures are not this step's (no contacts, no solve)
+                self.step_stats.values[:] = 0.0
+                self._stats_stale = False
+            return
         step(model, self._state, self._contacts, self._method, self.step_stats, dt, self._apply_forces)
-        forest.loads_pending = False   # (the step's robot stages took them)
+        model.robots.loads_pending = False   # (the step's robot stages took them)
         self._stats_stale = True
-
-    def _first_free_robot_step(self, forest: Any, dt: float, b: Any) -> int:
-        """``free_step`` of the robots through Numba's dispatcher (its answer), keeping the compiled entry point
-        for the later steps, which call it directly (0.4 µs less per step: no typing of the eight arguments,
-        whose types are fixed — the forest's packed float64/int64 buffers, the model's gravity (3,), the
-        bodies' C-contiguous rows (``b``), a float and a bool; tests/robots check the step it takes)."""
-        args = (forest.buffers, self._model.gravity, dt, forest.integrator == "rk4", b.x, b.q, b.v, b.w)
-        done = free_step(*args)
-        compiled = free_step.overloads.get(tuple(free_step.typeof_pyval(a) for a in args))
-        forest.free_step_entry = None if compiled is None else compiled.entry_point
-        return done
 
     def _before_first_step(self) -> None:
         """The first step's parallel precompile (precompile.py), once per world."""

@@ -980,6 +980,11 @@ class EventDriven:
         """Nothing: the event method refuses no step for its size."""
         return None
 
+    @staticmethod
+    def fast_step(model: Model, state: State, dt: float, hooks: Any) -> bool:
+        """No fast path: the event method refuses robots (time-stepping's ``fast_step``)."""
+        return False
+
     def advance(self, model: Model, state: State, contacts: ContactBuffers, dt: float, stats: Any,
                 loads: Any) -> None:
         """One step of ``dt`` [s] of the world's ``stats`` (step.StepStats); the time-stepping contact buffers
