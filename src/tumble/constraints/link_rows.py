@@ -47,7 +47,7 @@ from ..robots.dynamics import PRISMATIC, REVOLUTE, jacobian_column, l_solve, l_t
 LinkArrays = namedtuple("LinkArrays", ["J", "Z", "row_lo", "row_hi", "slot_row", "pair_row", "body_link",
                                        "link_lo", "link_hi", "qd_start", "qd_pseudo", "zero3", "counts", "row_dof",
                                        "row_kind", "row_bound", "row_target", "row_lam", "row_mass",
-                                       "joint_impulse"])
+                                       "joint_impulse", "qd_before", "u_before"])
 """The link rows of a step (module docstring): J, Z (R, nv); row_lo, row_hi (R,) int the coordinates a row spans;
 slot_row (S,) int, pair_row (P,) int the first row of each contact slot and pair (−1: none); body_link (n,) int the
 link of each World body (−1: not a link's); link_lo, link_hi (L,) int the coordinates of each link's robot; qd_start
@@ -59,7 +59,8 @@ int its coordinate, row_kind (R,) int (``LOWER_LIMIT``, ``UPPER_LIMIT``, ``DRY_F
 of a dry friction row's impulse [N m s or N s], row_target (R,) the velocity the row asks for, row_lam (R,) its
 accumulated impulse this sub-step, row_mass (R,) 1 / (J M⁻¹ Jᵀ); joint_impulse (2, 3, nv) [N m s or N s] each
 coordinate's lower limit, upper limit and dry friction impulse of the last sub-step (the next one's warm start) and
-summed over the step's sub-steps (what the joint state keeps: robots/forest.py ``JointState``)."""
+summed over the step's sub-steps (what the joint state keeps: robots/forest.py ``JointState``); qd_before,
+u_before (nv,) q̇ and u = L q̇ when the solve's coordinates were entered (``to_solve_coordinates``)."""
 
 LinkRows = namedtuple("LinkRows", ["tree", "link_body", "st", "work", "sc", "M", "rows"])
 """What a step's kernels read of the robots (built in the kernel from the forest's packed buffers:
@@ -710,7 +711,7 @@ def store_tree_impulses(links):
 
 def to_solve_coordinates(links):
     """The joint velocities q̇ of the joint state into the solve's coordinates u = L q̇, L of the current factor
-    (module docstring). Kernels only."""
+    (module docstring), q̇ and u kept (``to_joint_coordinates``). Kernels only."""
     raise NotImplementedError("resolved by Numba inside kernels")
 
 
@@ -720,14 +721,20 @@ def _to_solve_coordinates(links):
         return lambda links: None
 
     def impl(links):
-        l_times(links.tree.dof_parent, links.M, links.st.qd, 0, links.st.qd.shape[0])
+        rows, qd = links.rows, links.st.qd
+        nv = qd.shape[0]
+        for d in range(nv):
+            rows.qd_before[d] = qd[d]
+        l_times(links.tree.dof_parent, links.M, qd, 0, nv)
+        for d in range(nv):
+            rows.u_before[d] = qd[d]
 
     return impl
 
 
 def to_joint_coordinates(links):
-    """Back from the solve's coordinates: q̇ = L⁻¹ u of the joint state and of the pseudo-velocities. Kernels
-    only."""
+    """Back from the solve's coordinates: q̇ = q̇_before + L⁻¹ (u − u_before), so that a solve that changed nothing
+    gives q̇ back bit for bit (L⁻¹ L q̇ would round it), and the pseudo-velocities q̇_p = L⁻¹ u_p. Kernels only."""
     raise NotImplementedError("resolved by Numba inside kernels")
 
 
@@ -737,9 +744,14 @@ def _to_joint_coordinates(links):
         return lambda links: None
 
     def impl(links):
-        nv = links.st.qd.shape[0]
+        rows, qd = links.rows, links.st.qd
+        nv = qd.shape[0]
         parent = links.tree.dof_parent
-        l_solve(parent, links.M, links.st.qd, 0, nv)
-        l_solve(parent, links.M, links.rows.qd_pseudo, 0, nv)
+        for d in range(nv):
+            qd[d] -= rows.u_before[d]
+        l_solve(parent, links.M, qd, 0, nv)
+        for d in range(nv):
+            qd[d] += rows.qd_before[d]
+        l_solve(parent, links.M, rows.qd_pseudo, 0, nv)
 
     return impl

@@ -302,6 +302,7 @@ class Forest:
                 qd_start=np.zeros(nv), qd_pseudo=np.zeros(nv), zero3=np.zeros((3, 3)),
                 counts=np.array([0, 0, -1], dtype=np.int64), row_dof=np.zeros(R, dtype=np.int64),
                 row_kind=np.zeros(R, dtype=np.int64), row_bound=np.zeros(R), row_target=np.zeros(R),
-                row_lam=np.zeros(R), row_mass=np.zeros(R), joint_impulse=np.zeros((2, 3, nv)))
+                row_lam=np.zeros(R), row_mass=np.zeros(R), joint_impulse=np.zeros((2, 3, nv)),
+                qd_before=np.zeros(nv), u_before=np.zeros(nv))
             self._one_solve_args = (self.buffers, self.M, self._link_arrays)
         return self._one_solve_args
