@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-COMPILE_NOTE = ("the first run compiles the contact kernels in parallel processes, about 30 s on 2 idle cores, "
+COMPILE_NOTE = ("the first run compiles the contact kernels in parallel processes, about a minute on 2 cores, "
                 "longer when busy (`tumble compile` does it ahead); later runs load them from Numba's cache in "
                 "about a second")
 
