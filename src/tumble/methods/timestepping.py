@@ -256,7 +256,7 @@ class TimeStepping:
         elif state.sleeping:
             wake_all(model, state, contacts)
         # (a world of robots alone keeps its robots' own one-kernel step, robots/step.py, as its fast path: the one
-        # solve's per-sub-step factorization and link rows cost a humanoid on the ground 8x its step)
+        # solve's per-sub-step factorization and link rows cost a humanoid on the ground 4x its step, 202 µs vs 50)
         one_solve = robots and not self.robots_alone(model) and self.one_solve(model, state, contacts, dt)
         if one_solve:
             # the robots step inside the one contact step, their rows in its solve (integration/articulation.py)

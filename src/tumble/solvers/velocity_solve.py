@@ -360,7 +360,8 @@ def _lemke_solve(solver, rows, bias, friction_model, directions, iterations, tol
 def velocity_solve(solver, rows, bias, friction_model, directions, iterations, tolerance, v, w):
     """Solve the sub-step's rows by ``solver`` (PGS, APGD, CG or Lemke settings), changing the impulses in the
     buffer and the velocities v, w (n, 3) in place; v, w hold the warm start on entry. ``rows``: the buffer
-    (ContactPairs, ContactSlots) and the bodies' inverse masses, as (pairs, slots, inv_mass); ``bias``: (h [s],
+    (ContactPairs, ContactSlots), the bodies' inverse masses and the robots' rows (constraints/link_rows.py
+    ``LinkRows``, None without robots: rows.py ``ContactRows``), as (pairs, slots, inv_mass, links); ``bias``: (h [s],
     use_bias, soft β_s [1/s], ms, is, max push [m/s], touch band [m], relax (a rigid relax pass: compliant rows
     held), angular, compliant (some pair has angular rows, compliant rows)). Returns (iterations, residual [m/s],
     a result.py status code). Callable from kernels only."""
