@@ -2,7 +2,10 @@
 what a robot does to the bodies around it, checked against the same scene with fixed or kinematic bodies, and
 against conservation laws.
 
-Each scene runs at 1/240 s with the default solver (Gauss–Seidel, 4 sub-steps, the split impulse)."""
+Each scene runs at 1/240 s with the default solver (Gauss–Seidel, 4 sub-steps, the split impulse), and some under
+every other solver too (``SOLVERS``): a robot's contacts, limits and dry friction are rows of APGD's, CG's and
+Lemke's problem as of the Gauss–Seidel sweep's (solvers/velocity_solve.py, solvers/rows.py). Each of those scenes
+has a free body beside the robot, so that the robot steps in the one solve."""
 
 from __future__ import annotations
 
@@ -16,16 +19,20 @@ from tumble.robots import GeomSpec, JointSpec, LinkSpec, RobotDescription
 
 H = 1 / 240
 G = 9.81
+SOLVERS = [("apgd", "cone"), ("lemke", "pyramid"), ("cg", "none")]
+"""The other solvers with a friction model each takes: APGD the cone, Lemke the Anitescu–Stewart pyramid (its LCP),
+CG none (its QP is frictionless: seed 004)."""
 
 
 def box_inertia(m: float, a: float, b: float, c: float) -> np.ndarray:
     return np.diag([m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12])
 
 
-def tray_world(twin: bool):
+def tray_world(twin: bool, **options):
     """A 0.6 × 0.6 × 0.05 m tray whose top is at z = 0.525 m, and on it a stack of three 0.2 m, 1 kg boxes: the
-    tray is a 5 kg link on a prismatic joint held by its PD motor (``twin`` False) or a fixed body (True)."""
-    w = tb.World(gravity=(0, 0, -G))
+    tray is a 5 kg link on a prismatic joint held by its PD motor (``twin`` False) or a fixed body (True);
+    ``options`` the World's (solver, friction)."""
+    w = tb.World(gravity=(0, 0, -G), **options)
     w.add_ground()
     robot = None
     if twin:
@@ -66,6 +73,26 @@ def test_a_stack_on_a_robot_s_tray_rests_as_on_a_fixed_body(lifting):
         assert worst_sink < 5e-5 and worst_slide < 5e-5, (twin, worst_sink, worst_slide)
         if lifting and robot is not None:
             assert robot.q[0] == pytest.approx(0.4, abs=2e-3)   # the tray did lift the stack
+
+
+@pytest.mark.parametrize("solver,friction", SOLVERS)
+def test_a_stack_on_a_robot_s_tray_rests_as_on_a_fixed_body_under_every_solver(solver, friction):
+    """The stack on the PD-held tray sinks into it no deeper than 0.05 mm over 2 s (the bound above), and within
+    0.05 mm of the same stack on a fixed tray under the same solver: the link's rows are solved with the stack's,
+    not apart (apart, the stack sank 1.8–3.1 mm)."""
+    sinks = []
+    for twin in (True, False):
+        w, robot, boxes = tray_world(twin, solver=solver, friction=friction)
+        worst = 0.0
+        for n in range(int(2.0 / H)):
+            w.step(H)
+            if n * H > 0.5:
+                top = 0.525 + (robot.q[0] if robot is not None else 0.0)
+                worst = max(worst, top - (boxes[0].position[2] - 0.1))
+        assert np.isfinite(worst)
+        sinks.append(worst)
+    assert sinks[1] < 5e-5, sinks
+    assert abs(sinks[1] - sinks[0]) < 5e-5, sinks
 
 
 def gripper_world():
@@ -154,15 +181,17 @@ def test_an_arm_pushes_a_box_as_a_kinematic_pusher_does():
     assert np.abs(tracks[0] - tracks[1]).max() < 2e-3
 
 
-def test_a_floating_robot_and_a_box_colliding_conserve_momentum():
+@pytest.mark.parametrize("solver,friction", [("pgs", "cone"), *SOLVERS])
+def test_a_floating_robot_and_a_box_colliding_conserve_momentum(solver, friction):
     """A floating one-link robot (a slab, its link frame at its COM) thrown spinning against a free, spinning box
     in zero gravity: the contact impulses act on both through one row at one common point, so the total linear
     momentum and the angular momentum about the origin (link and box, World bodies) are conserved through the
     collision to rounding. (Both have isotropic inertias, so that their free flight conserves the angular
     momentum exactly too: the robot's semi-implicit step of a spinning body with an anisotropic inertia drifts by
     ~1e-9 N m s a step, and a floating tree's hinge or a COM off the link frame drifts its linear momentum ~1e-7
-    a step, which is the reduced-coordinate integrator's, not the contact's.)"""
-    w = tb.World(gravity=(0, 0, 0))
+    a step, which is the reduced-coordinate integrator's, not the contact's.) Whatever impulses a solver finds act
+    through those rows, so every solver conserves them alike."""
+    w = tb.World(gravity=(0, 0, 0), solver=solver, friction=friction)
     links = [LinkSpec("slab", 1.0, np.zeros(3), np.eye(3) * 0.01, [GeomSpec(tb.Box(0.3, 0.2, 0.05))])]
     robot = w.add_robot(RobotDescription("slab", links, []), fixed_base=False, position=(-0.5, 0.0, 0.0))
     qd = robot.qd
@@ -228,3 +257,60 @@ def test_the_a1_beside_a_box_stands_still_too():
     heights = base_heights(w, robot, 5.0)
     assert np.abs(heights - heights[0]).max() < 1e-3
     assert abs(box.position[2] - 0.1) < 5e-5
+
+
+ARM_MASS, ARM_LENGTH = 1.0, 1.0
+ARM_INERTIA = ARM_MASS * ARM_LENGTH ** 2 / 3.0   # a thin rod about its end [kg m²]
+GRAVITY_TORQUE = ARM_MASS * G * ARM_LENGTH / 2.0   # about the hinge, the rod horizontal [N m]
+
+
+def arm_world(solver: str, friction: str, joint_friction: float = 0.0, upper: float = np.inf):
+    """A 1 m, 1 kg rod hinged at one end 1 m above the ground (axis y), released horizontal: gravity turns it
+    +q. A free box rests on the ground beside it (so the robot steps in the one solve)."""
+    w = tb.World(gravity=(0, 0, -G), solver=solver, friction=friction)
+    w.add_ground()
+    inertia = np.diag([1e-4, ARM_MASS * ARM_LENGTH ** 2 / 12.0, ARM_MASS * ARM_LENGTH ** 2 / 12.0])
+    rod = LinkSpec("rod", ARM_MASS, np.array([ARM_LENGTH / 2, 0.0, 0.0]), inertia)
+    hinge = JointSpec("hinge", "revolute", "base", "rod", origin_xyz=np.array([0.0, 0.0, 1.0]),
+                      axis=np.array([0.0, 1.0, 0.0]), friction=joint_friction, lower=-np.inf, upper=upper)
+    robot = w.add_robot(RobotDescription("arm", [LinkSpec("base"), rod], [hinge]))
+    w.add_body(tb.Box(0.2, 0.2, 0.2), mass=1.0, position=(2.0, 0.0, 0.1))
+    return w, robot
+
+
+@pytest.mark.parametrize("solver,friction", SOLVERS)
+def test_a_joint_limit_stops_the_rod(solver, friction):
+    """The rod falls against an upper limit at 0.3 rad and stays there: after 1 s its angle is the limit to
+    1e-3 rad (the limit row's speculative margin lets it reach the bound, not pass it) and its speed below
+    1e-3 rad/s (an inelastic limit)."""
+    w, robot = arm_world(solver, friction, upper=0.3)
+    for _ in range(240):
+        w.step(H)
+        assert robot.q[0] <= 0.3 + 1e-3
+    assert robot.q[0] == pytest.approx(0.3, abs=1e-3)
+    assert abs(robot.qd[0]) < 1e-3
+
+
+@pytest.mark.parametrize("solver,friction", [s for s in SOLVERS if s[0] != "cg"])
+def test_joint_dry_friction_holds_or_slows_the_rod(solver, friction):
+    """Dry friction F in the hinge (closed forms; "cg" refuses dry friction: its QP has no bounded rows):
+
+    - F = 1.2 × the gravity torque m g L / 2 holds the horizontal rod still: |q| below the drift that the
+      solver's tolerance allows (its residual ≤ 1e-6 rad/s, the default tolerance, over 0.5 s: 5e-7 rad; Lemke
+      solves exactly, APGD stops at 6e-9 rad);
+    - F = 0.4 × it lets the rod fall with α = (m g L / 2 − F) / I. Semi-implicit Euler over n sub-steps of h
+      gives q_n = α h² n (n + 1) / 2 exactly for a constant torque; the torque's cos q falls by 0.2 % at the
+      0.06 rad reached in 0.1 s, so the angle is within 1 % of it."""
+    w, robot = arm_world(solver, friction, joint_friction=1.2 * GRAVITY_TORQUE)
+    for _ in range(120):
+        w.step(H)
+    assert abs(robot.q[0]) < w.settings.tolerance * 0.5
+
+    w, robot = arm_world(solver, friction, joint_friction=0.4 * GRAVITY_TORQUE)
+    steps = 24
+    for _ in range(steps):
+        w.step(H)
+    n = steps * w.settings.substeps
+    h = H / w.settings.substeps
+    alpha = (GRAVITY_TORQUE - 0.4 * GRAVITY_TORQUE) / ARM_INERTIA
+    assert robot.q[0] == pytest.approx(alpha * h * h * n * (n + 1) / 2, rel=1e-2)
